@@ -1,0 +1,54 @@
+# paging-lab. `make` sets up what is missing and builds results/paper.pdf from a fresh run of the
+# default profile on this machine; `make test` sets up the same way and runs every test.
+#   make PROFILE=full      the paper as it is meant to be built (longer)
+#   make setup             only the set-up (Debian packages, venv, native tools)
+#   make clean             remove results/ and build outputs (keeps the venv)
+SHELL := /bin/bash
+PYTHON ?= python3
+VENV := .venv
+BIN := $(abspath $(VENV)/bin)
+STAMP := $(VENV)/.installed-from-lock
+PROFILE ?=
+SNAKEMAKE_FLAGS ?=
+ifneq ($(strip $(PROFILE)),)
+SNAKEMAKE_FLAGS += --config profile=$(PROFILE)
+endif
+export PATH := $(BIN):$(PATH)
+
+.PHONY: all paper setup system venv native test clean distclean
+
+all: paper
+
+paper: setup
+	snakemake --workflow-profile workflow/profiles/default $(SNAKEMAKE_FLAGS) results/paper.pdf
+	@echo "make: results/paper.pdf is up to date"
+
+setup: system venv native
+
+# Debian packages (TeX Live, latexmk, fio, libfuse3, liburing, poppler-utils): installed when
+# root with apt, otherwise the exact command to run is printed.
+system:
+	@bash workflow/scripts/setup_system.sh
+
+# The venv is rebuilt only when the lock (or the package metadata) changes.
+venv: $(STAMP)
+$(STAMP): requirements.lock pyproject.toml
+	@bash workflow/scripts/check_python.sh $(PYTHON)
+	rm -rf $(VENV)
+	$(PYTHON) -m venv $(VENV)
+	$(VENV)/bin/pip install --disable-pip-version-check --no-input -q --require-hashes -r requirements.lock
+	$(VENV)/bin/pip install --disable-pip-version-check --no-input -q --no-deps --no-build-isolation -e .
+	touch $@
+
+native:
+	@$(MAKE) -s -C native
+
+test: setup
+	$(VENV)/bin/pytest
+
+clean:
+	rm -rf results scratch .snakemake
+	$(MAKE) -C native clean
+
+distclean: clean
+	rm -rf $(VENV)

@@ -1,0 +1,450 @@
+/*
+ * job.c - "iobench job": one fio-like job on one file at queue depth 1.
+ *
+ * For: the job's options, laying out the file, the IO loop and its
+ * measurements. Output formatting is in job_report.c, the system calls in
+ * the engine. Not for: several jobs at once, or mixed read/write.
+ *
+ * Reproducibility: offsets come from rng.h seeded with --seed, one draw per
+ * random IO, so the same seed, --bs, --offset and --span give the same
+ * offset sequence on any machine. The file's fill data uses a separate stream.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <linux/fs.h>
+#include <stdarg.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/ioctl.h>
+#include <sys/resource.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "commands.h"
+#include "job.h"
+#include "opts.h"
+#include "rng.h"
+#include "timing.h"
+
+#define SECTOR 512
+#define DIRECT_ALIGN 4096
+#define DEFAULT_RUNTIME_NS (5 * NS_PER_SEC)
+#define LAYOUT_CHUNK (1 << 20)
+#define FILL_SEED_SALT 0x66696c6c64617461ULL   /* "filldata" */
+
+const char *const rw_pattern_names[] = { "read", "write", "randread", "randwrite", NULL };
+static const char *const output_format_names[] = { "json", "normal", NULL };
+
+static const char synopsis[] =
+	"iobench job --file F --rw read|write|randread|randwrite --bs B [--direct] "
+	"[--size S] [--runtime T | --count N] [--ramp T] [--seed N] [--span BYTES] "
+	"[--offset BYTES] [--lat-log FILE] [--output-format json|normal] [--name NAME]";
+
+static const char description[] =
+	"Runs one job with pread/pwrite (psync engine, queue depth 1) and prints its\n"
+	"results shaped like fio --output-format=json. Random offsets are uniform,\n"
+	"aligned to --bs, within [offset, offset+span), drawn from --seed: the same\n"
+	"seed gives the same offsets. Sequential jobs wrap around at the end of the\n"
+	"span. Exit status: 0 done, 1 IO error, 2 usage error.\n"
+	"The --lat-log has one line per measured IO:\n"
+	"  t_ns_since_start,offset,bytes,latency_ns,op\n"
+	"where t is the completion time since the job started (ramp included) and\n"
+	"latency is the completion latency (clat) in ns.";
+
+static int runtime_error(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+static int runtime_error(const char *fmt, ...)
+{
+	va_list ap;
+
+	fputs("iobench: ", stderr);
+	va_start(ap, fmt);
+	vfprintf(stderr, fmt, ap);
+	va_end(ap);
+	fputc('\n', stderr);
+	return 1;
+}
+
+static bool is_random(const struct job_spec *spec)
+{
+	return spec->rw == RW_RANDREAD || spec->rw == RW_RANDWRITE;
+}
+
+static enum io_dir job_dir(const struct job_spec *spec)
+{
+	return (spec->rw == RW_READ || spec->rw == RW_RANDREAD) ? IO_READ : IO_WRITE;
+}
+
+/* Checks that need more than one option; returns 0 or EXIT_USAGE. */
+static int check_options(struct cli *cli, struct job_spec *spec)
+{
+	uint64_t align = spec->direct ? DIRECT_ALIGN : SECTOR;
+
+	if (spec->bs == 0)
+		return usage_error(cli, "--bs must be greater than 0");
+	if (spec->bs % align)
+		return usage_error(cli, "--bs %llu is not a multiple of %llu%s",
+				   (unsigned long long)spec->bs, (unsigned long long)align,
+				   spec->direct ? " (needed with --direct)" : "");
+	if (spec->offset % align)
+		return usage_error(cli, "--offset %llu is not a multiple of %llu",
+				   (unsigned long long)spec->offset, (unsigned long long)align);
+	if (opts_find(cli, "runtime")->given && opts_find(cli, "count")->given)
+		return usage_error(cli, "--runtime and --count exclude each other");
+	if (opts_find(cli, "runtime")->given && spec->runtime_ns == 0)
+		return usage_error(cli, "--runtime must be greater than 0");
+	if (opts_find(cli, "count")->given && spec->count == 0)
+		return usage_error(cli, "--count must be at least 1");
+	if (!opts_find(cli, "runtime")->given && !opts_find(cli, "count")->given)
+		spec->runtime_ns = DEFAULT_RUNTIME_NS;
+	if (opts_find(cli, "span")->given && spec->span < spec->bs)
+		return usage_error(cli, "--span %llu is smaller than --bs %llu",
+				   (unsigned long long)spec->span, (unsigned long long)spec->bs);
+	return 0;
+}
+
+static int write_all(int fd, const char *buf, size_t len, uint64_t offset)
+{
+	while (len) {
+		ssize_t n = pwrite(fd, buf, len, (off_t)offset);
+
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n <= 0)
+			return n < 0 ? -errno : -EIO;
+		buf += n;
+		len -= (size_t)n;
+		offset += (uint64_t)n;
+	}
+	return 0;
+}
+
+/* Like fio's layout: extend with random data in large writes, then fsync. */
+static int lay_out_file(const struct job_spec *spec, int fd, uint64_t from)
+{
+	char *chunk = malloc(LAYOUT_CHUNK);
+	struct rng rng;
+	int err = 0;
+
+	if (!chunk)
+		return runtime_error("out of memory");
+	rng_seed(&rng, spec->seed ^ FILL_SEED_SALT);
+	for (uint64_t at = from; at < spec->size && !err; at += LAYOUT_CHUNK) {
+		uint64_t left = spec->size - at;
+		size_t len = left < LAYOUT_CHUNK ? (size_t)left : LAYOUT_CHUNK;
+
+		rng_fill(&rng, chunk, len);
+		err = write_all(fd, chunk, len, at);
+	}
+	if (!err && fsync(fd))
+		err = -errno;
+	free(chunk);
+	if (err)
+		return runtime_error("laying out %s: %s", spec->file, strerror(-err));
+	return 0;
+}
+
+static int file_size_of(int fd, uint64_t *size)
+{
+	struct stat st;
+
+	if (fstat(fd, &st))
+		return -errno;
+	if (S_ISBLK(st.st_mode))
+		return ioctl(fd, BLKGETSIZE64, size) ? -errno : 0;
+	*size = (uint64_t)st.st_size;
+	return 0;
+}
+
+static int open_error(struct cli *cli, const struct job_spec *spec, int err)
+{
+	const char *hint = "";
+
+	if (err == ENOENT && !spec->size)
+		hint = " (--size creates it)";
+	else if (err == EINVAL && spec->direct)
+		hint = " (does its filesystem support --direct?)";
+	return usage_error(cli, "--file %s: %s%s", spec->file, strerror(err), hint);
+}
+
+/*
+ * Opens the file for the job, creating or extending it first if --size asks
+ * for it, and resolves the region [offset, offset + span). Returns the fd,
+ * or -1 with *status set to the exit status.
+ */
+static int open_job_file(struct cli *cli, struct job_spec *spec, int *status)
+{
+	if (spec->size) {
+		int fd = open(spec->file, O_RDWR | O_CREAT | O_CLOEXEC, 0644);
+		uint64_t have = 0;
+		int err;
+
+		if (fd < 0) {
+			*status = open_error(cli, spec, errno);
+			return -1;
+		}
+		err = file_size_of(fd, &have);
+		if (err)
+			*status = runtime_error("%s: %s", spec->file, strerror(-err));
+		else if (have < spec->size)
+			*status = lay_out_file(spec, fd, have);
+		else
+			*status = 0;
+		close(fd);
+		if (*status)
+			return -1;
+	}
+
+	int flags = (job_dir(spec) == IO_READ ? O_RDONLY : O_RDWR) | O_CLOEXEC;
+	int fd = open(spec->file, flags | (spec->direct ? O_DIRECT : 0));
+	int err;
+
+	if (fd < 0) {
+		*status = open_error(cli, spec, errno);
+		return -1;
+	}
+	err = file_size_of(fd, &spec->file_size);
+	if (err) {
+		*status = runtime_error("%s: %s", spec->file, strerror(-err));
+		goto fail;
+	}
+
+	/* --size also bounds the region, like fio's size. */
+	uint64_t end = spec->size ? spec->size : spec->file_size;
+
+	if (end == 0) {
+		*status = usage_error(cli, "--file %s is empty (--size fills it)", spec->file);
+		goto fail;
+	}
+	if (spec->offset >= end) {
+		*status = usage_error(cli, "--offset %llu is not inside the %llu bytes of %s",
+				      (unsigned long long)spec->offset,
+				      (unsigned long long)end, spec->file);
+		goto fail;
+	}
+	if (!spec->span)
+		spec->span = end - spec->offset;
+	if (spec->span > end - spec->offset) {
+		*status = usage_error(cli, "--span %llu from --offset %llu goes past the %llu bytes of %s",
+				      (unsigned long long)spec->span,
+				      (unsigned long long)spec->offset,
+				      (unsigned long long)end, spec->file);
+		goto fail;
+	}
+	if (spec->span < spec->bs) {
+		*status = usage_error(cli, "%s has fewer than --bs %llu bytes to do IO on",
+				      spec->file, (unsigned long long)spec->bs);
+		goto fail;
+	}
+	/* Start cold for buffered IO, like fio's invalidate=1. */
+	posix_fadvise(fd, 0, 0, POSIX_FADV_DONTNEED);
+	*status = 0;
+	return fd;
+fail:
+	close(fd);
+	return -1;
+}
+
+static uint64_t timeval_ns(struct timeval tv)
+{
+	return (uint64_t)tv.tv_sec * NS_PER_SEC + (uint64_t)tv.tv_usec * NS_PER_US;
+}
+
+static void account_rusage(struct job_result *res, const struct rusage *before,
+			   const struct rusage *after)
+{
+	double window = res->measured_ns ? (double)res->measured_ns : 1;
+
+	res->usr_cpu = 100.0 * (double)(timeval_ns(after->ru_utime) - timeval_ns(before->ru_utime)) / window;
+	res->sys_cpu = 100.0 * (double)(timeval_ns(after->ru_stime) - timeval_ns(before->ru_stime)) / window;
+	res->ctx = (uint64_t)((after->ru_nvcsw - before->ru_nvcsw) +
+			      (after->ru_nivcsw - before->ru_nivcsw));
+	res->majf = (uint64_t)(after->ru_majflt - before->ru_majflt);
+	res->minf = (uint64_t)(after->ru_minflt - before->ru_minflt);
+}
+
+/* Where the IO after block number *next goes; sequential jobs wrap around. */
+static uint64_t next_offset(const struct job_spec *spec, struct rng *rng, uint64_t *next)
+{
+	uint64_t blocks = spec->span / spec->bs;
+	uint64_t block;
+
+	if (is_random(spec)) {
+		block = rng_below(rng, blocks);
+	} else {
+		block = *next;
+		*next = (block + 1) % blocks;
+	}
+	return spec->offset + block * spec->bs;
+}
+
+static int run_job(const struct job_spec *spec, int fd, FILE *lat_log, struct job_result *res)
+{
+	enum io_dir dir = job_dir(spec);
+	struct dir_stats *stats = &res->dir[dir];
+	struct io_unit io = { .dir = dir, .len = spec->bs };
+	struct rusage usage_before, usage_after;
+	uint64_t next_block = 0, window_start = 0, window_end = 0;
+	bool measuring = false;
+	struct rng rng;
+	int status = 0;
+
+	if (posix_memalign(&io.buf, DIRECT_ALIGN, spec->bs))
+		return runtime_error("cannot allocate a %llu byte buffer",
+				     (unsigned long long)spec->bs);
+	if (dir == IO_WRITE) {
+		rng_seed(&rng, spec->seed ^ FILL_SEED_SALT);
+		rng_fill(&rng, io.buf, spec->bs);
+	}
+	rng_seed(&rng, spec->seed);
+	getrusage(RUSAGE_SELF, &usage_before);
+
+	uint64_t job_start = monotonic_ns();
+	uint64_t measure_from = job_start + spec->ramp_ns;
+	uint64_t deadline = measure_from + spec->runtime_ns;
+
+	for (;;) {
+		uint64_t t_start = monotonic_ns();
+		bool measured = t_start >= measure_from;
+
+		if (measured && !measuring) {
+			measuring = true;
+			window_start = t_start;
+			getrusage(RUSAGE_SELF, &usage_before);
+		}
+		if (spec->count ? stats->ios == spec->count : t_start >= deadline)
+			break;
+
+		io.offset = next_offset(spec, &rng, &next_block);
+		uint64_t t_issue = monotonic_ns();
+		ssize_t done = spec->engine->queue(fd, &io);
+		uint64_t t_done = monotonic_ns();
+
+		if (done < 0 || (size_t)done != io.len) {
+			const char *op = dir == IO_READ ? "read" : "write";
+
+			if (done < 0)
+				status = runtime_error("%s of %zu bytes at offset %llu of %s: %s",
+						       op, io.len, (unsigned long long)io.offset,
+						       spec->file, strerror((int)-done));
+			else
+				status = runtime_error("short %s at offset %llu of %s: %zd of %zu bytes",
+						       op, (unsigned long long)io.offset,
+						       spec->file, done, io.len);
+			break;
+		}
+		if (!measured)
+			continue;
+		stats->ios++;
+		stats->bytes += io.len;
+		hist_record(&stats->clat, t_done - t_issue);
+		hist_record(&stats->lat, t_done - t_start);
+		window_end = t_done;
+		if (lat_log)
+			fprintf(lat_log, "%llu,%llu,%zu,%llu,%s\n",
+				(unsigned long long)(t_done - job_start),
+				(unsigned long long)io.offset, io.len,
+				(unsigned long long)(t_done - t_issue),
+				dir == IO_READ ? "read" : "write");
+	}
+	getrusage(RUSAGE_SELF, &usage_after);
+	res->elapsed_ns = monotonic_ns() - job_start;
+	res->measured_ns = window_end > window_start ? window_end - window_start : 0;
+	account_rusage(res, &usage_before, &usage_after);
+	free(io.buf);
+	return status;
+}
+
+int job_command(int argc, char **argv)
+{
+	struct job_spec spec = { .engine = &psync_engine };
+	struct opt opts[] = {
+		{ .name = "file", .kind = OPT_STRING, .dest = &spec.file, .metavar = "F",
+		  .required = true, .help = "file or block device to do IO on" },
+		{ .name = "rw", .kind = OPT_ENUM, .dest = &spec.rw, .choices = rw_pattern_names,
+		  .required = true, .help = "access pattern" },
+		{ .name = "bs", .kind = OPT_SIZE, .dest = &spec.bs, .required = true,
+		  .help = "block size: a multiple of 512, and of 4096 with --direct" },
+		{ .name = "direct", .kind = OPT_FLAG, .dest = &spec.direct,
+		  .help = "open with O_DIRECT (bypass the page cache)" },
+		{ .name = "size", .kind = OPT_SIZE, .dest = &spec.size,
+		  .help = "first create or extend the file to SIZE with random data;"
+			  " also bounds the region" },
+		{ .name = "runtime", .kind = OPT_DURATION, .dest = &spec.runtime_ns,
+		  .help = "measure for TIME (5s if neither --runtime nor --count is given)" },
+		{ .name = "count", .kind = OPT_UINT, .dest = &spec.count,
+		  .help = "measure exactly N IOs instead" },
+		{ .name = "ramp", .kind = OPT_DURATION, .dest = &spec.ramp_ns, .default_text = "0s",
+		  .help = "run TIME before measuring (fio's ramp_time)" },
+		{ .name = "seed", .kind = OPT_UINT, .dest = &spec.seed, .default_text = "1",
+		  .help = "seed for the random offsets" },
+		{ .name = "span", .kind = OPT_SIZE, .dest = &spec.span,
+		  .help = "bytes to spread IO over (default: the rest of the file after --offset)" },
+		{ .name = "offset", .kind = OPT_SIZE, .dest = &spec.offset, .default_text = "0",
+		  .help = "where the region starts" },
+		{ .name = "lat-log", .kind = OPT_STRING, .dest = &spec.lat_log, .metavar = "FILE",
+		  .help = "log every measured IO to FILE" },
+		{ .name = "output-format", .kind = OPT_ENUM, .dest = &spec.output_format,
+		  .choices = output_format_names, .default_text = "json",
+		  .help = "what to print on stdout" },
+		{ .name = "name", .kind = OPT_STRING, .dest = &spec.name, .default_text = "iobench",
+		  .help = "job name in the report" },
+		{ .name = NULL },
+	};
+	struct cli cli = {
+		.prog = "iobench", .command = "iobench job", .synopsis = synopsis,
+		.description = description, .opts = opts,
+	};
+	struct job_result *res = NULL;
+	FILE *lat_log = NULL;
+	int status, fd;
+
+	switch (opts_parse(&cli, argc, argv)) {
+	case OPTS_HELP:  return 0;
+	case OPTS_ERROR: return EXIT_USAGE;
+	case OPTS_OK:    break;
+	}
+	status = check_options(&cli, &spec);
+	if (status)
+		return status;
+	fd = open_job_file(&cli, &spec, &status);
+	if (fd < 0)
+		return status;
+
+	res = calloc(1, sizeof(*res));
+	if (!res) {
+		status = runtime_error("out of memory");
+		goto out;
+	}
+	for (int d = IO_READ; d <= IO_WRITE; d++) {
+		hist_init(&res->dir[d].clat);
+		hist_init(&res->dir[d].lat);
+	}
+	if (spec.lat_log) {
+		lat_log = fopen(spec.lat_log, "w");
+		if (!lat_log) {
+			status = usage_error(&cli, "--lat-log %s: %s", spec.lat_log, strerror(errno));
+			goto out;
+		}
+		setvbuf(lat_log, NULL, _IOFBF, 1 << 20);
+	}
+
+	status = run_job(&spec, fd, lat_log, res);
+	if (lat_log && fclose(lat_log) && !status)
+		status = runtime_error("writing %s: %s", spec.lat_log, strerror(errno));
+	lat_log = NULL;
+	if (status)
+		goto out;
+
+	if (spec.output_format == OUTPUT_JSON)
+		job_report_json(&spec, res, stdout);
+	else
+		job_report_normal(&spec, res, stdout);
+	if (fflush(stdout) || ferror(stdout))
+		status = runtime_error("writing the report: %s", strerror(errno));
+out:
+	if (lat_log)
+		fclose(lat_log);
+	free(res);
+	close(fd);
+	return status;
+}

@@ -1,0 +1,59 @@
+/*
+ * job.h - what an iobench job is asked to do and what it measured.
+ *
+ * For: passing a job between its parts: job.c (options, file set-up, the IO
+ * loop) and job_report.c (JSON and human output).
+ */
+#ifndef IOBENCH_JOB_H
+#define IOBENCH_JOB_H
+
+#include <stdbool.h>
+#include <stdint.h>
+#include <stdio.h>
+
+#include "engine.h"
+#include "hist.h"
+
+enum rw_pattern { RW_READ, RW_WRITE, RW_RANDREAD, RW_RANDWRITE };
+enum output_format { OUTPUT_JSON, OUTPUT_NORMAL };
+
+extern const char *const rw_pattern_names[];
+
+struct job_spec {
+	const char *name;
+	const char *file;
+	int rw;                 /* enum rw_pattern */
+	uint64_t bs;
+	bool direct;
+	uint64_t size;          /* --size, or 0 */
+	uint64_t runtime_ns;    /* 0 when --count limits the job */
+	uint64_t count;         /* 0 when --runtime limits the job */
+	uint64_t ramp_ns;
+	uint64_t seed;
+	uint64_t offset;
+	uint64_t span;          /* resolved: never 0 once the job runs */
+	uint64_t file_size;     /* as found (or made) before the run */
+	const char *lat_log;
+	int output_format;      /* enum output_format */
+	const struct io_engine *engine;
+};
+
+struct dir_stats {
+	uint64_t ios;
+	uint64_t bytes;
+	struct hist clat;       /* issue to completion */
+	struct hist lat;        /* from choosing the IO to completion */
+};
+
+struct job_result {
+	struct dir_stats dir[2];        /* indexed by enum io_dir */
+	uint64_t measured_ns;           /* first measured IO start .. last end */
+	uint64_t elapsed_ns;            /* whole job, ramp included */
+	double usr_cpu, sys_cpu;        /* percent of measured_ns */
+	uint64_t ctx, majf, minf;       /* during the measurement */
+};
+
+void job_report_json(const struct job_spec *spec, const struct job_result *res, FILE *out);
+void job_report_normal(const struct job_spec *spec, const struct job_result *res, FILE *out);
+
+#endif

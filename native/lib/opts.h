@@ -1,0 +1,91 @@
+/*
+ * opts.h - command-line options declared once, in a table.
+ *
+ * For: the options of one (sub)command. Each table row names an option, its
+ * kind, its destination, its default and its help text; the parser
+ * (getopt_long underneath), the --help text and the error messages are all
+ * generated from that row, so they cannot drift apart. Tools can also print
+ * effective values back (e.g. into JSON) with opts_format_size/duration.
+ * Not for: subcommand dispatch, config files, or checks that involve several
+ * options (do those after parsing and report them with usage_error()).
+ *
+ * Value syntax:
+ *   size      bytes, with an optional K, M, G or T suffix (powers of 1024)
+ *   uint      non-negative decimal integer
+ *   double    decimal number
+ *   duration  number with ns, us, ms or s suffix; a bare number is seconds
+ *   string    any text
+ *   enum      one of the row's choices; the destination gets its index
+ *   flag      takes no value; the destination becomes true
+ */
+#ifndef NATIVE_OPTS_H
+#define NATIVE_OPTS_H
+
+#include <stdbool.h>
+#include <stdint.h>
+#include <stdio.h>
+
+#define EXIT_USAGE 2    /* bad command line: the convention of getopt tools */
+
+enum opt_kind {
+	OPT_SIZE,       /* uint64_t, bytes */
+	OPT_UINT,       /* uint64_t */
+	OPT_DOUBLE,     /* double */
+	OPT_DURATION,   /* uint64_t, nanoseconds */
+	OPT_STRING,     /* const char *, pointing into argv or the default */
+	OPT_ENUM,       /* int, index into choices */
+	OPT_FLAG,       /* bool */
+};
+
+struct opt {
+	const char *name;              /* long name without the dashes */
+	enum opt_kind kind;
+	void *dest;
+	const char *metavar;           /* shown in help; NULL: derived from kind */
+	const char *help;
+	const char *default_text;      /* parsed like a command-line value; NULL: none */
+	const char *const *choices;    /* OPT_ENUM only, NULL-terminated */
+	bool required;
+	bool given;                    /* set by opts_parse when on the command line */
+};
+
+struct cli {
+	const char *prog;        /* "iobench": prefix of every error message */
+	const char *command;     /* "iobench job": for "try '<command> --help'" */
+	const char *synopsis;    /* one usage line without "usage: " */
+	const char *description; /* a paragraph for --help, or NULL */
+	struct opt *opts;        /* terminated by a row with name == NULL */
+	FILE *err;               /* where errors go; NULL means stderr */
+};
+
+enum opts_result { OPTS_OK, OPTS_HELP, OPTS_ERROR };
+
+/*
+ * Applies the defaults, then parses argv[1..argc-1]. On --help prints the
+ * full help to stdout and returns OPTS_HELP (exit 0). On any mistake prints
+ * the error, the synopsis and a hint to stderr and returns OPTS_ERROR (exit
+ * EXIT_USAGE). Positional arguments are rejected.
+ */
+enum opts_result opts_parse(struct cli *cli, int argc, char **argv);
+
+/* Writes the help text generated from the table. */
+void opts_print_help(const struct cli *cli, FILE *out);
+
+/* Reports a usage problem the table cannot express; returns EXIT_USAGE. */
+int usage_error(const struct cli *cli, const char *fmt, ...)
+	__attribute__((format(printf, 2, 3)));
+
+/* The row for name; aborts if there is none (a programming error). */
+struct opt *opts_find(struct cli *cli, const char *name);
+
+/* Value parsers used by opts_parse; each returns 0, or -1 if text is bad. */
+int parse_size(const char *text, uint64_t *bytes);
+int parse_uint(const char *text, uint64_t *value);
+int parse_double(const char *text, double *value);
+int parse_duration_ns(const char *text, uint64_t *ns);
+
+/* Inverse of the parsers, with the largest exact unit: "64K", "1500ms". */
+void opts_format_size(uint64_t bytes, char *buf, size_t len);
+void opts_format_duration(uint64_t ns, char *buf, size_t len);
+
+#endif

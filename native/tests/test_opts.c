@@ -1,0 +1,212 @@
+/*
+ * test_opts.c - option values (sizes, durations, integers) and the
+ * table-driven parser: defaults, errors, and the generated help.
+ */
+#include <stdint.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "check.h"
+#include "opts.h"
+
+static void test_sizes(void)
+{
+	static const struct { const char *text; uint64_t bytes; } good[] = {
+		{ "0", 0 }, { "512", 512 }, { "4k", 4096 }, { "4K", 4096 }, { "64M", 64ULL << 20 },
+		{ "2g", 2ULL << 30 }, { "1T", 1ULL << 40 }, { "16777215T", 16777215ULL << 40 },
+		{ "18446744073709551615", UINT64_MAX },
+	};
+	static const char *const bad[] = {
+		"", "k", "-1", "+1", " 1", "1.5K", "4KB", "4 K", "1X", "0x10",
+		"18446744073709551616", "16777216T",
+	};
+
+	for (size_t i = 0; i < sizeof(good) / sizeof(good[0]); i++) {
+		uint64_t bytes = 1;
+
+		CHECK(parse_size(good[i].text, &bytes) == 0 && bytes == good[i].bytes,
+		      "size '%s' = %llu", good[i].text, (unsigned long long)good[i].bytes);
+	}
+	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+		uint64_t bytes = 7;
+
+		CHECK(parse_size(bad[i], &bytes) == -1 && bytes == 7, "size '%s' rejected", bad[i]);
+	}
+}
+
+static void test_durations(void)
+{
+	static const struct { const char *text; uint64_t ns; } good[] = {
+		{ "3", 3000000000ULL }, { "3s", 3000000000ULL }, { "500ms", 500000000ULL },
+		{ "250us", 250000ULL }, { "10ns", 10 }, { "0.5s", 500000000ULL },
+		{ "1.5ms", 1500000ULL }, { "0", 0 }, { ".25", 250000000ULL },
+	};
+	static const char *const bad[] = {
+		"", "s", "-1s", "5m", "5sec", "5 s", "nan", "inf", "1e30s", "ms5",
+	};
+
+	for (size_t i = 0; i < sizeof(good) / sizeof(good[0]); i++) {
+		uint64_t ns = 1;
+
+		CHECK(parse_duration_ns(good[i].text, &ns) == 0 && ns == good[i].ns,
+		      "duration '%s' = %llu ns", good[i].text, (unsigned long long)good[i].ns);
+	}
+	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+		uint64_t ns = 7;
+
+		CHECK(parse_duration_ns(bad[i], &ns) == -1 && ns == 7, "duration '%s' rejected", bad[i]);
+	}
+}
+
+static void test_numbers_and_formatting(void)
+{
+	uint64_t u = 0;
+	double d = 0;
+	char text[32];
+
+	CHECK(parse_uint("123", &u) == 0 && u == 123, "uint '123'");
+	CHECK(parse_uint("-1", &u) && parse_uint("1x", &u) && parse_uint("", &u),
+	      "uint '-1', '1x', '' rejected");
+	CHECK(parse_double("2.5", &d) == 0 && d == 2.5, "double '2.5'");
+	CHECK(parse_double("2.5x", &d) && parse_double("", &d) && parse_double("inf", &d),
+	      "double '2.5x', '', 'inf' rejected");
+
+	opts_format_size(65536, text, sizeof(text));
+	CHECK(strcmp(text, "64K") == 0, "format size 65536 -> %s", text);
+	opts_format_size(1000, text, sizeof(text));
+	CHECK(strcmp(text, "1000") == 0, "format size 1000 -> %s", text);
+	opts_format_duration(1500000, text, sizeof(text));
+	CHECK(strcmp(text, "1500us") == 0, "format duration 1.5 ms -> %s", text);
+	opts_format_duration(3000000000ULL, text, sizeof(text));
+	CHECK(strcmp(text, "3s") == 0, "format duration 3 s -> %s", text);
+}
+
+/* A small table as a tool would declare it. */
+struct settings {
+	const char *file;
+	uint64_t bs, count, runtime;
+	int mode;
+	bool fast;
+};
+
+static const char *const modes[] = { "slow", "quick", NULL };
+
+static enum opts_result parse(struct settings *s, FILE *err, const char *args)
+{
+	static char buf[512];
+	char *argv[32] = { "test" };
+	int argc = 1;
+
+	memset(s, 0, sizeof(*s));
+	snprintf(buf, sizeof(buf), "%s", args);
+	for (char *word = strtok(buf, " "); word && argc < 31; word = strtok(NULL, " "))
+		argv[argc++] = word;
+
+	struct opt opts[] = {
+		{ .name = "file", .kind = OPT_STRING, .dest = &s->file, .required = true, .help = "input" },
+		{ .name = "bs", .kind = OPT_SIZE, .dest = &s->bs, .default_text = "4K", .help = "block" },
+		{ .name = "count", .kind = OPT_UINT, .dest = &s->count, .help = "how many" },
+		{ .name = "runtime", .kind = OPT_DURATION, .dest = &s->runtime, .default_text = "2s", .help = "time" },
+		{ .name = "mode", .kind = OPT_ENUM, .dest = &s->mode, .choices = modes, .help = "mode" },
+		{ .name = "fast", .kind = OPT_FLAG, .dest = &s->fast, .help = "go fast" },
+		{ .name = NULL },
+	};
+
+	struct cli cli = { .prog = "tool", .command = "tool run", .synopsis = "tool run --file F",
+			   .opts = opts, .err = err };
+
+	return opts_parse(&cli, argc, argv);
+}
+
+/* True if the error stream holds text; empties it for the next check. */
+static bool said(FILE *err, const char *text)
+{
+	char out[1024] = "";
+	size_t n;
+
+	fflush(err);
+	rewind(err);
+	n = fread(out, 1, sizeof(out) - 1, err);
+	out[n] = '\0';
+	rewind(err);
+	if (ftruncate(fileno(err), 0)) {
+		perror("ftruncate");
+		exit(1);
+	}
+	return strstr(out, text) != NULL;
+}
+
+static void test_parser(void)
+{
+	FILE *err = tmpfile();
+	struct settings s;
+
+	if (!err)
+		exit(1);
+	CHECK(parse(&s, err, "--file a") == OPTS_OK && strcmp(s.file, "a") == 0 &&
+	      s.bs == 4096 && s.runtime == 2000000000ULL && !s.fast && s.mode == 0,
+	      "defaults applied, only --file given");
+	CHECK(parse(&s, err, "--file=b --bs 1M --mode quick --fast --count 9") == OPTS_OK &&
+	      strcmp(s.file, "b") == 0 && s.bs == 1 << 20 && s.mode == 1 && s.fast && s.count == 9,
+	      "--opt=value, size suffix, enum index, flag, uint");
+	CHECK(parse(&s, err, "--file a --nope 3") == OPTS_ERROR &&
+	      said(err, "tool: unknown option '--nope'"), "unknown option is named");
+	CHECK(parse(&s, err, "--file a --nope=3") == OPTS_ERROR &&
+	      said(err, "unknown option '--nope'\n"), "unknown --opt=value is named without its value");
+	CHECK(parse(&s, err, "--file a --coun 3") == OPTS_ERROR &&
+	      said(err, "unknown option '--coun' (did you mean --count?)"), "abbreviations rejected");
+	CHECK(parse(&s, err, "--file a --bs") == OPTS_ERROR && said(err, "--bs needs a value"),
+	      "missing value");
+	CHECK(parse(&s, err, "--file a --bs 4Q") == OPTS_ERROR &&
+	      said(err, "--bs: bad value '4Q'"), "bad size names the option and the value");
+	CHECK(parse(&s, err, "--file a --mode medium") == OPTS_ERROR &&
+	      said(err, "--mode: 'medium' is not one of slow, quick"), "bad enum lists the choices");
+	CHECK(parse(&s, err, "--file a --fast=1") == OPTS_ERROR && said(err, "--fast takes no value"),
+	      "flag with a value");
+	CHECK(parse(&s, err, "--bs 8K") == OPTS_ERROR && said(err, "missing --file"),
+	      "missing required option");
+	CHECK(parse(&s, err, "--file a extra") == OPTS_ERROR &&
+	      said(err, "unexpected argument 'extra'"), "positional argument rejected");
+	CHECK(parse(&s, err, "--file a --count 1") == OPTS_OK && !said(err, "tool"),
+	      "parsing again after errors works and prints nothing");
+	CHECK(parse(&s, err, "--nope") == OPTS_ERROR &&
+	      said(err, "usage: tool run --file F\ntry 'tool run --help'"),
+	      "errors end with the usage line and a hint");
+	fclose(err);
+}
+
+static void test_help(void)
+{
+	struct settings s;
+	struct opt opts[] = {
+		{ .name = "bs", .kind = OPT_SIZE, .dest = &s.bs, .default_text = "4K", .help = "block size" },
+		{ .name = "mode", .kind = OPT_ENUM, .dest = &s.mode, .choices = modes, .help = "how" },
+		{ .name = "file", .kind = OPT_STRING, .dest = &s.file, .metavar = "F",
+		  .required = true, .help = "input" },
+		{ .name = NULL },
+	};
+	struct cli cli = { .prog = "tool", .command = "tool", .synopsis = "tool --file F", .opts = opts };
+	char help[2048] = "";
+	FILE *out = fmemopen(help, sizeof(help) - 1, "w");
+
+	if (!out)
+		exit(1);
+	opts_print_help(&cli, out);
+	fclose(out);
+	CHECK(strstr(help, "usage: tool --file F\n") != NULL, "help starts with the synopsis");
+	CHECK(strstr(help, "--bs SIZE") && strstr(help, "block size (default: 4K)"),
+	      "help shows metavar, text and default");
+	CHECK(strstr(help, "--mode slow|quick") != NULL, "help lists enum choices");
+	CHECK(strstr(help, "--file F") && strstr(help, "input (required)"), "help marks required");
+	CHECK(strstr(help, "--help") != NULL, "help mentions --help");
+}
+
+int main(void)
+{
+	test_sizes();
+	test_durations();
+	test_numbers_and_formatting();
+	test_parser();
+	test_help();
+	return 0;
+}

@@ -1,0 +1,114 @@
+"""The `pagelab` command: what Snakemake rules (and researchers) call.
+
+  pagelab config show [--configfile F] [--set KEY=VALUE ...]   effective config as JSON
+  pagelab trial EXPERIMENT --config JSON --outdir DIR          run or resume the trials
+  pagelab provenance [--path P]                                machine, git and disk facts
+  pagelab paper --out PDF                                       build the LaTeX paper
+
+Exit status: 0 success, 1 failure while running, 2 bad usage or bad config.
+"""
+
+from __future__ import annotations
+
+import argparse
+import importlib
+import json
+import sys
+from pathlib import Path
+from typing import Any
+
+import yaml
+
+from pagelab import config as _config
+
+
+def _overrides(pairs: list[str]) -> dict[str, Any]:
+    out: dict[str, Any] = {}
+    for pair in pairs:
+        if "=" not in pair:
+            raise _config.ConfigError(f"--set {pair!r}: expected KEY=VALUE")
+        key, value = pair.split("=", 1)
+        out[key] = yaml.safe_load(value)
+    return out
+
+
+def _load(args: argparse.Namespace) -> dict[str, Any]:
+    return _config.load(args.configfile, _overrides(args.set))
+
+
+def cmd_config_show(args: argparse.Namespace) -> int:
+    print(json.dumps(_load(args), indent=2))
+    return 0
+
+
+def cmd_trial(args: argparse.Namespace) -> int:
+    if args.experiment not in _config.experiments():
+        raise _config.ConfigError(f"no experiment named {args.experiment!r}")
+    block = json.loads(Path(args.config).read_text())
+    scratch = Path(block.pop("scratch_dir", "scratch"))
+    module = importlib.import_module(f"pagelab.experiments.{args.experiment}")
+    module.run(block, Path(args.outdir), scratch)
+    return 0
+
+
+def cmd_provenance(args: argparse.Namespace) -> int:
+    from pagelab.provenance import provenance
+
+    print(json.dumps(provenance("n/a", disk_path=args.path), indent=2))
+    return 0
+
+
+def cmd_paper(args: argparse.Namespace) -> int:
+    from pagelab.paper import build
+
+    build(Path(args.out))
+    return 0
+
+
+def parser() -> argparse.ArgumentParser:
+    p = argparse.ArgumentParser(prog="pagelab", description=__doc__.split("\n")[0])
+    sub = p.add_subparsers(dest="command", required=True)
+
+    def with_config(sp: argparse.ArgumentParser) -> None:
+        sp.add_argument("--configfile", default=None,
+                        help="config file (default: config/config.yaml)")
+        sp.add_argument("--set", action="append", default=[], metavar="KEY=VALUE",
+                        help="override a top-level key (value parsed as YAML)")
+
+    c = sub.add_parser("config", help="show or write the effective configuration")
+    csub = c.add_subparsers(dest="action", required=True)
+    show = csub.add_parser("show")
+    with_config(show)
+    show.set_defaults(func=cmd_config_show)
+
+    t = sub.add_parser("trial", help="run or resume an experiment's trials")
+    t.add_argument("experiment")
+    t.add_argument("--config", required=True,
+                   help="the resolved config block as JSON (the pipeline writes results/EXP/config.json)")
+    t.add_argument("--outdir", required=True)
+    t.set_defaults(func=cmd_trial)
+
+    pv = sub.add_parser("provenance", help="print machine, git and disk facts")
+    pv.add_argument("--path", default=".")
+    pv.set_defaults(func=cmd_provenance)
+
+    pp = sub.add_parser("paper", help="build paper/main.tex with latexmk")
+    pp.add_argument("--out", required=True)
+    pp.set_defaults(func=cmd_paper)
+    return p
+
+
+def main(argv: list[str] | None = None) -> int:
+    args = parser().parse_args(argv)
+    try:
+        return args.func(args)
+    except _config.ConfigError as exc:
+        print(f"pagelab: config: {exc}", file=sys.stderr)
+        return 2
+    except (OSError, RuntimeError, ValueError) as exc:
+        print(f"pagelab: {exc}", file=sys.stderr)
+        return 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())

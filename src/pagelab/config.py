@@ -1,0 +1,127 @@
+"""Load, validate and resolve config/config.yaml.
+
+Validation is snakemake.utils.validate against config/schema.yaml (the schema also holds the
+defaults), so the pipeline and the `pagelab` command accept exactly the same configs.
+Resolving applies the profile: each experiment block has `quick:` and `full:` sub-blocks, and
+the one named by the top-level `profile` key is merged into the block.
+Not for: running anything; this module only reads and checks.
+"""
+
+from __future__ import annotations
+
+import copy
+import re
+import hashlib
+import json
+from pathlib import Path
+from typing import Any
+
+import yaml
+
+from pagelab.paths import root
+
+PROFILES = ("quick", "full")
+
+
+def default_config() -> Path:
+    return root() / "config" / "config.yaml"
+
+
+def schema_path() -> Path:
+    return root() / "config" / "schema.yaml"
+
+
+class ConfigError(ValueError):
+    """A config that does not validate; the message names the offending key."""
+
+
+def load_schema(path: Path | None = None) -> dict[str, Any]:
+    with open(path or schema_path()) as fh:
+        return yaml.safe_load(fh)
+
+
+def experiments(schema: dict[str, Any] | None = None) -> list[str]:
+    """Names of the experiments: the top-level blocks that carry quick/full profiles."""
+    schema = schema or load_schema()
+    names = []
+    for name, sub in schema["properties"].items():
+        props = sub.get("properties", {})
+        if all(p in props for p in PROFILES):
+            names.append(name)
+    return names
+
+
+_MSG_RE = re.compile(r"ValidationError: (.*)")
+_PATH_RE = re.compile(r"On instance((?:\[[^\]]*\])*):")
+
+
+def describe_error(text: str) -> str:
+    """One line naming the key, from snakemake's validation message.
+
+    'seekmodel.quick.trials: 'a' is not of type 'integer'', or for an unknown key
+    'seekmodel.quick: unknown key: Additional properties ... ('bogus' was unexpected)'.
+    """
+    msg = _MSG_RE.search(text)
+    path = _PATH_RE.search(text)
+    what = msg.group(1).strip() if msg else text.strip().splitlines()[0]
+    keys = re.findall(r"\['?([^'\]]*)'?\]", path.group(1)) if path else []
+    where = ".".join(keys) if keys else "(top level)"
+    if "Additional properties are not allowed" in what:
+        what = "unknown key: " + what
+    return f"{where}: {what}"
+
+
+def validate(config: dict[str, Any], schema: Path | None = None) -> dict[str, Any]:
+    """Validate in place (filling defaults) with snakemake.utils.validate; raise ConfigError.
+
+    The message starts with the dotted key path, e.g. ``seekmodel.quick.trials: ...``, and an
+    unknown key is named in it.
+    """
+    from snakemake.exceptions import WorkflowError
+    from snakemake.utils import validate as sm_validate
+
+    try:
+        sm_validate(config, str(schema or schema_path()), set_default=True)
+    except WorkflowError as exc:
+        raise ConfigError(describe_error(str(exc))) from exc
+    return config
+
+
+def resolve(config: dict[str, Any], schema: dict[str, Any] | None = None) -> dict[str, Any]:
+    """A copy of a validated config with each experiment's active profile merged in.
+
+    Each experiment block loses its quick/full sub-blocks and gains the chosen one's keys
+    (over the schema's defaults for that profile) plus ``profile``.
+    """
+    schema = schema or load_schema()
+    profile = config.get("profile", "quick")
+    if profile not in PROFILES:
+        raise ConfigError(f"profile: {profile!r} is not one of {list(PROFILES)}")
+    out = copy.deepcopy(config)
+    for name in experiments(schema):
+        block = out.get(name, {})
+        prof_default = schema["properties"][name]["properties"][profile].get("default", {})
+        chosen = {**prof_default, **block.get(profile, {})}
+        merged = {k: v for k, v in block.items() if k not in PROFILES}
+        merged.update(chosen)
+        merged["profile"] = profile
+        out[name] = merged
+    return out
+
+
+def load(path: Path | str | None = None, overrides: dict[str, Any] | None = None) -> dict[str, Any]:
+    """Read, override (top-level keys), validate and resolve a config file."""
+    path = path or default_config()
+    with open(path) as fh:
+        config = yaml.safe_load(fh) or {}
+    if not isinstance(config, dict):
+        raise ConfigError(f"{path}: the config must be a mapping, not {type(config).__name__}")
+    config.update(overrides or {})
+    validate(config)
+    return resolve(config)
+
+
+def config_hash(block: dict[str, Any]) -> str:
+    """A short, stable hash of a (resolved) config block: canonical JSON, sha256, 16 hex digits."""
+    canon = json.dumps(block, sort_keys=True, separators=(",", ":"), default=str)
+    return hashlib.sha256(canon.encode()).hexdigest()[:16]

@@ -1,0 +1,95 @@
+"""The native tools (native/build/*) and the JSON they print.
+
+iobench prints JSON shaped like fio's --output-format=json, so `summarise_job` reads the output
+of either tool; that is what lets a test hold iobench against the real fio.
+"""
+
+from __future__ import annotations
+
+import json
+import subprocess
+from pathlib import Path
+from typing import Any
+
+from pagelab.paths import root
+
+PERCENTILES = ("50.000000", "90.000000", "99.000000", "99.900000")
+
+
+class ToolError(RuntimeError):
+    """A native tool that failed or printed something that is not its JSON."""
+
+
+def tool_path(name: str) -> Path:
+    path = root() / "native" / "build" / name
+    if not path.exists():
+        raise ToolError(f"{path} is missing: build the native tools first (make -C native)")
+    return path
+
+
+def run_json(cmd: list[str], timeout: float) -> dict[str, Any]:
+    """Run a tool that prints one JSON document on stdout; raise ToolError on any failure."""
+    try:
+        out = subprocess.run(cmd, capture_output=True, text=True, timeout=timeout)
+    except subprocess.TimeoutExpired as exc:
+        raise ToolError(f"{cmd[0]} did not finish within {timeout:.0f} s: {' '.join(cmd)}") from exc
+    if out.returncode != 0:
+        raise ToolError(f"{' '.join(cmd)} exited {out.returncode}: {out.stderr.strip()}")
+    try:
+        return json.loads(out.stdout)
+    except json.JSONDecodeError as exc:
+        raise ToolError(f"{cmd[0]} printed something that is not JSON: {out.stdout[:200]!r}") from exc
+
+
+def iobench_job_cmd(
+    file: Path | str,
+    rw: str,
+    bs: int,
+    *,
+    direct: bool = True,
+    runtime: float | None = None,
+    count: int | None = None,
+    seed: int | None = None,
+    size: int | None = None,
+    binary: Path | str | None = None,
+) -> list[str]:
+    """The exact iobench command line for one job (recorded with every trial)."""
+    cmd = [str(binary or tool_path("iobench")), "job", "--file", str(file), "--rw", rw, "--bs", str(bs)]
+    if direct:
+        cmd.append("--direct")
+    if size is not None:
+        cmd += ["--size", str(size)]
+    if runtime is not None:
+        cmd += ["--runtime", f"{runtime}s"]
+    if count is not None:
+        cmd += ["--count", str(count)]
+    if seed is not None:
+        cmd += ["--seed", str(seed)]
+    cmd += ["--output-format", "json"]
+    return cmd
+
+
+def summarise_job(doc: dict[str, Any], ddir: str = "read") -> dict[str, Any]:
+    """The figures of the first job of a fio- or iobench-shaped JSON document, flattened."""
+    try:
+        job = doc["jobs"][0]
+        d = job[ddir]
+        clat = d["clat_ns"]
+    except (KeyError, IndexError, TypeError) as exc:
+        raise ToolError(f"not a fio-shaped job document (missing {exc})") from exc
+    out = {
+        "iops": float(d["iops"]),
+        "bw_bytes": float(d["bw_bytes"]),
+        "io_bytes": int(d["io_bytes"]),
+        "total_ios": int(d["total_ios"]),
+        "runtime_ms": float(d["runtime"]),
+        "clat_mean_ns": float(clat["mean"]),
+        "clat_stddev_ns": float(clat["stddev"]),
+        "clat_min_ns": float(clat["min"]),
+        "clat_max_ns": float(clat["max"]),
+    }
+    pct = clat.get("percentile", {})
+    for key in PERCENTILES:
+        if key in pct:
+            out[f"clat_p{key.rstrip('0').rstrip('.').replace('.', '_')}_ns"] = float(pct[key])
+    return out

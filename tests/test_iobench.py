@@ -1,0 +1,266 @@
+"""iobench (native/iobench): its command line, reproducible offsets, fio-shaped JSON, and a
+side-by-side IOPS check against the real fio on the same file."""
+
+from __future__ import annotations
+
+import json
+import shutil
+import subprocess
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+REPO = Path(__file__).resolve().parents[1]
+NATIVE = REPO / "native"
+IOBENCH = NATIVE / "build" / "iobench"
+
+# fio's default completion-latency percentiles, spelled as fio spells them.
+FIO_PERCENTILES = [
+    "1.000000", "5.000000", "10.000000", "20.000000", "30.000000", "40.000000", "50.000000",
+    "60.000000", "70.000000", "80.000000", "90.000000", "95.000000", "99.000000", "99.500000",
+    "99.900000", "99.950000", "99.990000",
+]
+DIRECTION_KEYS = {"io_bytes", "io_kbytes", "bw_bytes", "bw", "iops", "runtime", "total_ios",
+                  "short_ios", "drop_ios", "clat_ns", "lat_ns"}
+JOB_KEYS = {"jobname", "error", "job options", "read", "write", "job_runtime", "usr_cpu",
+            "sys_cpu", "ctx", "majf", "minf"}
+JOB_OPTION_KEYS = {"rw", "bs", "direct", "filename", "seed", "size", "span", "offset", "runtime"}
+MiB = 1 << 20
+
+
+@pytest.fixture(scope="session")
+def iobench() -> Path:
+    built = subprocess.run(["make", "-C", str(NATIVE)], capture_output=True, text=True)
+    assert built.returncode == 0, built.stdout + built.stderr
+    return IOBENCH
+
+
+def filesystem_type(path: Path) -> str:
+    return subprocess.run(["stat", "-f", "-c", "%T", str(path)], capture_output=True,
+                          text=True, check=True).stdout.strip()
+
+
+@pytest.fixture(scope="session")
+def scratch(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Path]:
+    """A directory on a real disk (O_DIRECT works there, unlike tmpfs); removed afterwards."""
+    directory = tmp_path_factory.mktemp("iobench")
+    if filesystem_type(directory) == "tmpfs":
+        directory = REPO / ".pytest-scratch" / directory.name
+        directory.mkdir(parents=True)
+    yield directory
+    shutil.rmtree(directory, ignore_errors=True)
+
+
+@pytest.fixture(scope="session")
+def data_file(iobench: Path, scratch: Path) -> Path:
+    """16 MiB laid out by iobench itself."""
+    path = scratch / "data16m"
+    made = job(iobench, "--file", path, "--size", "16M", "--rw", "read", "--bs", "4K",
+               "--count", "1")
+    assert made.returncode == 0, made.stderr
+    assert path.stat().st_size == 16 * MiB
+    return path
+
+
+def job(iobench: Path, *args: object) -> subprocess.CompletedProcess[str]:
+    return subprocess.run([str(iobench), "job", *map(str, args)], capture_output=True,
+                          text=True, timeout=120)
+
+
+def job_json(iobench: Path, *args: object) -> dict:
+    done = job(iobench, *args)
+    assert done.returncode == 0, done.stderr
+    assert done.stderr == ""
+    return json.loads(done.stdout)  # the whole of stdout must be the document
+
+
+def lat_log(path: Path) -> list[list[str]]:
+    return [line.split(",") for line in path.read_text().splitlines()]
+
+
+def test_help_lists_every_option(iobench: Path) -> None:
+    done = job(iobench, "--help")
+    assert done.returncode == 0
+    assert done.stdout.startswith("usage: iobench job --file F")
+    for option in ["--file", "--rw", "--bs", "--direct", "--size", "--runtime", "--count",
+                   "--ramp", "--seed", "--span", "--offset", "--lat-log", "--output-format",
+                   "--name"]:
+        assert f"\n  {option} " in done.stdout or f"\n  {option}\n" in done.stdout, option
+
+
+@pytest.mark.parametrize(
+    ("args", "named"),
+    [
+        (["--rw", "randread", "--bs", "4K", "--nope", "1"], "'--nope'"),
+        (["--rw", "randread", "--bs", "0"], "--bs"),
+        (["--rw", "randread", "--bs", "1000"], "--bs 1000"),
+        (["--rw", "randread", "--bs", "512", "--direct"], "--bs 512"),
+        (["--rw", "randread", "--bs", "4Q"], "--bs"),
+        (["--rw", "sideways", "--bs", "4K"], "--rw"),
+        (["--rw", "read", "--bs", "4K", "--runtime", "5x"], "--runtime"),
+        (["--rw", "read", "--bs", "4K", "--runtime", "1", "--count", "5"], "--count"),
+        (["--rw", "read", "--bs", "4K", "--run", "1"], "'--run'"),
+        (["--rw", "read", "--bs", "4K", "--span", "32M"], "--span"),
+    ],
+)
+def test_bad_arguments_exit_2_naming_the_problem(
+    iobench: Path, data_file: Path, args: list[str], named: str
+) -> None:
+    done = job(iobench, "--file", data_file, *args)
+    assert done.returncode == 2, done.stderr
+    assert done.stdout == ""
+    first_line = done.stderr.splitlines()[0]
+    assert first_line.startswith("iobench: ") and named in first_line, done.stderr
+    assert "usage: iobench job --file F" in done.stderr
+
+
+def test_missing_file_is_a_usage_error(iobench: Path, scratch: Path) -> None:
+    missing = scratch / "no-such-file"
+    done = job(iobench, "--file", missing, "--rw", "read", "--bs", "4K", "--count", "1")
+    assert done.returncode == 2
+    assert f"iobench: --file {missing}: No such file or directory" in done.stderr
+    assert not missing.exists()
+
+
+def test_io_error_exits_1_with_the_reason(iobench: Path, scratch: Path) -> None:
+    # A directory opens read-only and has a size on ext4, but pread on it fails.
+    done = job(iobench, "--file", scratch, "--rw", "read", "--bs", "512", "--count", "1")
+    assert done.returncode == 1, done.stderr
+    assert "Is a directory" in done.stderr and done.stdout == ""
+
+
+def offsets(iobench: Path, scratch: Path, data_file: Path, seed: int, name: str) -> list[int]:
+    log = scratch / f"{name}.lat"
+    done = job(iobench, "--file", data_file, "--rw", "randread", "--bs", "8K", "--count", "300",
+               "--seed", seed, "--offset", "1M", "--span", "4M", "--lat-log", log)
+    assert done.returncode == 0, done.stderr
+    rows = lat_log(log)
+    assert len(rows) == 300
+    for t_ns, offset, size, latency_ns, op in rows:
+        assert int(t_ns) > 0 and int(latency_ns) > 0
+        assert (size, op) == ("8192", "read")
+        assert int(offset) % 8192 == 0 and MiB <= int(offset) < 5 * MiB
+    times = [int(row[0]) for row in rows]
+    assert times == sorted(times)
+    return [int(row[1]) for row in rows]
+
+
+def test_same_seed_same_offsets(iobench: Path, scratch: Path, data_file: Path) -> None:
+    first = offsets(iobench, scratch, data_file, 7, "a")
+    assert first == offsets(iobench, scratch, data_file, 7, "b")
+    assert first != offsets(iobench, scratch, data_file, 8, "c")
+    assert len(set(first)) > 250  # 512 blocks, 300 draws: random, not a cycle
+
+
+def test_sequential_wraps_around(iobench: Path, scratch: Path, data_file: Path) -> None:
+    log = scratch / "seq.lat"
+    done = job(iobench, "--file", data_file, "--rw", "read", "--bs", "4K", "--count", "10",
+               "--offset", "8K", "--span", "16K", "--lat-log", log)
+    assert done.returncode == 0, done.stderr
+    assert [int(row[1]) // 4096 for row in lat_log(log)] == [2, 3, 4, 5, 2, 3, 4, 5, 2, 3]
+
+
+@pytest.mark.parametrize(("rw", "active", "idle"), [("randread", "read", "write"),
+                                                   ("randwrite", "write", "read")])
+def test_json_is_shaped_like_fio(
+    iobench: Path, data_file: Path, rw: str, active: str, idle: str
+) -> None:
+    report = job_json(iobench, "--file", data_file, "--rw", rw, "--bs", "8K", "--count", 300,
+                      "--name", "shape")
+    assert report["iobench version"].startswith("iobench-")
+    assert isinstance(report["timestamp"], int) and report["time"]
+    assert isinstance(report["global options"], dict)
+    (one,) = report["jobs"]
+    assert JOB_KEYS <= one.keys() and one["jobname"] == "shape" and one["error"] == 0
+    options = one["job options"]
+    assert JOB_OPTION_KEYS <= options.keys()
+    assert (options["rw"], options["bs"], options["filename"]) == (rw, "8192", str(data_file))
+
+    stats = one[active]
+    assert DIRECTION_KEYS <= stats.keys()
+    assert stats["total_ios"] == 300
+    assert stats["io_bytes"] == 300 * 8192 and stats["io_kbytes"] == 300 * 8
+    assert stats["short_ios"] == 0 and stats["drop_ios"] == 0
+    assert stats["iops"] > 0 and stats["bw_bytes"] > 0 and stats["bw"] == stats["bw_bytes"] // 1024
+    for key in ("clat_ns", "lat_ns"):
+        latency = stats[key]
+        assert latency["N"] == 300
+        assert 0 < latency["min"] <= latency["mean"] <= latency["max"]
+        assert latency["stddev"] >= 0
+        assert list(latency["percentile"]) == FIO_PERCENTILES
+        values = [latency["min"], *latency["percentile"].values(), latency["max"]]
+        assert values == sorted(values), values
+    assert stats["clat_ns"]["mean"] <= stats["lat_ns"]["mean"]
+
+    assert one[idle]["total_ios"] == 0 and one[idle]["io_bytes"] == 0
+    assert one[idle]["clat_ns"]["N"] == 0 and "percentile" not in one[idle]["clat_ns"]
+
+
+def test_runtime_and_ramp(iobench: Path, scratch: Path, data_file: Path) -> None:
+    log = scratch / "ramp.lat"
+    report = job_json(iobench, "--file", data_file, "--rw", "randread", "--bs", "4K",
+                      "--ramp", "300ms", "--runtime", "400ms", "--lat-log", log)
+    (one,) = report["jobs"]
+    assert 400 <= one["job_runtime"] < 600
+    assert one["read"]["total_ios"] == len(lat_log(log)) > 0
+    assert min(int(row[0]) for row in lat_log(log)) >= 300_000_000  # ramp IOs not measured
+
+
+def test_normal_output_is_a_summary(iobench: Path, data_file: Path) -> None:
+    done = job(iobench, "--file", data_file, "--rw", "read", "--bs", "64K", "--count", "20",
+               "--output-format", "normal")
+    assert done.returncode == 0, done.stderr
+    assert "read: IOPS=" in done.stdout and "20 IOs" in done.stdout
+    assert not done.stdout.lstrip().startswith("{")
+
+
+def fio_json(*args: str) -> dict:
+    done = subprocess.run(["fio", *args, "--output-format=json"], capture_output=True, text=True,
+                          timeout=120)
+    assert done.returncode == 0, done.stderr
+    return json.loads(done.stdout)
+
+
+needs_fio = pytest.mark.skipif(shutil.which("fio") is None, reason="fio is not on PATH")
+
+
+@needs_fio
+def test_fio_has_every_key_iobench_writes(iobench: Path, data_file: Path) -> None:
+    """One parser reads both: every key iobench emits is where fio puts it."""
+    ours = job_json(iobench, "--file", data_file, "--rw", "randread", "--bs", "4K",
+                    "--count", "200")["jobs"][0]
+    theirs = fio_json("--name=keys", f"--filename={data_file}", "--rw=randread", "--bs=4k",
+                      "--size=16m", "--number_ios=200", "--ioengine=psync")["jobs"][0]
+    assert ours.keys() - {"job options"} <= theirs.keys()
+    for direction in ("read", "write"):
+        assert ours[direction].keys() <= theirs[direction].keys()
+        for key in ("clat_ns", "lat_ns"):
+            assert ours[direction][key].keys() - {"percentile"} <= theirs[direction][key].keys()
+    assert list(ours["read"]["clat_ns"]["percentile"]) == list(
+        theirs["read"]["clat_ns"]["percentile"])
+
+
+@needs_fio
+@pytest.mark.peer
+def test_iops_agree_with_fio(iobench: Path, scratch: Path) -> None:
+    """64K random reads, QD1, O_DIRECT, 3 s each, interleaved A B A B: means within 20 %."""
+    path = scratch / "peer256m"
+    made = job(iobench, "--file", path, "--size", "256M", "--rw", "read", "--bs", "1M",
+               "--count", "1")
+    assert made.returncode == 0, made.stderr
+    ours: list[float] = []
+    theirs: list[float] = []
+    for _ in range(2):
+        report = job_json(iobench, "--file", path, "--rw", "randread", "--bs", "64K",
+                          "--direct", "--runtime", "3s")
+        ours.append(report["jobs"][0]["read"]["iops"])
+        report = fio_json("--name=peer", f"--filename={path}", "--rw=randread", "--bs=64k",
+                          "--direct=1", "--ioengine=psync", "--iodepth=1", "--size=256m",
+                          "--runtime=3", "--time_based")
+        theirs.append(report["jobs"][0]["read"]["iops"])
+    mean_ours, mean_theirs = sum(ours) / 2, sum(theirs) / 2
+    summary = (f"iobench IOPS {[round(x) for x in ours]} mean {mean_ours:.0f}; "
+               f"fio IOPS {[round(x) for x in theirs]} mean {mean_theirs:.0f}")
+    print(summary)
+    assert abs(mean_ours - mean_theirs) <= 0.2 * mean_theirs, summary

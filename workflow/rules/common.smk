@@ -1,0 +1,38 @@
+# Rules every experiment shares: the native tools and each experiment's resolved config.
+
+
+rule native:
+    input:
+        NATIVE_SOURCES,
+    output:
+        "native/build/iobench",
+    log:
+        "results/logs/native.log",
+    shell:
+        "make -C native > {log} 2>&1"
+
+
+rule experiment_config:
+    # The resolved config block (profile applied, command-line --config included). Its params
+    # are the block itself, so editing the config re-runs exactly the affected experiment.
+    output:
+        "results/{experiment}/config.json",
+    params:
+        block=lambda wc: {**CFG[wc.experiment], "scratch_dir": CFG["scratch_dir"]},
+    log:
+        "results/logs/{experiment}_config.log",
+    run:
+        from pagelab.records import write_json_atomic
+
+        write_json_atomic(output[0], params.block)
+
+
+rule notebook_html:
+    input:
+        "results/{experiment}/{experiment}.ipynb",
+    output:
+        "results/{experiment}/{experiment}.html",
+    log:
+        "results/logs/{experiment}_html.log",
+    shell:
+        "jupyter nbconvert --to html --output {wildcards.experiment}.html {input} > {log} 2>&1"
