@@ -296,7 +296,7 @@ static int run_job(const struct job_spec *spec, int fd, FILE *lat_log, struct jo
 		rng_fill(&rng, io.buf, spec->bs);
 	}
 	rng_seed(&rng, spec->seed);
-	getrusage(RUSAGE_SELF, &usage_before);
+	getrusage(RUSAGE_SELF, &usage_before);   /* taken again when measuring starts */
 
 	uint64_t job_start = monotonic_ns();
 	uint64_t measure_from = job_start + spec->ramp_ns;

@@ -70,11 +70,12 @@ static void json_direction(struct json *j, const char *key, const struct dir_sta
 	json_object_end(j);
 }
 
-static void json_kv_size(struct json *j, const char *key, uint64_t bytes)
+/* fio writes option values as strings, numbers included. */
+static void json_kv_decimal(struct json *j, const char *key, uint64_t value)
 {
 	char text[32];
 
-	snprintf(text, sizeof(text), "%llu", (unsigned long long)bytes);
+	snprintf(text, sizeof(text), "%llu", (unsigned long long)value);
 	json_kv_string(j, key, text);
 }
 
@@ -86,15 +87,15 @@ static void json_job_options(struct json *j, const struct job_spec *spec)
 	json_kv_string(j, "name", spec->name);
 	json_kv_string(j, "filename", spec->file);
 	json_kv_string(j, "rw", rw_pattern_names[spec->rw]);
-	json_kv_size(j, "bs", spec->bs);
+	json_kv_decimal(j, "bs", spec->bs);
 	json_kv_string(j, "direct", spec->direct ? "1" : "0");
-	json_kv_size(j, "seed", spec->seed);
-	json_kv_size(j, "size", spec->size ? spec->size : spec->file_size);
-	json_kv_size(j, "offset", spec->offset);
-	json_kv_size(j, "span", spec->span);
+	json_kv_decimal(j, "seed", spec->seed);
+	json_kv_decimal(j, "size", spec->size ? spec->size : spec->file_size);
+	json_kv_decimal(j, "offset", spec->offset);
+	json_kv_decimal(j, "span", spec->span);
 	opts_format_duration(spec->runtime_ns, text, sizeof(text));
 	json_kv_string(j, "runtime", spec->runtime_ns ? text : "0");
-	json_kv_size(j, "count", spec->count);
+	json_kv_decimal(j, "count", spec->count);
 	opts_format_duration(spec->ramp_ns, text, sizeof(text));
 	json_kv_string(j, "ramp", text);
 	json_object_end(j);

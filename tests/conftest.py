@@ -1,0 +1,57 @@
+"""Shared fixtures: the repository root, its venv's tools on PATH, and scratch space on the
+real disk (O_DIRECT needs a real file system, so never tmpfs)."""
+
+from __future__ import annotations
+
+import os
+import shutil
+import subprocess
+import uuid
+from pathlib import Path
+
+import pytest
+
+REPO = Path(__file__).resolve().parents[1]
+VENV_BIN = REPO / ".venv" / "bin"
+
+
+@pytest.fixture(scope="session")
+def repo() -> Path:
+    return REPO
+
+
+@pytest.fixture(scope="session")
+def env() -> dict[str, str]:
+    """The environment a user's `make` gives the pipeline: the venv first on PATH."""
+    e = dict(os.environ)
+    e["PATH"] = f"{VENV_BIN}:{e.get('PATH', '')}"
+    e.pop("PAGELAB_ROOT", None)
+    return e
+
+
+@pytest.fixture
+def disk_tmp() -> Path:
+    """A fresh directory on the repository's own disk, removed afterwards."""
+    base = REPO / ".pytest-scratch"
+    path = base / uuid.uuid4().hex[:12]
+    path.mkdir(parents=True)
+    yield path
+    shutil.rmtree(path, ignore_errors=True)
+
+
+def copy_repo(dest: Path) -> Path:
+    """A copy of the working tree as a fresh clone would have it (tracked and new files, no
+    results/, builds or venv), with the current edits included."""
+    files = subprocess.run(
+        ["git", "ls-files", "-z", "--cached", "--others", "--exclude-standard"],
+        cwd=REPO, capture_output=True, check=True,
+    ).stdout.decode().split("\0")
+    for rel in filter(None, files):
+        src = REPO / rel
+        if not src.is_file():
+            continue
+        target = dest / rel
+        target.parent.mkdir(parents=True, exist_ok=True)
+        shutil.copy2(src, target)
+    subprocess.run(["git", "init", "-q"], cwd=dest, check=True)
+    return dest

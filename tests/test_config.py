@@ -1,0 +1,91 @@
+"""Config validation: the defaults come from the schema, bad configs are refused naming the key,
+and Snakemake (the pipeline's own entry point) refuses them the same way."""
+
+import subprocess
+
+import pytest
+import yaml
+
+from pagelab import config
+from pagelab.cli import main
+
+
+def test_default_config_resolves_quick_profile():
+    cfg = config.load()
+    assert cfg["profile"] == "quick"
+    sm = cfg["seekmodel"]
+    assert sm["profile"] == "quick"
+    assert sm["file_size"] == "256M"
+    assert "quick" not in sm and "full" not in sm
+    assert config.experiments() == ["seekmodel"]
+
+
+def test_defaults_fill_an_empty_config(tmp_path):
+    p = tmp_path / "c.yaml"
+    p.write_text("{}\n")
+    cfg = config.load(p)
+    assert cfg["seekmodel"]["block_sizes"] == ["4K", "16K", "64K", "256K", "1M"]
+    assert cfg["seekmodel"]["trials"] == 3
+
+
+def test_one_key_selects_the_full_profile():
+    cfg = config.load(overrides={"profile": "full"})
+    assert cfg["seekmodel"]["profile"] == "full"
+    assert cfg["seekmodel"]["file_size"] == "4G"
+
+
+def test_partial_profile_block_keeps_the_profiles_other_defaults(tmp_path):
+    p = tmp_path / "c.yaml"
+    p.write_text("profile: full\nseekmodel:\n  full: {trials: 4}\n")
+    sm = config.load(p)["seekmodel"]
+    assert sm["trials"] == 4 and sm["file_size"] == "4G"
+
+
+@pytest.mark.parametrize("text,key", [
+    ("seekmodel: {seed: many}", "seekmodel.seed"),
+    ("seekmodel: {quick: {trials: lots}}", "seekmodel.quick.trials"),
+    ("seekmodel: {quick: {trials: 1}}", "seekmodel.quick.trials"),
+    ("seekmodel: {block_sizes: [4K, 3X]}", "seekmodel.block_sizes"),
+    ("profile: medium", "profile"),
+    ("seekmodle: {}", "seekmodle"),
+    ("seekmodel: {quick: {bogus: 1}}", "bogus"),
+])
+def test_bad_config_names_the_key(tmp_path, text, key):
+    p = tmp_path / "bad.yaml"
+    p.write_text(text + "\n")
+    with pytest.raises(config.ConfigError) as err:
+        config.load(p)
+    assert key in str(err.value)
+
+
+def test_config_hash_is_stable_and_sensitive():
+    a = {"x": 1, "y": [1, 2]}
+    assert config.config_hash(a) == config.config_hash({"y": [1, 2], "x": 1})
+    assert config.config_hash(a) != config.config_hash({"x": 2, "y": [1, 2]})
+
+
+def test_cli_bad_override_exits_2(capsys):
+    assert main(["config", "show", "--set", "profile=huge"]) == 2
+    assert "profile" in capsys.readouterr().err
+
+
+def _snakemake(repo, env, *args):
+    return subprocess.run(["snakemake", "-n", "--quiet", "all", *args], cwd=repo, env=env,
+                          capture_output=True, text=True, timeout=120)
+
+
+def test_snakemake_dry_run_succeeds_on_default_config(repo, env):
+    out = _snakemake(repo, env)
+    assert out.returncode == 0, out.stderr
+
+
+@pytest.mark.parametrize("bad,key", [
+    ({"seekmodel": {"quick": {"trials": "lots"}}}, "seekmodel.quick.trials"),
+    ({"seekmodel": {"trails": 3}}, "trails"),
+])
+def test_snakemake_refuses_bad_config_naming_the_key(repo, env, tmp_path, bad, key):
+    p = tmp_path / "bad.yaml"
+    p.write_text(yaml.safe_dump(bad))
+    out = _snakemake(repo, env, "--configfile", str(p))
+    assert out.returncode != 0
+    assert key in out.stdout + out.stderr

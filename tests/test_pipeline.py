@@ -1,0 +1,93 @@
+"""The whole quick pipeline, from an empty results/ in a fresh copy of the repository: native
+build, seekmodel trials on this machine's disk, the papermill notebook, and the LaTeX paper."""
+
+import json
+import re
+import shutil
+import subprocess
+
+import pytest
+
+from conftest import copy_repo
+from pagelab import config
+from pagelab.experiments import seekmodel
+
+pytestmark = pytest.mark.pipeline
+
+
+@pytest.fixture(scope="module")
+def built(tmp_path_factory, env):
+    from conftest import REPO
+
+    if shutil.which("latexmk") is None or shutil.which("pdftotext") is None:
+        pytest.skip("latexmk/pdftotext missing: run `make setup` (Debian: latexmk poppler-utils)")
+    base = REPO / ".pytest-scratch" / f"pipeline-{tmp_path_factory.getbasetemp().name}"
+    shutil.rmtree(base, ignore_errors=True)
+    repo = copy_repo(base / "repo")
+    out = subprocess.run(
+        ["snakemake", "--workflow-profile", "workflow/profiles/default", "results/paper.pdf"],
+        cwd=repo, env=env, capture_output=True, text=True, timeout=900,
+    )
+    assert out.returncode == 0, out.stdout[-3000:] + out.stderr[-3000:]
+    yield repo
+    shutil.rmtree(base, ignore_errors=True)
+
+
+def notebook_stdout(path):
+    nb = json.loads(path.read_text())
+    return "".join("".join(o.get("text", "")) for c in nb["cells"] for o in c.get("outputs", [])
+                   if o.get("name") == "stdout")
+
+
+def test_paper_prints_the_access_time_the_notebook_fitted(built):
+    printed = notebook_stdout(built / "results/seekmodel/seekmodel.ipynb")
+    m = re.search(r"t_access = (\S+) us\s+\[(\S+), (\S+)\]", printed)
+    assert m, printed
+    value = float(m.group(1))
+    assert 0 < value < 1e6  # microseconds: a real disk, not a placeholder
+    assert float(m.group(2)) <= value <= float(m.group(3))
+    text = subprocess.run(["pdftotext", "-layout", str(built / "results/paper.pdf"), "-"],
+                          capture_output=True, text=True, check=True).stdout
+    assert f"{m.group(1)} µs" in text.replace("\u03bc", "\u00b5"), text
+    assert "Profile: quick" in text
+
+
+def test_every_output_exists(built):
+    r = built / "results"
+    for rel in ("paper.pdf", "seekmodel/seekmodel.pdf", "seekmodel/seekmodel.png",
+                "seekmodel/table.tex", "seekmodel/macros.tex", "seekmodel/seekmodel.html",
+                "seekmodel/trials.csv", "benchmarks/seekmodel.tsv"):
+        assert (r / rel).stat().st_size > 0, rel
+    assert "\\toprule" in (r / "seekmodel/table.tex").read_text()
+
+
+def test_trials_ran_in_the_recorded_seeded_order_with_provenance(built):
+    r = built / "results/seekmodel"
+    cfg = json.loads((r / "config.json").read_text())
+    scratch = cfg.pop("scratch_dir")
+    planned = seekmodel.plan(cfg)
+    records = sorted((json.loads(p.read_text()) for p in (r / "trials").glob("*.json")),
+                     key=lambda rec: rec["start"])
+    assert [rec["trial_id"] for rec in records] == [t.trial_id for t in planned]
+    assert sum(not rec["warmup"] for rec in records) == cfg["trials"] * len(cfg["block_sizes"])
+    for rec in records:
+        assert rec["status"] == "ok"
+        prov = rec["provenance"]
+        assert prov["config_hash"] == config.config_hash(cfg)
+        assert prov["machine"]["kernel"] and prov["machine"]["cpu_model"]
+        assert set(prov["git"]) == {"commit", "dirty"}
+        assert prov["tools"]["iobench"].startswith("iobench")
+        assert rec["start"] < rec["end"]
+        res = rec["result"]
+        assert res["total_ios"] > 0 and res["iops"] > 0
+        assert "--direct" in res["command"] and str(rec["seed"]) in res["command"]
+    # The scratch file is gone afterwards.
+    assert not (built / scratch / "seekmodel.dat").exists()
+
+
+def test_second_run_has_nothing_to_do(built, env):
+    out = subprocess.run(["snakemake", "-n", "--workflow-profile", "workflow/profiles/default",
+                          "results/paper.pdf"], cwd=built, env=env, capture_output=True, text=True,
+                         timeout=120)
+    assert out.returncode == 0
+    assert "Nothing to be done" in out.stdout + out.stderr

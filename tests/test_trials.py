@@ -1,0 +1,93 @@
+"""Trial ordering, records and resumption, with a stand-in trial function (the real one is
+exercised by the pipeline test)."""
+
+from collections import Counter
+
+import pytest
+
+from pagelab import trials
+from pagelab.records import read_record
+
+CONFS = [{"bs": b} for b in (4096, 65536, 1 << 20)]
+
+
+def name(c):
+    return f"bs{c['bs']}"
+
+
+def test_plan_is_a_seeded_shuffle_of_every_trial_with_warmups_first():
+    p = trials.plan(CONFS, 4, seed=11, name=name, warmups=[CONFS[-1]])
+    assert p[0].warmup and p[0].trial_id == "warmup-bs1048576"
+    counted = [t for t in p if not t.warmup]
+    assert Counter(t.params["bs"] for t in counted) == {4096: 4, 65536: 4, 1 << 20: 4}
+    assert [t.order for t in p] == list(range(len(p)))
+    again = trials.plan(CONFS, 4, seed=11, name=name, warmups=[CONFS[-1]])
+    assert [(t.trial_id, t.seed) for t in p] == [(t.trial_id, t.seed) for t in again]
+    other = trials.plan(CONFS, 4, seed=12, name=name, warmups=[CONFS[-1]])
+    assert [t.trial_id for t in p] != [t.trial_id for t in other]
+    # Interleaved, not blocked by configuration.
+    ids = [t.params["bs"] for t in counted]
+    assert ids != sorted(ids)
+    assert len({t.seed for t in p}) == len(p)
+
+
+def _run(tmp_path, calls, fail=(), chash="h1"):
+    p = trials.plan(CONFS, 2, seed=1, name=name)
+
+    def run_one(t):
+        calls.append(t.trial_id)
+        if t.trial_id in fail:
+            raise trials.TrialFailed("planted failure")
+        return {"value": t.params["bs"]}
+
+    return trials.run("exp", p, run_one, tmp_path, {"config_hash": chash}, log=lambda s: None)
+
+
+def test_records_are_written_and_a_rerun_resumes(tmp_path):
+    calls = []
+    recs = _run(tmp_path, calls)
+    assert len(calls) == 6 and all(r["status"] == "ok" for r in recs)
+    rec = read_record(tmp_path / "trials" / f"{calls[0]}.json")
+    assert rec["result"]["value"] == rec["params"]["bs"] and rec["start"] <= rec["end"]
+    calls2 = []
+    _run(tmp_path, calls2)
+    assert calls2 == []
+
+
+def test_failed_trial_is_recorded_not_counted_and_rerun(tmp_path):
+    calls = []
+    first = trials.plan(CONFS, 2, seed=1, name=name)[0].trial_id
+    recs = _run(tmp_path, calls, fail={first})
+    failed = [r for r in recs if r["status"] == "failed"]
+    assert [r["trial_id"] for r in failed] == [first] and "planted" in failed[0]["error"]
+    calls2 = []
+    _run(tmp_path, calls2)
+    assert calls2 == [first]
+
+
+def test_changed_config_reruns_everything(tmp_path):
+    _run(tmp_path, [])
+    calls = []
+    _run(tmp_path, calls, chash="h2")
+    assert len(calls) == 6
+
+
+def test_corrupt_record_is_rerun(tmp_path):
+    calls = []
+    _run(tmp_path, calls)
+    (tmp_path / "trials" / f"{calls[2]}.json").write_text('{"trial_id": ')
+    calls2 = []
+    _run(tmp_path, calls2)
+    assert calls2 == [calls[2]]
+
+
+def test_an_unexpected_error_is_recorded_then_raised(tmp_path):
+    p = trials.plan(CONFS, 1, seed=1, name=name)
+
+    def boom(t):
+        raise OSError("disk gone")
+
+    with pytest.raises(OSError):
+        trials.run("exp", p, boom, tmp_path, {"config_hash": "h"}, log=lambda s: None)
+    rec = read_record(tmp_path / "trials" / f"{p[0].trial_id}.json")
+    assert rec["status"] == "failed" and "disk gone" in rec["error"]
