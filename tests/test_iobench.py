@@ -237,7 +237,15 @@ def test_fio_has_every_key_iobench_writes(iobench: Path, data_file: Path) -> Non
 @needs_fio
 @pytest.mark.peer
 def test_iops_agree_with_fio(iobench: Path, scratch: Path) -> None:
-    """64K random reads, QD1, O_DIRECT, 3 s each, interleaved A B A B: means within 20 %."""
+    """64K random reads, QD1, O_DIRECT, interleaved A B A B ...: the median of the per-pair
+    IOPS ratios is within 20 %.
+
+    A virtual disk's speed drifts by 2x within seconds when the host is busy; each pair runs
+    back to back so drift mostly cancels in its ratio, and the median ignores a pair that
+    straddled a burst.
+    """
+    import statistics
+
     path = scratch / "peer256m"
     made = job(iobench, "--file", path, "--size", "256M", "--rw", "read", "--bs", "1M",
                "--count", "1")
@@ -249,16 +257,17 @@ def test_iops_agree_with_fio(iobench: Path, scratch: Path) -> None:
     assert warm_up.returncode == 0, warm_up.stderr
     ours: list[float] = []
     theirs: list[float] = []
-    for _ in range(2):
+    for i in range(5):
         report = job_json(iobench, "--file", path, "--rw", "randread", "--bs", "64K",
-                          "--direct", "--runtime", "3s")
+                          "--direct", "--runtime", "1s", "--seed", str(i + 1))
         ours.append(report["jobs"][0]["read"]["iops"])
         report = fio_json("--name=peer", f"--filename={path}", "--rw=randread", "--bs=64k",
                           "--direct=1", "--ioengine=psync", "--iodepth=1", "--size=256m",
-                          "--runtime=3", "--time_based")
+                          "--runtime=1", "--time_based", f"--randseed={i + 1}")
         theirs.append(report["jobs"][0]["read"]["iops"])
-    mean_ours, mean_theirs = sum(ours) / 2, sum(theirs) / 2
-    summary = (f"iobench IOPS {[round(x) for x in ours]} mean {mean_ours:.0f}; "
-               f"fio IOPS {[round(x) for x in theirs]} mean {mean_theirs:.0f}")
+    ratios = [a / b for a, b in zip(ours, theirs, strict=True)]
+    ratio = statistics.median(ratios)
+    summary = (f"iobench IOPS {[round(x) for x in ours]}; fio IOPS {[round(x) for x in theirs]}; "
+               f"median ratio {ratio:.3f}")
     print(summary)
-    assert abs(mean_ours - mean_theirs) <= 0.2 * mean_theirs, summary
+    assert 0.8 <= ratio <= 1.25, summary

@@ -35,11 +35,6 @@
 const char *const rw_pattern_names[] = { "read", "write", "randread", "randwrite", NULL };
 static const char *const output_format_names[] = { "json", "normal", NULL };
 
-static const char synopsis[] =
-	"iobench job --file F --rw read|write|randread|randwrite --bs B [--direct] "
-	"[--size S] [--runtime T | --count N] [--ramp T] [--seed N] [--span BYTES] "
-	"[--offset BYTES] [--lat-log FILE] [--output-format json|normal] [--name NAME]";
-
 static const char description[] =
 	"Runs one job with pread/pwrite (psync engine, queue depth 1) and prints its\n"
 	"results shaped like fio --output-format=json. Random offsets are uniform,\n"
@@ -362,7 +357,7 @@ int job_command(int argc, char **argv)
 		  .required = true, .help = "file or block device to do IO on" },
 		{ .name = "rw", .kind = OPT_ENUM, .dest = &spec.rw, .choices = rw_pattern_names,
 		  .required = true, .help = "access pattern" },
-		{ .name = "bs", .kind = OPT_SIZE, .dest = &spec.bs, .required = true,
+		{ .name = "bs", .kind = OPT_SIZE, .dest = &spec.bs, .metavar = "B", .required = true,
 		  .help = "block size: a multiple of 512, and of 4096 with --direct" },
 		{ .name = "direct", .kind = OPT_FLAG, .dest = &spec.direct,
 		  .help = "open with O_DIRECT (bypass the page cache)" },
@@ -372,7 +367,7 @@ int job_command(int argc, char **argv)
 		{ .name = "runtime", .kind = OPT_DURATION, .dest = &spec.runtime_ns,
 		  .help = "measure for TIME (5s if neither --runtime nor --count is given)" },
 		{ .name = "count", .kind = OPT_UINT, .dest = &spec.count,
-		  .help = "measure exactly N IOs instead" },
+		  .help = "measure exactly N IOs instead of a --runtime" },
 		{ .name = "ramp", .kind = OPT_DURATION, .dest = &spec.ramp_ns, .default_text = "0s",
 		  .help = "run TIME before measuring (fio's ramp_time)" },
 		{ .name = "seed", .kind = OPT_UINT, .dest = &spec.seed, .default_text = "1",
@@ -386,12 +381,13 @@ int job_command(int argc, char **argv)
 		{ .name = "output-format", .kind = OPT_ENUM, .dest = &spec.output_format,
 		  .choices = output_format_names, .default_text = "json",
 		  .help = "what to print on stdout" },
-		{ .name = "name", .kind = OPT_STRING, .dest = &spec.name, .default_text = "iobench",
+		{ .name = "name", .kind = OPT_STRING, .dest = &spec.name, .metavar = "NAME",
+		  .default_text = "iobench",
 		  .help = "job name in the report" },
 		{ .name = NULL },
 	};
 	struct cli cli = {
-		.prog = "iobench", .command = "iobench job", .synopsis = synopsis,
+		.prog = "iobench", .command = "iobench job",
 		.description = description, .opts = opts,
 	};
 	struct job_result *res = NULL;

@@ -25,7 +25,9 @@ static void vreport(const struct cli *cli, const char *fmt, va_list ap)
 
 	fprintf(err, "%s: ", cli->prog);
 	vfprintf(err, fmt, ap);
-	fprintf(err, "\nusage: %s\ntry '%s --help'\n", cli->synopsis, cli->command);
+	fputc('\n', err);
+	opts_print_usage_line(cli, err);
+	fprintf(err, "try '%s --help'\n", cli->command);
 }
 
 int usage_error(const struct cli *cli, const char *fmt, ...)
@@ -250,9 +252,22 @@ static void write_help_row(FILE *out, const char *left, const char *help)
 	fprintf(out, "%*s%s", HELP_COLUMN - width, "", help);
 }
 
+void opts_print_usage_line(const struct cli *cli, FILE *out)
+{
+	fprintf(out, "usage: %s", cli->command);
+	for (const struct opt *o = cli->opts; o->name; o++) {
+		char choices[256];
+
+		fprintf(out, " %s--%s%s%s%s", o->required ? "" : "[", o->name,
+			o->kind == OPT_FLAG ? "" : " ", metavar(o, choices, sizeof(choices)),
+			o->required ? "" : "]");
+	}
+	fputc('\n', out);
+}
+
 void opts_print_help(const struct cli *cli, FILE *out)
 {
-	fprintf(out, "usage: %s\n", cli->synopsis);
+	opts_print_usage_line(cli, out);
 	if (cli->description)
 		fprintf(out, "\n%s\n", cli->description);
 	fputs("\noptions:\n", out);

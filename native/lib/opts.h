@@ -51,8 +51,7 @@ struct opt {
 
 struct cli {
 	const char *prog;        /* "iobench": prefix of every error message */
-	const char *command;     /* "iobench job": for "try '<command> --help'" */
-	const char *synopsis;    /* one usage line without "usage: " */
+	const char *command;     /* "iobench job": starts the usage line */
 	const char *description; /* a paragraph for --help, or NULL */
 	struct opt *opts;        /* terminated by a row with name == NULL */
 	FILE *err;               /* where errors go; NULL means stderr */
@@ -63,13 +62,16 @@ enum opts_result { OPTS_OK, OPTS_HELP, OPTS_ERROR };
 /*
  * Applies the defaults, then parses argv[1..argc-1]. On --help prints the
  * full help to stdout and returns OPTS_HELP (exit 0). On any mistake prints
- * the error, the synopsis and a hint to stderr and returns OPTS_ERROR (exit
+ * the error, the usage line and a hint to stderr and returns OPTS_ERROR (exit
  * EXIT_USAGE). Positional arguments are rejected.
  */
 enum opts_result opts_parse(struct cli *cli, int argc, char **argv);
 
 /* Writes the help text generated from the table. */
 void opts_print_help(const struct cli *cli, FILE *out);
+
+/* Writes "usage: <command> --required X [--optional Y] ...\n" from the table. */
+void opts_print_usage_line(const struct cli *cli, FILE *out);
 
 /* Reports a usage problem the table cannot express; returns EXIT_USAGE. */
 int usage_error(const struct cli *cli, const char *fmt, ...)

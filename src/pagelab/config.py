@@ -10,9 +10,9 @@ Not for: running anything; this module only reads and checks.
 from __future__ import annotations
 
 import copy
-import re
 import hashlib
 import json
+import re
 from pathlib import Path
 from typing import Any
 

@@ -10,8 +10,8 @@ from pathlib import Path
 
 import pandas as pd
 
-from pagelab.paths import root
 from pagelab.latex import escape, write_table
+from pagelab.paths import root
 
 COLUMNS = ["id", "claim", "value", "unit", "source", "experiment"]
 
