@@ -2,6 +2,7 @@
 # default profile on this machine; `make test` sets up the same way and runs every test.
 #   make PROFILE=full      the paper as it is meant to be built (longer)
 #   make setup             only the set-up (Debian packages, venv, native tools)
+#   make bench             native tools against their peers, side by side (prints a table)
 #   make clean             remove results/ and build outputs (keeps the venv)
 SHELL := /bin/bash
 PYTHON ?= python3
@@ -15,7 +16,7 @@ SNAKEMAKE_FLAGS += --config profile=$(PROFILE)
 endif
 export PATH := $(BIN):$(PATH)
 
-.PHONY: all paper setup system venv native test clean distclean
+.PHONY: all paper setup system venv native test bench clean distclean
 
 all: paper
 
@@ -45,6 +46,10 @@ native:
 
 test: setup
 	$(VENV)/bin/pytest
+
+# The native tools against their peers (fio, cat, MAP_POPULATE), side by side in one run.
+bench: setup
+	$(VENV)/bin/python native/bench/run.py
 
 clean:
 	rm -rf results scratch .snakemake

@@ -29,6 +29,21 @@ def env() -> dict[str, str]:
     return e
 
 
+def build_native() -> Path:
+    """`make -C native`, serialised by a lock so parallel test runs never race on objects."""
+    lock = REPO / "native" / ".build.lock"
+    out = subprocess.run(["flock", str(lock), "make", "-s", "-C", str(REPO / "native")],
+                         capture_output=True, text=True, timeout=600)
+    assert out.returncode == 0, out.stdout + out.stderr
+    return REPO / "native" / "build"
+
+
+@pytest.fixture(scope="session")
+def native_build() -> Path:
+    """The directory of the freshly built native tools."""
+    return build_native()
+
+
 @pytest.fixture
 def disk_tmp() -> Path:
     """A fresh directory on the repository's own disk, removed afterwards."""

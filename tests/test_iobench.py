@@ -13,8 +13,6 @@ from pathlib import Path
 import pytest
 
 REPO = Path(__file__).resolve().parents[1]
-NATIVE = REPO / "native"
-IOBENCH = NATIVE / "build" / "iobench"
 
 # fio's default completion-latency percentiles, keyed as fio keys them ("%f").
 FIO_PERCENTILES = [f"{p:f}" for p in (1, 5, 10, 20, 30, 40, 50, 60, 70, 80, 90, 95, 99, 99.5,
@@ -28,10 +26,8 @@ MiB = 1 << 20
 
 
 @pytest.fixture(scope="session")
-def iobench() -> Path:
-    built = subprocess.run(["make", "-C", str(NATIVE)], capture_output=True, text=True)
-    assert built.returncode == 0, built.stdout + built.stderr
-    return IOBENCH
+def iobench(native_build: Path) -> Path:
+    return native_build / "iobench"
 
 
 @pytest.fixture(scope="session")

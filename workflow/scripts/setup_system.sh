@@ -7,7 +7,7 @@ set -euo pipefail
 PACKAGES=(
   build-essential pkg-config            # native tools
   liburing-dev libfuse3-dev fuse3       # io_uring engine, the FUSE device emulator
-  fio                                   # the peer that iobench is checked against
+  fio lz4                               # peers: fio for iobench, lz4 to check hog --fill ratio:R
   texlive-latex-base texlive-latex-recommended texlive-latex-extra texlive-fonts-recommended
   latexmk poppler-utils                 # the paper, and pdftotext for its tests
   git

@@ -1,0 +1,95 @@
+"""`make bench`: the native tools against their peers, measured side by side in one run.
+
+Each native/bench/bench_<tool>.py has `cases(scratch: Path) -> list[Case]`; every case runs
+its two commands interleaved A B A B ... `rounds` times and reports the ratio of medians with
+the target it must meet. Prints a table and writes results/bench/native.json (atomically).
+Benchmarks print figures; they are not timed tests (a shared machine is too noisy for that).
+"""
+
+from __future__ import annotations
+
+import argparse
+import importlib.util
+import json
+import shutil
+import statistics
+import sys
+import uuid
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+
+REPO = Path(__file__).resolve().parents[2]
+sys.path.insert(0, str(REPO / "src"))
+
+from pagelab.records import write_json_atomic  # noqa: E402
+
+
+@dataclass
+class Case:
+    """One comparison: `ours()` and `peer()` each return one measurement (higher_is_better
+    says which way is good); the ratio ours/peer must satisfy `target` (e.g. ">= 0.97")."""
+
+    name: str
+    metric: str
+    ours: Callable[[], float]
+    peer: Callable[[], float]
+    peer_name: str
+    target: str
+    rounds: int = 5
+    setup: Callable[[], None] | None = None
+    results: dict[str, list[float]] = field(default_factory=lambda: {"ours": [], "peer": []})
+
+    def run(self) -> dict:
+        if self.setup:
+            self.setup()
+        for _ in range(self.rounds):
+            self.results["ours"].append(float(self.ours()))
+            self.results["peer"].append(float(self.peer()))
+        ours, peer = (statistics.median(self.results[k]) for k in ("ours", "peer"))
+        ratio = ours / peer if peer else float("nan")
+        op, bound = self.target.split()
+        ok = ratio >= float(bound) if op == ">=" else ratio <= float(bound)
+        return {"case": self.name, "metric": self.metric, "ours": ours, "peer": peer,
+                "peer_name": self.peer_name, "ratio": ratio, "target": self.target, "met": ok,
+                "samples": self.results}
+
+
+def load_modules(only: list[str]) -> list:
+    mods = []
+    for path in sorted(Path(__file__).parent.glob("bench_*.py")):
+        name = path.stem.removeprefix("bench_")
+        if only and name not in only:
+            continue
+        spec = importlib.util.spec_from_file_location(path.stem, path)
+        mod = importlib.util.module_from_spec(spec)
+        spec.loader.exec_module(mod)
+        mods.append(mod)
+    return mods
+
+
+def main(argv: list[str] | None = None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    ap.add_argument("tools", nargs="*", help="only these (bench_<tool>.py)")
+    ap.add_argument("--out", default=str(REPO / "results" / "bench" / "native.json"))
+    args = ap.parse_args(argv)
+    scratch = REPO / "scratch" / f"bench-{uuid.uuid4().hex[:8]}"
+    scratch.mkdir(parents=True)
+    rows = []
+    try:
+        for mod in load_modules(args.tools):
+            for case in mod.cases(scratch):
+                row = case.run()
+                rows.append(row)
+                print(f"{row['case']:<44} {row['metric']:<16} ours {row['ours']:>12.4g}  "
+                      f"{row['peer_name']} {row['peer']:>12.4g}  ratio {row['ratio']:.3f}  "
+                      f"target {row['target']:<7} {'met' if row['met'] else 'NOT MET'}", flush=True)
+    finally:
+        shutil.rmtree(scratch, ignore_errors=True)
+    write_json_atomic(args.out, rows)
+    print(f"{sum(r['met'] for r in rows)} of {len(rows)} targets met; table in {args.out}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
