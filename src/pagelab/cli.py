@@ -2,6 +2,7 @@
 
   pagelab config show [--configfile F] [--set KEY=VALUE ...]   effective config as JSON
   pagelab trial EXPERIMENT --config JSON --outdir DIR          run or resume the trials
+  pagelab state show|restore                                   paging state; undo journaled changes
   pagelab provenance [--path P]                                machine, git and disk facts
   pagelab paper --out PDF                                       build the LaTeX paper
 
@@ -58,6 +59,17 @@ def cmd_provenance(args: argparse.Namespace) -> int:
     return 0
 
 
+def cmd_state(args: argparse.Namespace) -> int:
+    from pagelab import state
+
+    if args.action == "restore":
+        undone = state.restore()
+        print(f"restored {len(undone)} change(s)" + (": " + ", ".join(undone) if undone else ""))
+        return 0
+    print(json.dumps(state.show(), indent=2))
+    return 0
+
+
 def cmd_paper(args: argparse.Namespace) -> int:
     from pagelab.paper import build
 
@@ -87,6 +99,10 @@ def parser() -> argparse.ArgumentParser:
                    help="the resolved config block as JSON (the pipeline writes results/EXP/config.json)")
     t.add_argument("--outdir", required=True)
     t.set_defaults(func=cmd_trial)
+
+    st = sub.add_parser("state", help="show the paging state, or restore what a run changed")
+    st.add_argument("action", choices=["show", "restore"])
+    st.set_defaults(func=cmd_state)
 
     pv = sub.add_parser("provenance", help="print machine, git and disk facts")
     pv.add_argument("--path", default=".")

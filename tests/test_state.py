@@ -1,0 +1,99 @@
+"""The state module on the real kernel: every change is undone, also after SIGKILL at any point
+(fault injection at every change point of a trial-sized scenario), and restore is idempotent."""
+
+import os
+import re
+import signal
+import subprocess
+import sys
+
+import pytest
+
+from conftest import REPO, VENV_BIN
+from pagelab import state
+
+pytestmark = pytest.mark.skipif(os.geteuid() != 0, reason="needs root to change paging state")
+
+SCENARIO = [str(VENV_BIN / "python"), str(REPO / "tests" / "state_scenario.py")]
+
+
+@pytest.fixture
+def journal(tmp_path, monkeypatch):
+    path = tmp_path / "journal.jsonl"
+    monkeypatch.setenv("PAGELAB_JOURNAL", str(path))
+    yield path
+    state.restore()  # whatever a failing test left
+
+
+def run_scenario(workdir, fault_at=None):
+    env = dict(os.environ)
+    env.pop("_PAGELAB_FAULT_COUNT", None)
+    env["PAGELAB_FAULT_AT"] = str(fault_at if fault_at is not None else 10**9)
+    return subprocess.run(SCENARIO + [str(workdir)], env=env, capture_output=True, text=True,
+                          timeout=120)
+
+
+def test_a_clean_run_changes_then_restores_everything(journal, disk_tmp):
+    before = state.show()
+    out = run_scenario(disk_tmp)
+    assert out.returncode == 0, out.stderr
+    assert "'zswap.enabled': 'Y'" in out.stdout and "'vm.page-cluster': '0'" in out.stdout
+    assert state.show() == before
+    assert not journal.exists()
+
+
+def test_sigkill_at_every_change_point_is_restored(journal, disk_tmp):
+    before = state.show()
+    points = int(re.search(r"fault points (\d+)", run_scenario(disk_tmp).stdout).group(1))
+    assert points >= 20
+    for k in range(1, points + 1):
+        out = run_scenario(disk_tmp, fault_at=k)
+        assert out.returncode == -signal.SIGKILL, (k, out.stdout, out.stderr)
+        assert journal.exists()
+        changed = state.show()
+        assert changed != before or k == 1, k  # something was left behind to restore...
+        undo = subprocess.run([str(VENV_BIN / "pagelab"), "state", "restore"], capture_output=True,
+                              text=True, env=dict(os.environ), timeout=120)
+        assert undo.returncode == 0, (k, undo.stderr)
+        assert state.show() == before, k  # ...and restore put everything back
+        again = subprocess.run([str(VENV_BIN / "pagelab"), "state", "restore"], capture_output=True,
+                               text=True, env=dict(os.environ), timeout=60)
+        assert again.returncode == 0 and "restored 0" in again.stdout
+
+
+def test_readback_mismatch_stops(journal):
+    with state.session() as st:
+        with pytest.raises(state.StateError, match="zram0: compressor 'nonesuch' not offered"):
+            st.zram(16 << 20, "nonesuch")
+        with pytest.raises(state.StateError, match="zswap.compressor: 'nonesuch' is not available"):
+            st.set_knob("zswap.compressor", "nonesuch")
+        with pytest.raises(state.StateError, match="unknown knob"):
+            st.set_knob("vm.nonesuch", 1)
+        with pytest.raises(state.StateError, match="cannot write"):
+            st.set_knob("vm.page-cluster", -5)
+
+
+def test_session_restores_on_exception(journal):
+    before = state.show()
+    with pytest.raises(RuntimeError):
+        with state.session() as st:
+            st.set_knob("vm.page-cluster", 1)
+            assert state.show()["knobs"]["vm.page-cluster"] == "1"
+            raise RuntimeError("trial blew up")
+    assert state.show() == before
+
+
+def test_session_restores_on_sigterm(journal, tmp_path):
+    code = ("import time; from pagelab import state\n"
+            "with state.session() as st:\n"
+            "    st.set_knob('vm.swappiness', 7)\n"
+            "    print('set', flush=True)\n"
+            "    time.sleep(60)\n")
+    before = state.show()
+    p = subprocess.Popen([sys.executable, "-c", code], stdout=subprocess.PIPE, text=True,
+                         env=dict(os.environ))
+    assert p.stdout.readline().strip() == "set"
+    assert state.show()["knobs"]["vm.swappiness"] == "7"
+    p.send_signal(signal.SIGTERM)
+    p.wait(timeout=30)
+    assert state.show() == before
