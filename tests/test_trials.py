@@ -91,3 +91,45 @@ def test_an_unexpected_error_is_recorded_then_raised(tmp_path):
         trials.run("exp", p, boom, tmp_path, {"config_hash": "h"}, log=lambda s: None)
     rec = read_record(tmp_path / "trials" / f"{p[0].trial_id}.json")
     assert rec["status"] == "failed" and "disk gone" in rec["error"]
+
+
+def _adaptive(tmp_path, noise, n_max=12):
+    import random as _r
+
+    gen = _r.Random(5)
+
+    def run_one(t):
+        return {"value": 100.0 * (1 + noise * gen.gauss(0, 1))}
+
+    return trials.run_adaptive("exp", CONFS, name, run_one, lambda r: r["value"], tmp_path,
+                               {"config_hash": "h"}, seed=3, n_min=3, n_max=n_max, ci_pct=2.0,
+                               log=lambda s: None)
+
+
+def test_adaptive_stops_early_on_a_quiet_metric(tmp_path):
+    recs, stops = _adaptive(tmp_path, noise=0.001)
+    assert all(s.reason == "ci" and s.n == 3 for s in stops)
+    assert len(recs) == 9
+
+
+def test_adaptive_runs_to_n_max_on_a_noisy_metric(tmp_path):
+    recs, stops = _adaptive(tmp_path, noise=0.3)
+    assert all(s.reason == "n_max" and s.n == 12 for s in stops)
+    assert len(recs) == 36
+    assert all(s.half_width > 0.02 * s.median for s in stops)
+    # Interleaved: the extra rounds mix configurations rather than finishing one first.
+    later = [r["params"]["bs"] for r in sorted(recs, key=lambda r: r["order"])[9:15]]
+    assert len(set(later)) == 3
+
+
+def test_adaptive_resume_makes_the_same_decisions(tmp_path):
+    first, _ = _adaptive(tmp_path, noise=0.3, n_max=5)
+    again, stops = _adaptive(tmp_path, noise=0.3, n_max=5)
+    assert [r["trial_id"] for r in first] == [r["trial_id"] for r in again]
+    assert [r["result"] for r in first] == [r["result"] for r in again]
+
+
+def test_adaptive_rejects_bad_bounds(tmp_path):
+    with pytest.raises(ValueError, match="n_min"):
+        trials.run_adaptive("e", CONFS, name, lambda t: {}, lambda r: 0.0, tmp_path,
+                            {"config_hash": "h"}, seed=1, n_min=5, n_max=3, ci_pct=5)

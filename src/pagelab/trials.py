@@ -123,3 +123,91 @@ def run(
         log(f"{experiment}: {trial.trial_id}: {rec['status']}")
         records.append(rec)
     return records
+
+
+@dataclass
+class Stopping:
+    """Why a configuration got the repetitions it got."""
+
+    config: str
+    n: int
+    reason: str  # "ci" (precise enough), "n_max" (cap reached), "failed" (a trial failed)
+    median: float | None = None
+    half_width: float | None = None
+
+
+def precise_enough(values: list[float], ci_pct: float, seed: int = 0) -> tuple[bool, float, float]:
+    """Is the 95 % bootstrap CI half-width of the median at most ci_pct % of the median?"""
+    import numpy as np
+
+    from pagelab.stats import bootstrap_ci
+
+    est = bootstrap_ci(values, statistic=np.median, seed=seed, n_resamples=2000)
+    limit = abs(est.value) * ci_pct / 100.0
+    return est.half_width <= limit, est.value, est.half_width
+
+
+def run_adaptive(
+    experiment: str,
+    configurations: list[dict[str, Any]],
+    name: Callable[[dict[str, Any]], str],
+    run_one: Callable[[Trial], dict[str, Any]],
+    metric: Callable[[dict[str, Any]], float],
+    outdir: Path,
+    provenance: dict[str, Any],
+    seed: int,
+    n_min: int,
+    n_max: int,
+    ci_pct: float,
+    warmups: list[dict[str, Any]] | None = None,
+    log: Callable[[str], None] = lambda s: print(s, file=sys.stderr),
+) -> tuple[list[dict[str, Any]], list[Stopping]]:
+    """Run n_min repetitions of every configuration (interleaved, seeded), then add rounds of
+    one more repetition for each configuration whose primary metric is not yet precise enough
+    (95 % CI half-width of the median > ci_pct % of it), until all are or n_max is reached.
+
+    Every decision depends only on the seed and the recorded results, so a resumed run makes
+    the same decisions. Returns the records and each configuration's stopping reason.
+    """
+    if not 2 <= n_min <= n_max:
+        raise ValueError(f"need 2 <= n_min <= n_max, got n_min={n_min}, n_max={n_max}")
+    rng = random.Random(seed)
+    records: list[dict[str, Any]] = []
+    reps = {name(c): 0 for c in configurations}
+    by_name = {name(c): c for c in configurations}
+    order = 0
+
+    def batch(confs: list[dict[str, Any]], rounds: int, warm: list[dict[str, Any]]) -> None:
+        nonlocal order
+        planned = [Trial(f"{name(c)}-r{reps[name(c)] + r:02d}", c, reps[name(c)] + r, 0)
+                   for r in range(rounds) for c in confs]
+        rng.shuffle(planned)
+        planned = [Trial(f"warmup-{name(c)}", c, -1, 0, warmup=True) for c in warm] + planned
+        for t in planned:
+            t.order, order = order, order + 1
+            t.seed = rng.getrandbits(31)
+        records.extend(run(experiment, planned, run_one, outdir, provenance, log))
+        for c in confs:
+            reps[name(c)] += rounds
+
+    batch(configurations, n_min, warmups or [])
+    stopping: dict[str, Stopping] = {}
+    while True:
+        pending = []
+        for cname, conf in by_name.items():
+            if cname in stopping:
+                continue
+            mine = [r for r in records if not r["warmup"] and name(r["params"]) == cname]
+            if any(r["status"] != "ok" for r in mine):
+                stopping[cname] = Stopping(cname, reps[cname], "failed")
+                continue
+            values = [metric(r["result"]) for r in mine]
+            ok, med, hw = precise_enough(values, ci_pct, seed)
+            if ok or reps[cname] >= n_max:
+                stopping[cname] = Stopping(cname, reps[cname], "ci" if ok else "n_max", med, hw)
+            else:
+                pending.append(conf)
+        if not pending:
+            break
+        batch(pending, 1, [])
+    return records, [stopping[n] for n in by_name]
