@@ -56,3 +56,130 @@ def bootstrap_ci(
         if np.isfinite(lo) and np.isfinite(hi):
             return Estimate(point, lo, hi, int(x.size), method)
     return Estimate(point, float(np.min(x)), float(np.max(x)), int(x.size), "range")
+
+
+def ratio_ci(
+    a: Sequence[float] | np.ndarray,
+    b: Sequence[float] | np.ndarray,
+    statistic: Callable[[np.ndarray], float] = np.median,
+    level: float = 0.95,
+    n_resamples: int = 10_000,
+    seed: int = 0,
+) -> Estimate:
+    """statistic(a) / statistic(b) with a bootstrap CI, resampling a and b independently
+    (percentile method: BCa's jackknife is not defined across two samples of any sizes)."""
+    x = np.asarray(a, dtype=float)
+    y = np.asarray(b, dtype=float)
+    if x.size == 0 or y.size == 0:
+        raise ValueError("no values")
+    point = float(statistic(x) / statistic(y))
+    rng = np.random.default_rng(seed)
+    ix = rng.integers(0, x.size, size=(n_resamples, x.size))
+    iy = rng.integers(0, y.size, size=(n_resamples, y.size))
+    with np.errstate(divide="ignore", invalid="ignore"):
+        boot = np.apply_along_axis(statistic, 1, x[ix]) / np.apply_along_axis(statistic, 1, y[iy])
+    boot = boot[np.isfinite(boot)]
+    alpha = (1 - level) / 2
+    lo, hi = np.quantile(boot, [alpha, 1 - alpha])
+    return Estimate(point, float(lo), float(hi), int(x.size + y.size), "percentile")
+
+
+@dataclass(frozen=True)
+class Test:
+    name: str
+    statistic: float
+    p: float
+
+
+def mann_whitney(a: Sequence[float], b: Sequence[float]) -> Test:
+    """Two-sided Mann-Whitney U (exact for small samples without ties, as scipy chooses)."""
+    res = _st.mannwhitneyu(a, b, alternative="two-sided")
+    return Test("mann-whitney", float(res.statistic), float(res.pvalue))
+
+
+def welch(a: Sequence[float], b: Sequence[float]) -> Test:
+    """Welch's unequal-variance t-test, two-sided."""
+    res = _st.ttest_ind(a, b, equal_var=False)
+    return Test("welch", float(res.statistic), float(res.pvalue))
+
+
+def holm(pvalues: Sequence[float]) -> list[float]:
+    """Holm-Bonferroni adjusted p-values (step-down, monotone, capped at 1), in input order."""
+    p = np.asarray(pvalues, dtype=float)
+    m = p.size
+    order = np.argsort(p)
+    adjusted = np.empty(m)
+    running = 0.0
+    for rank, idx in enumerate(order):
+        running = max(running, (m - rank) * p[idx])
+        adjusted[idx] = min(1.0, running)
+    return adjusted.tolist()
+
+
+def cliffs_delta(a: Sequence[float], b: Sequence[float]) -> float:
+    """P(a > b) - P(a < b) over all pairs: -1..1, 0 = no difference."""
+    x = np.asarray(a, float)[:, None]
+    y = np.asarray(b, float)[None, :]
+    return float(np.mean(x > y) - np.mean(x < y))
+
+
+def hedges_g(a: Sequence[float], b: Sequence[float]) -> float:
+    """Standardised mean difference (a - b) with the small-sample correction."""
+    x, y = np.asarray(a, float), np.asarray(b, float)
+    nx, ny = x.size, y.size
+    pooled = np.sqrt(((nx - 1) * x.var(ddof=1) + (ny - 1) * y.var(ddof=1)) / (nx + ny - 2))
+    d = (x.mean() - y.mean()) / pooled
+    return float(d * (1 - 3 / (4 * (nx + ny) - 9)))
+
+
+def effect_ci(
+    a: Sequence[float], b: Sequence[float], effect: Callable[[np.ndarray, np.ndarray], float] = cliffs_delta,
+    level: float = 0.95, n_resamples: int = 5000, seed: int = 0,
+) -> Estimate:
+    """An effect size and its percentile bootstrap CI (independent resampling)."""
+    x, y = np.asarray(a, float), np.asarray(b, float)
+    rng = np.random.default_rng(seed)
+    boot = np.array([effect(x[rng.integers(0, x.size, x.size)], y[rng.integers(0, y.size, y.size)])
+                     for _ in range(n_resamples)])
+    boot = boot[np.isfinite(boot)]
+    alpha = (1 - level) / 2
+    lo, hi = np.quantile(boot, [alpha, 1 - alpha])
+    return Estimate(effect(x, y), float(lo), float(hi), int(x.size + y.size), "percentile")
+
+
+def tukey_outliers(values: Sequence[float], k: float = 1.5) -> list[str]:
+    """Tukey's labels per value: "" inside the fences, "mild" beyond k*IQR, "severe" beyond
+    2k*IQR. Labels only: nothing is removed."""
+    x = np.asarray(values, float)
+    q1, q3 = np.percentile(x, [25, 75])
+    iqr = q3 - q1
+    labels = []
+    for v in x:
+        dist = max(q1 - v, v - q3, 0.0)
+        labels.append("severe" if dist > 2 * k * iqr else "mild" if dist > k * iqr else "")
+    return labels
+
+
+@dataclass(frozen=True)
+class Change:
+    """The verdict on b against a (the baseline), Criterion-style."""
+
+    ratio: Estimate  # median(b) / median(a)
+    test: Test
+    verdict: str  # "lower", "higher" or "no change"
+
+
+def compare(a: Sequence[float], b: Sequence[float], alpha: float = 0.05, noise: float = 0.02,
+            seed: int = 0, p_adjusted: float | None = None) -> Change:
+    """A change is claimed only when the test rejects at `alpha` (using `p_adjusted` when a
+    family correction was applied) AND the whole CI of the ratio lies outside 1 +- noise."""
+    r = ratio_ci(b, a, seed=seed)
+    t = mann_whitney(a, b)
+    p = t.p if p_adjusted is None else p_adjusted
+    if p < alpha and r.ci_high < 1 - noise:
+        verdict = "lower"
+    elif p < alpha and r.ci_low > 1 + noise:
+        verdict = "higher"
+    else:
+        verdict = "no change"
+    return Change(r, t, verdict)
