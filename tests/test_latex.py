@@ -40,7 +40,8 @@ def test_claims_file_is_complete_and_tabulates(tmp_path):
 
 def test_claims_file_errors_name_the_problem(tmp_path):
     p = tmp_path / "c.csv"
-    p.write_text("id,claim,value,unit,source,experiment\nX,c,1,s,000,e\nX,d,2,s,000,e\n")
+    p.write_text("id,claim,value,unit,source,experiment,measurement,judge,tolerance\n"
+                 "X,c,1,s,000,e,e.m,value,0\nX,d,2,s,000,e,e.m,value,0\n")
     with pytest.raises(ValueError, match="duplicate claim id"):
         load_claims(p)
     p.write_text("id,claim,value\nX,c,1\n")

@@ -13,7 +13,8 @@ import pandas as pd
 from pagelab.latex import escape, write_table
 from pagelab.paths import root
 
-COLUMNS = ["id", "claim", "value", "unit", "source", "experiment"]
+COLUMNS = ["id", "claim", "value", "unit", "source", "experiment", "measurement", "judge"]
+OPTIONAL = ["tolerance"]
 
 
 def load_claims(path: Path | str | None = None) -> pd.DataFrame:

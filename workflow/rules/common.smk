@@ -9,7 +9,7 @@ rule native:
     log:
         "results/logs/native.log",
     shell:
-        "make -C native > {log} 2>&1"
+        "flock native/.build.lock make -s -C native > {log} 2>&1"
 
 
 rule experiment_config:

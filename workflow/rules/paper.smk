@@ -14,10 +14,27 @@ rule published_claims:
         write_claims_table(output[0], input[0])
 
 
+rule claims:
+    # The published-vs-reproduced verdicts, from every experiment's measurements.json.
+    input:
+        claims="data/published/claims.csv",
+        measurements=["results/seekmodel/measurements.json"],
+    output:
+        tex="results/claims/verdicts.tex",
+        csv="results/claims/verdicts.csv",
+    log:
+        "results/logs/claims.log",
+    run:
+        from pagelab.claims import write_verdicts
+
+        write_verdicts("results", output.tex, output.csv, input.claims)
+
+
 rule paper:
     input:
         sources=sorted(glob.glob("paper/**/*.tex", recursive=True)),
         claims="results/published/claims.tex",
+        verdicts="results/claims/verdicts.tex",
         seekmodel=rules.seekmodel_notebook.output,
         seekmodel_html="results/seekmodel/seekmodel.html",
     output:

@@ -28,6 +28,7 @@ rule seekmodel_notebook:
         figure="results/seekmodel/seekmodel.pdf",
         table="results/seekmodel/table.tex",
         macros="results/seekmodel/macros.tex",
+        measurements="results/seekmodel/measurements.json",
     log:
         "results/logs/seekmodel_notebook.log",
     shell:

@@ -162,3 +162,23 @@ def macros(summary: pd.DataFrame, result: _fit.FitResult, prov: dict[str, Any],
         m["SeekmodelSixtyFourKLoMBps"] = fmt(r["mbps_lo"])
         m["SeekmodelSixtyFourKHiMBps"] = fmt(r["mbps_hi"])
     return m
+
+
+def measurements(summary: pd.DataFrame, result: _fit.FitResult, device: str = "own") -> dict[str, Any]:
+    """What the claims checker reads: results/seekmodel/measurements.json."""
+    t, bw = result["t_access"], result["bandwidth"]
+    out: dict[str, Any] = {
+        f"{NAME}.{device}.t_access_us": {"value": t.value * 1e6, "ci_low": t.ci_low * 1e6,
+                                         "ci_high": t.ci_high * 1e6, "unit": "us", "n": result.n},
+        f"{NAME}.{device}.bandwidth_mbps": {"value": bw.value / MB, "ci_low": bw.ci_low / MB,
+                                            "ci_high": bw.ci_high / MB, "unit": "MB/s", "n": result.n},
+        # The seed's own arithmetic (CM2), recomputed: a check of the model, not of a disk.
+        f"{NAME}.seed_model.rr64k_mbps": {"value": seed_model_mbps(), "unit": "MB/s", "n": 1},
+    }
+    for _, row in summary.iterrows():
+        size = format_size(int(row["bs"])).lower()
+        out[f"{NAME}.{device}.rr{size}_mbps"] = {"value": row["mbps"], "ci_low": row["mbps_lo"],
+                                                 "ci_high": row["mbps_hi"], "unit": "MB/s", "n": int(row["n"])}
+        out[f"{NAME}.{device}.rr{size}_ms"] = {"value": row["t_ms"], "ci_low": row["t_ms_lo"],
+                                               "ci_high": row["t_ms_hi"], "unit": "ms", "n": int(row["n"])}
+    return out
