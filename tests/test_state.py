@@ -97,3 +97,18 @@ def test_session_restores_on_sigterm(journal, tmp_path):
     p.send_signal(signal.SIGTERM)
     p.wait(timeout=30)
     assert state.show() == before
+
+
+def test_scope_undoes_only_its_own_changes(journal):
+    before = state.show()
+    with state.session() as st:
+        st.set_knob("vm.page-cluster", 1)
+        with st.scope():
+            st.set_knob("vm.swappiness", 11)
+            st.set_knob("vm.page-cluster", 2)
+            assert state.show()["knobs"]["vm.swappiness"] == "11"
+        now = state.show()["knobs"]
+        assert now["vm.swappiness"] == before["knobs"]["vm.swappiness"]
+        assert now["vm.page-cluster"] == "1"
+        assert len(st.journal.entries()) == 1
+    assert state.show() == before

@@ -143,6 +143,19 @@ class Journal:
     def clear(self) -> None:
         self.path.unlink(missing_ok=True)
 
+    def truncate(self, keep: int) -> None:
+        """Keep only the first `keep` entries (rewritten atomically)."""
+        entries = self.entries()[:keep]
+        if not entries:
+            self.clear()
+            return
+        tmp = self.path.with_name(self.path.name + ".tmp")
+        with open(tmp, "w") as fh:
+            fh.writelines(json.dumps(e, sort_keys=True) + "\n" for e in entries)
+            fh.flush()
+            os.fsync(fh.fileno())
+        os.replace(tmp, self.path)
+
 
 # --------------------------------------------------------------------------------------------
 # Changes. Each `do_*` journals first, then acts, then reads back; each `_undo_<kind>` takes a
@@ -155,6 +168,16 @@ class State:
     def __init__(self, journal: Journal | None = None):
         self.journal = journal or Journal()
         self.effective: dict[str, str] = {}
+
+    @contextmanager
+    def scope(self) -> Iterator[State]:
+        """Changes made inside are undone on leaving it (e.g. one trial's devices), while the
+        session's earlier changes stay."""
+        mark = len(self.journal.entries())
+        try:
+            yield self
+        finally:
+            restore(self.journal, keep=mark)
 
     def _change(self, entry: dict[str, Any], act: Callable[[], None]) -> None:
         self.journal.append(entry)
@@ -460,15 +483,16 @@ UNDO: dict[str, Callable[[dict[str, Any]], None]] = {
 }
 
 
-def restore(journal: Journal | None = None) -> list[str]:
-    """Undo every journaled change, newest first; idempotent. Returns what was undone.
+def restore(journal: Journal | None = None, keep: int = 0) -> list[str]:
+    """Undo every journaled change after the first `keep`, newest first; idempotent. Returns
+    what was undone.
 
-    Only when every undo succeeded is the journal removed; otherwise it stays for another try
-    and StateError lists what failed.
+    Only when every undo succeeded is the journal shortened (removed when keep is 0);
+    otherwise it stays for another try and StateError lists what failed.
     """
     journal = journal or Journal()
     done, failed = [], []
-    for e in reversed(journal.entries()):
+    for e in reversed(journal.entries()[keep:]):
         undo = UNDO.get(e.get("kind", ""))
         if undo is None:
             failed.append(f"unknown journal entry {e}")
@@ -481,7 +505,7 @@ def restore(journal: Journal | None = None) -> list[str]:
             failed.append(f"{e['kind']}: {exc}")
     if failed:
         raise StateError("restore incomplete: " + "; ".join(failed))
-    journal.clear()
+    journal.truncate(keep)
     return done
 
 
