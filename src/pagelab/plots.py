@@ -65,3 +65,34 @@ def errorbar_fit(
     uniq = dict(zip(labels, handles, strict=True))
     ax.legend(uniq.values(), uniq.keys(), frameon=False)
     return fig
+
+
+def bars_ci(summary: pd.DataFrame, x: str, y: str, lo: str, hi: str, xlabel: str = "",
+            ylabel: str = "", reference: float | None = None, reference_label: str = "",
+            points: pd.DataFrame | None = None, logy: bool = False) -> plt.Figure:
+    """Medians as bars with CI whiskers, the trials as dots, and a published value as a line."""
+    fig, ax = plt.subplots(figsize=(4.8, 3.2))
+    xs = np.arange(len(summary))
+    ax.bar(xs, summary[y], color=sns.color_palette()[0], alpha=0.75, label="median, 95 % CI")
+    yerr = np.vstack([summary[y] - summary[lo], summary[hi] - summary[y]])
+    ax.errorbar(xs, summary[y], yerr=yerr, fmt="none", ecolor="black", capsize=3)
+    if points is not None:
+        pos = {v: i for i, v in enumerate(summary[x])}
+        ax.scatter([pos[v] for v in points[x]], points[y], s=8, color="0.3", zorder=3, label="trials")
+    if reference is not None:
+        ax.axhline(reference, color=sns.color_palette()[3], linestyle="--", label=reference_label)
+    ax.set_xticks(xs, summary[x])
+    ax.set_xlabel(xlabel)
+    ax.set_ylabel(ylabel)
+    if logy:
+        ax.set_yscale("log")
+    ax.legend(frameon=False, fontsize="small")
+    return fig
+
+
+def message(text: str) -> plt.Figure:
+    """A figure that says why there is no data (an experiment skipped on this machine)."""
+    fig, ax = plt.subplots(figsize=(4.8, 1.2))
+    ax.axis("off")
+    ax.text(0.5, 0.5, text, ha="center", va="center", wrap=True)
+    return fig

@@ -6,6 +6,9 @@ rule native:
         NATIVE_SOURCES,
     output:
         "native/build/iobench",
+        "native/build/hog",
+        "native/build/cacheflood",
+        "native/build/residency",
     log:
         "results/logs/native.log",
     shell:

@@ -18,7 +18,7 @@ rule claims:
     # The published-vs-reproduced verdicts, from every experiment's measurements.json.
     input:
         claims="data/published/claims.csv",
-        measurements=["results/seekmodel/measurements.json"],
+        measurements=["results/seekmodel/measurements.json", "results/standby/measurements.json"],
     output:
         tex="results/claims/verdicts.tex",
         csv="results/claims/verdicts.csv",
@@ -37,6 +37,8 @@ rule paper:
         verdicts="results/claims/verdicts.tex",
         seekmodel=rules.seekmodel_notebook.output,
         seekmodel_html="results/seekmodel/seekmodel.html",
+        standby=rules.standby_notebook.output,
+        standby_html="results/standby/standby.html",
     output:
         "results/paper.pdf",
     log:
