@@ -15,19 +15,19 @@ from __future__ import annotations
 import json
 import os
 import subprocess
-import time
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 import pandas as pd
 
-from pagelab import counters, mm, records, state, trials
+from pagelab import counters, records, state, trials
 from pagelab.config import config_hash
 from pagelab.provenance import block_device_of, provenance
 from pagelab.stats import bootstrap_ci
 from pagelab.tools import tool_path
 from pagelab.units import parse_size
+from pagelab.victim import Victim
 
 NAME = "standby"
 PAGE = os.sysconf("SC_PAGE_SIZE")
@@ -44,16 +44,6 @@ def skip_reason(cfg: dict[str, Any]) -> str | None:
     if "zram" in cfg["arms"] and not Path("/sys/block/zram0").exists():
         return "skipped: no zram0 (modprobe zram, or drop the zram arm)"
     return None
-
-
-def _wait_for(path: Path, proc: subprocess.Popen[str], timeout: float) -> None:
-    deadline = time.monotonic() + timeout
-    while not path.exists():
-        if proc.poll() is not None:
-            raise trials.TrialFailed(f"victim exited {proc.returncode} before ready: {proc.stderr.read()}")
-        if time.monotonic() > deadline:
-            raise trials.TrialFailed(f"victim not ready after {timeout:.0f} s")
-        time.sleep(0.005)
 
 
 def run_trial(st: state.State, cfg: dict[str, Any], trial: trials.Trial, scratch: Path) -> dict[str, Any]:
@@ -75,20 +65,9 @@ def run_trial(st: state.State, cfg: dict[str, Any], trial: trials.Trial, scratch
         cg = st.cgroup(NAME, memory_limit=ws + parse_size(cfg["headroom"]))
         c = counters.Counters(block_devices=[blockdev], memcg=cg.path("memory"),
                               zram=["zram0"] if arm == "zram" else [])
-        ready, go = work / "ready.json", work / "go"
-        cmd = [str(tool_path("hog")), "victim", "--size", str(ws), "--fill", f"ratio:{cfg['fill_ratio']}",
-               "--seed", str(trial.seed), "--ready", str(ready), "--go", str(go), "--trim", "none",
-               "--order", "seq", "--verify", "--output-format", "json"]
-        victim = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
-                                  preexec_fn=cg.preexec())
-        try:
-            _wait_for(ready, victim, 120)
-            info = json.loads(ready.read_text())
+        with Victim(ws, f"ratio:{cfg['fill_ratio']}", trial.seed, work, cg) as victim:
             s0 = c.snapshot()
-            t0 = time.monotonic()
-            mm.pageout(victim.pid, int(info["address"]), int(info["size"]))
-            trim_s = time.monotonic() - t0
-            swapped = mm.swapped_bytes(victim.pid)
+            trim = victim.trim()
             s1 = c.snapshot()
             flood: dict[str, Any] = {}
             if arm != "trim_only":
@@ -101,23 +80,13 @@ def run_trial(st: state.State, cfg: dict[str, Any], trial: trials.Trial, scratch
                     raise trials.TrialFailed(f"cacheflood failed: {fl.stderr.strip()}")
                 flood = json.loads(fl.stdout)
             s2 = c.snapshot()
-            go.touch()
-            out, err = victim.communicate(timeout=600)
+            rep = victim.retouch()
             s3 = c.snapshot()
-        finally:
-            if victim.poll() is None:
-                victim.kill()
-                victim.wait()
-        if victim.returncode != 0:
-            raise trials.TrialFailed(f"victim exited {victim.returncode}: {err.strip()}")
-        rep = json.loads(out)
         retouch = c.delta(s2, s3)
-        if not rep.get("verify", {}).get("ok", False):
-            raise trials.TrialFailed(f"victim's pages did not survive: {rep.get('verify')}")
         retouch_s = rep["retouch"]["ns"] / 1e9
         result = {
-            "arm": arm, "working_set": ws, "command": cmd,
-            "trim_s": trim_s, "swapped_after_trim_bytes": swapped,
+            "arm": arm, "working_set": ws, "command": victim.command,
+            "trim_s": trim["trim_s"], "swapped_after_trim_bytes": trim["swapped_bytes"],
             "retouch_s": retouch_s,
             "retouch_s_per_ref": retouch_s * parse_size(cfg["reference_size"]) / ws,
             "retouch_majflt": rep["retouch"]["majflt"], "retouch_minflt": rep["retouch"]["minflt"],
@@ -130,8 +99,6 @@ def run_trial(st: state.State, cfg: dict[str, Any], trial: trials.Trial, scratch
             "counters": {"trim": c.delta(s0, s1), "flood": c.delta(s1, s2), "retouch": retouch},
             "effective": dict(st.effective),
         }
-    for p in (ready, go):
-        p.unlink(missing_ok=True)
     work.rmdir()
     return result
 
