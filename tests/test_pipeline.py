@@ -69,8 +69,8 @@ def test_every_output_exists(built):
                 "seekmodel/table.tex", "seekmodel/macros.tex", "seekmodel/seekmodel.html",
                 "seekmodel/trials.csv", "seekmodel/measurements.json", "benchmarks/seekmodel.tsv",
                 "claims/verdicts.tex", "claims/verdicts.csv",
-                "standby/standby.pdf", "standby/table.tex", "standby/measurements.json",
-                "standby/standby.html"):
+                *(f"{e}/{f}" for e in config.experiments()
+                  for f in (f"{e}.pdf", f"{e}.html", "table.tex", "macros.tex", "measurements.json"))):
         assert (r / rel).stat().st_size > 0, rel
     assert "\\toprule" in (r / "seekmodel/table.tex").read_text()
 

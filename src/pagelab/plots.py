@@ -96,3 +96,28 @@ def message(text: str) -> plt.Figure:
     ax.axis("off")
     ax.text(0.5, 0.5, text, ha="center", va="center", wrap=True)
     return fig
+
+
+def lines_by_group(summary: pd.DataFrame, x: str, y: str, hue: str, xlabel: str = "", ylabel: str = "",
+                   references: dict[str, float] | None = None, ax: plt.Axes | None = None) -> plt.Figure:
+    """One line per group (medians with CI whiskers when <y>_lo/<y>_hi exist); published
+    values as dashed horizontal lines."""
+    if ax is None:
+        fig, ax = plt.subplots(figsize=(4.8, 3.2))
+    else:
+        fig = ax.figure
+    for i, (name, g) in enumerate(summary.groupby(hue, sort=True)):
+        g = g.sort_values(x)
+        color = sns.color_palette()[i % 10]
+        if f"{y}_lo" in g:
+            yerr = np.vstack([g[y] - g[f"{y}_lo"], g[f"{y}_hi"] - g[y]])
+            ax.errorbar(g[x], g[y], yerr=yerr, marker="o", capsize=2, color=color, label=name)
+        else:
+            ax.plot(g[x], g[y], marker="o", color=color, label=name)
+    for label, value in (references or {}).items():
+        ax.axhline(value, linestyle="--", color="0.4", linewidth=0.8)
+        ax.annotate(label, (ax.get_xlim()[0], value), fontsize="x-small", va="bottom")
+    ax.set_xlabel(xlabel)
+    ax.set_ylabel(ylabel)
+    ax.legend(frameon=False, fontsize="x-small")
+    return fig

@@ -18,7 +18,7 @@ rule claims:
     # The published-vs-reproduced verdicts, from every experiment's measurements.json.
     input:
         claims="data/published/claims.csv",
-        measurements=["results/seekmodel/measurements.json", "results/standby/measurements.json"],
+        measurements=expand("results/{experiment}/measurements.json", experiment=EXPERIMENTS),
     output:
         tex="results/claims/verdicts.tex",
         csv="results/claims/verdicts.csv",
@@ -35,10 +35,10 @@ rule paper:
         sources=sorted(glob.glob("paper/**/*.tex", recursive=True)),
         claims="results/published/claims.tex",
         verdicts="results/claims/verdicts.tex",
-        seekmodel=rules.seekmodel_notebook.output,
-        seekmodel_html="results/seekmodel/seekmodel.html",
-        standby=rules.standby_notebook.output,
-        standby_html="results/standby/standby.html",
+        generated=expand("results/{experiment}/{file}", experiment=EXPERIMENTS,
+                         file=["macros.tex", "table.tex", "measurements.json"]),
+        figures=expand("results/{experiment}/{experiment}.pdf", experiment=EXPERIMENTS),
+        html=expand("results/{experiment}/{experiment}.html", experiment=EXPERIMENTS),
     output:
         "results/paper.pdf",
     log:
