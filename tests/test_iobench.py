@@ -1,5 +1,6 @@
-"""iobench (native/iobench): its command line, reproducible offsets, fio-shaped JSON, and a
-side-by-side IOPS check against the real fio on the same file."""
+"""iobench job (native/iobench): its command line, reproducible offsets, fio-shaped JSON, the
+psync and io_uring engines, and side-by-side IOPS checks against the real fio on the same file.
+(iobench crystalmark is in test_crystalmark.py.)"""
 
 from __future__ import annotations
 
@@ -21,7 +22,8 @@ DIRECTION_KEYS = {"io_bytes", "io_kbytes", "bw_bytes", "bw", "iops", "runtime", 
                   "short_ios", "drop_ios", "clat_ns", "lat_ns"}
 JOB_KEYS = {"jobname", "error", "job options", "read", "write", "job_runtime", "usr_cpu",
             "sys_cpu", "ctx", "majf", "minf"}
-JOB_OPTION_KEYS = {"rw", "bs", "direct", "filename", "seed", "size", "span", "offset", "runtime"}
+JOB_OPTION_KEYS = {"rw", "bs", "direct", "filename", "seed", "size", "span", "offset", "runtime",
+                   "ioengine", "iodepth"}
 MiB = 1 << 20
 
 
@@ -73,7 +75,7 @@ def test_help_lists_every_option(iobench: Path) -> None:
     assert done.stdout.startswith("usage: iobench job --file F")
     for option in ["--file", "--rw", "--bs", "--direct", "--size", "--runtime", "--count",
                    "--ramp", "--seed", "--span", "--offset", "--lat-log", "--output-format",
-                   "--name"]:
+                   "--name", "--engine", "--qd", "--keep-cache"]:
         assert f"\n  {option} " in done.stdout or f"\n  {option}\n" in done.stdout, option
 
 
@@ -90,6 +92,12 @@ def test_help_lists_every_option(iobench: Path) -> None:
         (["--rw", "read", "--bs", "4K", "--runtime", "1", "--count", "5"], "--count"),
         (["--rw", "read", "--bs", "4K", "--run", "1"], "'--run'"),
         (["--rw", "read", "--bs", "4K", "--span", "32M"], "--span"),
+        (["--rw", "randread", "--bs", "4K", "--qd", "32"], "--qd 32 needs --engine io_uring"),
+        (["--rw", "randread", "--bs", "4K", "--qd", "32", "--engine", "psync"],
+         "--qd 32 needs --engine io_uring"),
+        (["--rw", "randread", "--bs", "4K", "--qd", "0", "--engine", "io_uring"], "--qd"),
+        (["--rw", "randread", "--bs", "4K", "--qd", "5000", "--engine", "io_uring"], "--qd"),
+        (["--rw", "randread", "--bs", "4K", "--engine", "libaio"], "--engine"),
     ],
 )
 def test_bad_arguments_exit_2_naming_the_problem(
@@ -118,10 +126,11 @@ def test_io_error_exits_1_with_the_reason(iobench: Path, scratch: Path) -> None:
     assert "Is a directory" in done.stderr and done.stdout == ""
 
 
-def offsets(iobench: Path, scratch: Path, data_file: Path, seed: int, name: str) -> list[int]:
+def offsets(iobench: Path, scratch: Path, data_file: Path, seed: int, name: str,
+            *engine: str) -> list[int]:
     log = scratch / f"{name}.lat"
     done = job(iobench, "--file", data_file, "--rw", "randread", "--bs", "8K", "--count", "300",
-               "--seed", seed, "--offset", "1M", "--span", "4M", "--lat-log", log)
+               "--seed", seed, "--offset", "1M", "--span", "4M", "--lat-log", log, *engine)
     assert done.returncode == 0, done.stderr
     rows = lat_log(log)
     assert len(rows) == 300
@@ -140,6 +149,79 @@ def test_same_seed_same_offsets(iobench: Path, scratch: Path, data_file: Path) -
     assert first != offsets(iobench, scratch, data_file, 8, "c")
     # 300 uniform draws from 512 blocks: about 227 distinct, in no particular order.
     assert 180 < len(set(first)) < 270 and first != sorted(first)
+
+
+IO_URING_QD16 = ("--engine", "io_uring", "--qd", "16", "--direct")
+
+
+def test_io_uring_draws_the_same_offsets_within_the_span(
+    iobench: Path, scratch: Path, data_file: Path
+) -> None:
+    """At depth 16 the same seed draws the same offsets as psync (in issue order; they may
+    complete in another), all inside --offset/--span, and exactly --count are measured."""
+    psync = offsets(iobench, scratch, data_file, 7, "p")
+    uring = offsets(iobench, scratch, data_file, 7, "u1", *IO_URING_QD16)
+    assert sorted(uring) == sorted(psync)
+    assert sorted(offsets(iobench, scratch, data_file, 7, "u2", *IO_URING_QD16)) == sorted(uring)
+    assert sorted(offsets(iobench, scratch, data_file, 8, "u3", *IO_URING_QD16)) != sorted(uring)
+
+
+def test_io_uring_sequential_wraps_around(iobench: Path, scratch: Path, data_file: Path) -> None:
+    log = scratch / "useq.lat"
+    done = job(iobench, "--file", data_file, "--rw", "read", "--bs", "4K", "--count", "12",
+               "--offset", "8K", "--span", "16K", "--lat-log", log, "--engine", "io_uring",
+               "--qd", "4")
+    assert done.returncode == 0, done.stderr
+    assert sorted(int(row[1]) // 4096 for row in lat_log(log)) == [2, 2, 2, 3, 3, 3, 4, 4, 4,
+                                                                    5, 5, 5]
+
+
+@pytest.mark.parametrize("rw", ["randread", "randwrite"])
+def test_io_uring_report_says_engine_and_depth(iobench: Path, data_file: Path, rw: str) -> None:
+    report = job_json(iobench, "--file", data_file, "--rw", rw, "--bs", "4K", "--count", 500,
+                      "--engine", "io_uring", "--qd", 8, "--direct")
+    assert report["global options"] == {"ioengine": "io_uring", "iodepth": "8"}
+    (one,) = report["jobs"]
+    assert (one["job options"]["ioengine"], one["job options"]["iodepth"]) == ("io_uring", "8")
+    stats = one["read" if rw == "randread" else "write"]
+    assert stats["total_ios"] == 500 and stats["clat_ns"]["N"] == 500
+    assert stats["io_bytes"] == 500 * 4096
+    assert 0 < stats["clat_ns"]["mean"] <= stats["lat_ns"]["mean"]
+
+
+def test_io_uring_runtime_and_ramp(iobench: Path, scratch: Path, data_file: Path) -> None:
+    log = scratch / "uramp.lat"
+    report = job_json(iobench, "--file", data_file, "--rw", "randread", "--bs", "4K",
+                      "--ramp", "200ms", "--runtime", "300ms", "--lat-log", log,
+                      "--engine", "io_uring", "--qd", "8", "--direct")
+    (one,) = report["jobs"]
+    assert 300 <= one["job_runtime"] < 500
+    assert one["read"]["total_ios"] == len(lat_log(log)) > 0
+    assert min(int(row[0]) for row in lat_log(log)) >= 200_000_000
+
+
+def test_io_uring_io_error_exits_1_with_the_reason(iobench: Path, scratch: Path) -> None:
+    done = job(iobench, "--file", scratch, "--rw", "read", "--bs", "512", "--count", "5",
+               "--engine", "io_uring", "--qd", "4")
+    assert done.returncode == 1, done.stderr
+    assert "Is a directory" in done.stderr and done.stdout == ""
+
+
+def test_keep_cache_reads_a_cached_file_from_memory(iobench: Path, data_file: Path) -> None:
+    """Buffered jobs drop the file's pages first (fio's invalidate=1); --keep-cache does not,
+    so a warm file is read from the page cache at memory speed."""
+    data_file.read_bytes()  # warm: the whole 16 MiB is now in the page cache
+
+    def mean_clat(*extra: str) -> float:
+        report = job_json(iobench, "--file", data_file, "--rw", "randread", "--bs", "4K",
+                          "--count", 400, *extra)
+        return report["jobs"][0]["read"]["clat_ns"]["mean"]
+
+    cached = mean_clat("--keep-cache")
+    cold = mean_clat()
+    assert job_json(iobench, "--file", data_file, "--rw", "read", "--bs", "4K", "--count", 1,
+                    "--keep-cache")["jobs"][0]["job options"]["invalidate"] == "0"
+    assert cold > 3 * cached, (cold, cached)
 
 
 def test_sequential_wraps_around(iobench: Path, scratch: Path, data_file: Path) -> None:
@@ -230,11 +312,24 @@ def test_fio_has_every_key_iobench_writes(iobench: Path, data_file: Path) -> Non
         theirs["read"]["clat_ns"]["percentile"])
 
 
-@needs_fio
-@pytest.mark.peer
-def test_iops_agree_with_fio(iobench: Path, scratch: Path) -> None:
-    """64K random reads, QD1, O_DIRECT, interleaved A B A B ...: the median of the per-pair
-    IOPS ratios is within 20 %.
+@pytest.fixture(scope="session")
+def peer_file(iobench: Path, scratch: Path) -> Path:
+    """256 MiB for the side-by-side checks, warmed up once (unmeasured): the fresh layout is
+    still being written back below the guest, which would slow whichever tool runs first."""
+    path = scratch / "peer256m"
+    made = job(iobench, "--file", path, "--size", "256M", "--rw", "read", "--bs", "1M",
+               "--count", "1")
+    assert made.returncode == 0, made.stderr
+    warm_up = job(iobench, "--file", path, "--rw", "randread", "--bs", "64K", "--direct",
+                  "--runtime", "1s")
+    assert warm_up.returncode == 0, warm_up.stderr
+    return path
+
+
+def paired_ratio(ours_args: list[str], fio_args: list[str], path: Path, iobench: Path,
+                 pairs: int = 5) -> tuple[float, str]:
+    """Runs iobench and fio interleaved A B A B ...; returns the median of the per-pair IOPS
+    ratios and a summary line.
 
     A virtual disk's speed drifts by 2x within seconds when the host is busy; each pair runs
     back to back so drift mostly cancels in its ratio, and the median ignores a pair that
@@ -242,28 +337,41 @@ def test_iops_agree_with_fio(iobench: Path, scratch: Path) -> None:
     """
     import statistics
 
-    path = scratch / "peer256m"
-    made = job(iobench, "--file", path, "--size", "256M", "--rw", "read", "--bs", "1M",
-               "--count", "1")
-    assert made.returncode == 0, made.stderr
-    # Unmeasured warm-up: the fresh layout is still being written back below the guest,
-    # which would slow whichever tool runs first.
-    warm_up = job(iobench, "--file", path, "--rw", "randread", "--bs", "64K", "--direct",
-                  "--runtime", "1s")
-    assert warm_up.returncode == 0, warm_up.stderr
     ours: list[float] = []
     theirs: list[float] = []
-    for i in range(5):
-        report = job_json(iobench, "--file", path, "--rw", "randread", "--bs", "64K",
-                          "--direct", "--runtime", "1s", "--seed", str(i + 1))
+    for i in range(pairs):
+        report = job_json(iobench, "--file", path, *ours_args, "--runtime", "1s",
+                          "--seed", str(i + 1))
         ours.append(report["jobs"][0]["read"]["iops"])
-        report = fio_json("--name=peer", f"--filename={path}", "--rw=randread", "--bs=64k",
-                          "--direct=1", "--ioengine=psync", "--iodepth=1", "--size=256m",
+        report = fio_json("--name=peer", f"--filename={path}", *fio_args, "--size=256m",
                           "--runtime=1", "--time_based", f"--randseed={i + 1}")
         theirs.append(report["jobs"][0]["read"]["iops"])
-    ratios = [a / b for a, b in zip(ours, theirs, strict=True)]
-    ratio = statistics.median(ratios)
-    summary = (f"iobench IOPS {[round(x) for x in ours]}; fio IOPS {[round(x) for x in theirs]}; "
-               f"median ratio {ratio:.3f}")
+    ratio = statistics.median(a / b for a, b in zip(ours, theirs, strict=True))
+    return ratio, (f"iobench IOPS {[round(x) for x in ours]}; fio IOPS "
+                   f"{[round(x) for x in theirs]}; median ratio {ratio:.3f}")
+
+
+@needs_fio
+@pytest.mark.peer
+def test_io_uring_qd32_iops_agree_with_fio(iobench: Path, peer_file: Path) -> None:
+    """4K random reads at queue depth 32 through io_uring, O_DIRECT: the median of the
+    per-pair IOPS ratios is within 20 % of fio's io_uring engine at iodepth=32."""
+    ratio, summary = paired_ratio(
+        ["--rw", "randread", "--bs", "4K", "--direct", "--engine", "io_uring", "--qd", "32"],
+        ["--rw=randread", "--bs=4k", "--direct=1", "--ioengine=io_uring", "--iodepth=32"],
+        peer_file, iobench)
+    print(summary)
+    assert 0.8 <= ratio <= 1.25, summary
+
+
+@needs_fio
+@pytest.mark.peer
+def test_iops_agree_with_fio(iobench: Path, peer_file: Path) -> None:
+    """64K random reads, QD1 (psync), O_DIRECT: the median of the per-pair IOPS ratios is
+    within 20 % of fio's."""
+    ratio, summary = paired_ratio(
+        ["--rw", "randread", "--bs", "64K", "--direct"],
+        ["--rw=randread", "--bs=64k", "--direct=1", "--ioengine=psync", "--iodepth=1"],
+        peer_file, iobench)
     print(summary)
     assert 0.8 <= ratio <= 1.25, summary

@@ -10,5 +10,6 @@
 #define IOBENCH_VERSION "iobench-0.1.0"
 
 int job_command(int argc, char **argv);
+int crystalmark_command(int argc, char **argv);
 
 #endif

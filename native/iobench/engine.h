@@ -2,14 +2,18 @@
  * engine.h - the interface between a job and the system calls doing its IO.
  *
  * For: swapping how IO is issued (fio's "ioengine") without touching the job
- * loop: one file per engine, each exporting one struct io_engine.
+ * loop: one file per engine, each exporting one struct io_engine, listed in
+ * io_engines[]. The same two calls serve synchronous and asynchronous
+ * engines: queue() hands over an IO, submit_and_reap() sends everything
+ * queued to the kernel and waits for completions. A synchronous engine does
+ * the IO inside submit_and_reap(), so the caller's clock reads around that
+ * call bracket the system call exactly.
  * Not for: choosing offsets, timing or statistics; those belong to the job.
- * Only synchronous engines exist yet; an asynchronous one (io_uring) will add
- * submit/reap hooks beside queue and a queue depth to the job.
  */
 #ifndef IOBENCH_ENGINE_H
 #define IOBENCH_ENGINE_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <sys/types.h>
@@ -21,14 +25,54 @@ struct io_unit {
 	void *buf;
 	size_t len;
 	uint64_t offset;
+	ssize_t result;         /* set by the engine: bytes transferred, or -errno */
+	/* The caller's bookkeeping; engines leave these alone. */
+	uint64_t t_start;       /* when the IO was chosen */
+	uint64_t t_issue;       /* when it was handed to the kernel */
+	bool measured;
+};
+
+/* One engine opened on one file descriptor. */
+struct engine {
+	const struct io_engine *ops;
+	int fd;
+	unsigned depth;         /* most IOs queued or in flight at once */
+	void *priv;             /* the engine's own state */
 };
 
 struct io_engine {
 	const char *name;
-	/* Performs io on fd; returns the bytes transferred, or -errno. */
-	ssize_t (*queue)(int fd, const struct io_unit *io);
+	unsigned max_depth;     /* 1 for synchronous engines */
+	/* Prepares e (ops, fd and depth already set); returns 0 or -errno. */
+	int (*open)(struct engine *e);
+	/* Hands io over for the next submit_and_reap; never more than depth IOs
+	 * may be queued or in flight. */
+	void (*queue)(struct engine *e, struct io_unit *io);
+	/*
+	 * Submits every queued IO, waits until at least min_done IOs are
+	 * complete (fewer if fewer are outstanding) and stores up to max_done
+	 * completed IOs, with their result set, in done. Returns how many it
+	 * stored, or -errno if the engine itself failed.
+	 */
+	int (*submit_and_reap)(struct engine *e, unsigned min_done,
+			       struct io_unit **done, unsigned max_done);
+	/* Waits for anything still in flight and releases e's resources. */
+	void (*close)(struct engine *e);
 };
 
 extern const struct io_engine psync_engine;
+extern const struct io_engine io_uring_engine;
+
+/* Every engine, NULL-terminated, and their names in the same order (for
+ * an option table's choices). */
+extern const struct io_engine *const io_engines[];
+extern const char *const io_engine_names[];
+
+/* Opens ops on fd for depth IOs; returns 0 or -errno. */
+int engine_open(struct engine *e, const struct io_engine *ops, int fd, unsigned depth);
+
+/* One synchronous IO through e (queue, then wait for it); returns the
+ * bytes transferred or -errno, like pread. */
+ssize_t engine_do_one(struct engine *e, struct io_unit *io);
 
 #endif

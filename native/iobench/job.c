@@ -1,13 +1,23 @@
 /*
- * job.c - "iobench job": one fio-like job on one file at queue depth 1.
+ * job.c - "iobench job": one fio-like job on one file.
  *
  * For: the job's options, laying out the file, the IO loop and its
  * measurements. Output formatting is in job_report.c, the system calls in
- * the engine. Not for: several jobs at once, or mixed read/write.
+ * the engines (engine.h). Not for: several jobs at once, or mixed
+ * read/write.
+ *
+ * The loop keeps up to --qd IOs outstanding: it chooses new IOs for every
+ * free slot, submits them and waits for at least one completion in one
+ * engine call, then accounts what completed. At --qd 1 with psync this is
+ * exactly choose, pread, account. Clock reads: one when choosing a batch
+ * (lat start), one before submitting it (clat start) and one per batch of
+ * completions (their end), as fio does.
  *
  * Reproducibility: offsets come from rng.h seeded with --seed, one draw per
- * random IO, so the same seed, --bs, --offset and --span give the same
- * offset sequence on any machine. The file's fill data uses a separate stream.
+ * random IO in issue order, so the same seed, --bs, --offset and --span give
+ * the same offset sequence on any machine and at any queue depth (at depth
+ * above 1 they complete in a different order). The file's fill data uses a
+ * separate stream.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -30,21 +40,25 @@
 #define DIRECT_ALIGN 4096
 #define DEFAULT_RUNTIME_NS (5 * NS_PER_SEC)
 #define LAYOUT_CHUNK (1 << 20)
+#define MAX_QD 4096
 #define FILL_SEED_SALT 0x66696c6c64617461ULL   /* "filldata" */
 
 const char *const rw_pattern_names[] = { "read", "write", "randread", "randwrite", NULL };
 static const char *const output_format_names[] = { "json", "normal", NULL };
 
 static const char description[] =
-	"Runs one job with pread/pwrite (psync engine, queue depth 1) and prints its\n"
-	"results shaped like fio --output-format=json. Random offsets are uniform,\n"
+	"Runs one job and prints its results shaped like fio --output-format=json.\n"
+	"--engine psync does one pread/pwrite at a time (queue depth 1 only);\n"
+	"--engine io_uring keeps up to --qd IOs in flight. Random offsets are uniform,\n"
 	"aligned to --bs, within [offset, offset+span), drawn from --seed: the same\n"
-	"seed gives the same offsets. Sequential jobs wrap around at the end of the\n"
-	"span. Exit status: 0 done, 1 IO error, 2 usage error.\n"
+	"seed gives the same offsets (drawn in issue order). Sequential jobs wrap\n"
+	"around at the end of the span. Buffered jobs start with the file's pages\n"
+	"dropped from the page cache (fio's invalidate=1) unless --keep-cache.\n"
+	"Exit status: 0 done, 1 IO error, 2 usage error.\n"
 	"The --lat-log has one line per measured IO:\n"
 	"  t_ns_since_start,offset,bytes,latency_ns,op\n"
-	"where t is the completion time since the job started (ramp included) and\n"
-	"latency is the completion latency (clat) in ns.";
+	"in completion order, where t is the completion time since the job started\n"
+	"(ramp included) and latency is the completion latency (clat) in ns.";
 
 static int runtime_error(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 static int runtime_error(const char *fmt, ...)
@@ -91,6 +105,12 @@ static int check_options(struct cli *cli, struct job_spec *spec)
 		return usage_error(cli, "--count must be at least 1");
 	if (!opts_find(cli, "runtime")->given && !opts_find(cli, "count")->given)
 		spec->runtime_ns = DEFAULT_RUNTIME_NS;
+	if (spec->qd == 0 || spec->qd > MAX_QD)
+		return usage_error(cli, "--qd must be between 1 and %d", MAX_QD);
+	spec->engine = io_engines[spec->engine_index];
+	if (spec->qd > spec->engine->max_depth)
+		return usage_error(cli, "--qd %llu needs --engine io_uring (--engine %s does one IO at a time)",
+				   (unsigned long long)spec->qd, spec->engine->name);
 	if (opts_find(cli, "span")->given && spec->span < spec->bs)
 		return usage_error(cli, "--span %llu is smaller than --bs %llu",
 				   (unsigned long long)spec->span, (unsigned long long)spec->bs);
@@ -231,7 +251,8 @@ static int open_job_file(struct cli *cli, struct job_spec *spec, int *status)
 		goto fail;
 	}
 	/* Start cold for buffered IO, like fio's invalidate=1. */
-	posix_fadvise(fd, 0, 0, POSIX_FADV_DONTNEED);
+	if (!spec->keep_cache)
+		posix_fadvise(fd, 0, 0, POSIX_FADV_DONTNEED);
 	*status = 0;
 	return fd;
 fail:
@@ -272,23 +293,94 @@ static uint64_t next_offset(const struct job_spec *spec, struct rng *rng, uint64
 	return spec->offset + block * spec->bs;
 }
 
+static int io_failure(const struct job_spec *spec, const struct io_unit *io)
+{
+	const char *op = io->dir == IO_READ ? "read" : "write";
+
+	if (io->result < 0)
+		return runtime_error("%s of %zu bytes at offset %llu of %s: %s",
+				     op, io->len, (unsigned long long)io->offset,
+				     spec->file, strerror((int)-io->result));
+	return runtime_error("short %s at offset %llu of %s: %zd of %zu bytes",
+			     op, (unsigned long long)io->offset, spec->file,
+			     io->result, io->len);
+}
+
+/* The IO buffers and the bookkeeping of the loop, allocated once. */
+struct job_slots {
+	struct io_unit *units;          /* qd of them */
+	struct io_unit **free;          /* a stack of the units not in flight */
+	struct io_unit **batch;         /* chosen since the last submit */
+	struct io_unit **done;          /* completions of one reap */
+	unsigned nfree;
+	char *buffers;
+};
+
+static void free_slots(struct job_slots *slots)
+{
+	free(slots->units);
+	free(slots->free);
+	free(slots->batch);
+	free(slots->done);
+	free(slots->buffers);
+}
+
+static int alloc_slots(const struct job_spec *spec, struct job_slots *slots)
+{
+	unsigned qd = (unsigned)spec->qd;
+	void *buffers = NULL;
+
+	*slots = (struct job_slots){ 0 };
+	slots->units = calloc(qd, sizeof(*slots->units));
+	slots->free = calloc(qd, sizeof(*slots->free));
+	slots->batch = calloc(qd, sizeof(*slots->batch));
+	slots->done = calloc(qd, sizeof(*slots->done));
+	if (posix_memalign(&buffers, DIRECT_ALIGN, qd * spec->bs) == 0)
+		slots->buffers = buffers;
+	if (!slots->units || !slots->free || !slots->batch || !slots->done || !slots->buffers) {
+		free_slots(slots);
+		return runtime_error("cannot allocate %llu buffers of %llu bytes",
+				     (unsigned long long)qd, (unsigned long long)spec->bs);
+	}
+	if (job_dir(spec) == IO_WRITE) {
+		struct rng rng;
+
+		rng_seed(&rng, spec->seed ^ FILL_SEED_SALT);
+		rng_fill(&rng, slots->buffers, qd * spec->bs);
+	}
+	for (unsigned i = 0; i < qd; i++) {
+		slots->units[i] = (struct io_unit){
+			.dir = job_dir(spec),
+			.buf = slots->buffers + (size_t)i * spec->bs,
+			.len = spec->bs,
+		};
+		slots->free[i] = &slots->units[qd - 1 - i];
+	}
+	slots->nfree = qd;
+	return 0;
+}
+
 static int run_job(const struct job_spec *spec, int fd, FILE *lat_log, struct job_result *res)
 {
 	enum io_dir dir = job_dir(spec);
 	struct dir_stats *stats = &res->dir[dir];
-	struct io_unit io = { .dir = dir, .len = spec->bs };
 	struct rusage usage_before, usage_after;
-	uint64_t next_block = 0, window_start = 0, window_end = 0;
-	bool measuring = false;
+	uint64_t next_block = 0, window_start = 0, window_end = 0, issued_measured = 0;
+	unsigned outstanding = 0;
+	bool measuring = false, failed = false;
+	struct job_slots slots;
+	struct engine engine;
 	struct rng rng;
-	int status = 0;
+	int status, err;
 
-	if (posix_memalign(&io.buf, DIRECT_ALIGN, spec->bs))
-		return runtime_error("cannot allocate a %llu byte buffer",
-				     (unsigned long long)spec->bs);
-	if (dir == IO_WRITE) {
-		rng_seed(&rng, spec->seed ^ FILL_SEED_SALT);
-		rng_fill(&rng, io.buf, spec->bs);
+	status = alloc_slots(spec, &slots);
+	if (status)
+		return status;
+	err = engine_open(&engine, spec->engine, fd, (unsigned)spec->qd);
+	if (err) {
+		free_slots(&slots);
+		return runtime_error("starting the %s engine: %s", spec->engine->name,
+				     strerror(-err));
 	}
 	rng_seed(&rng, spec->seed);
 	getrusage(RUSAGE_SELF, &usage_before);   /* taken again when measuring starts */
@@ -298,60 +390,83 @@ static int run_job(const struct job_spec *spec, int fd, FILE *lat_log, struct jo
 	uint64_t deadline = measure_from + spec->runtime_ns;
 
 	for (;;) {
-		uint64_t t_start = monotonic_ns();
-		bool measured = t_start >= measure_from;
+		uint64_t now = monotonic_ns();
+		unsigned nbatch = 0;
 
-		if (measured && !measuring) {
+		if (now >= measure_from && !measuring) {
 			measuring = true;
-			window_start = t_start;
+			window_start = now;
 			getrusage(RUSAGE_SELF, &usage_before);
 		}
-		if (spec->count ? stats->ios == spec->count : t_start >= deadline)
+		bool may_issue = !failed && (spec->count ? issued_measured < spec->count
+							  : now < deadline);
+
+		while (may_issue && slots.nfree) {
+			struct io_unit *io = slots.free[--slots.nfree];
+
+			io->offset = next_offset(spec, &rng, &next_block);
+			io->t_start = now;
+			io->measured = measuring;
+			issued_measured += measuring;
+			spec->engine->queue(&engine, io);
+			slots.batch[nbatch++] = io;
+			outstanding++;
+			if (spec->count && issued_measured == spec->count)
+				break;
+		}
+		if (!outstanding)
 			break;
 
-		io.offset = next_offset(spec, &rng, &next_block);
 		uint64_t t_issue = monotonic_ns();
-		ssize_t done = spec->engine->queue(fd, &io);
+
+		for (unsigned i = 0; i < nbatch; i++)
+			slots.batch[i]->t_issue = t_issue;
+		int ndone = spec->engine->submit_and_reap(&engine, 1, slots.done, (unsigned)spec->qd);
 		uint64_t t_done = monotonic_ns();
 
-		if (done < 0 || (size_t)done != io.len) {
-			const char *op = dir == IO_READ ? "read" : "write";
-
-			if (done < 0)
-				status = runtime_error("%s of %zu bytes at offset %llu of %s: %s",
-						       op, io.len, (unsigned long long)io.offset,
-						       spec->file, strerror((int)-done));
-			else
-				status = runtime_error("short %s at offset %llu of %s: %zd of %zu bytes",
-						       op, (unsigned long long)io.offset,
-						       spec->file, done, io.len);
-			break;
+		if (ndone < 0) {
+			status = runtime_error("%s engine: %s", spec->engine->name, strerror(-ndone));
+			break;   /* close() below waits for what is in flight */
 		}
-		if (!measured)
-			continue;
-		stats->ios++;
-		stats->bytes += io.len;
-		hist_record(&stats->clat, t_done - t_issue);
-		hist_record(&stats->lat, t_done - t_start);
-		window_end = t_done;
-		if (lat_log)
-			fprintf(lat_log, "%llu,%llu,%zu,%llu,%s\n",
-				(unsigned long long)(t_done - job_start),
-				(unsigned long long)io.offset, io.len,
-				(unsigned long long)(t_done - t_issue),
-				dir == IO_READ ? "read" : "write");
+		for (int i = 0; i < ndone; i++) {
+			struct io_unit *io = slots.done[i];
+
+			outstanding--;
+			slots.free[slots.nfree++] = io;
+			if (failed)
+				continue;
+			if (io->result < 0 || (size_t)io->result != io->len) {
+				status = io_failure(spec, io);
+				failed = true;   /* stop issuing, let the rest complete */
+				continue;
+			}
+			if (!io->measured)
+				continue;
+			stats->ios++;
+			stats->bytes += io->len;
+			hist_record(&stats->clat, t_done - io->t_issue);
+			hist_record(&stats->lat, t_done - io->t_start);
+			window_end = t_done;
+			if (lat_log)
+				fprintf(lat_log, "%llu,%llu,%zu,%llu,%s\n",
+					(unsigned long long)(t_done - job_start),
+					(unsigned long long)io->offset, io->len,
+					(unsigned long long)(t_done - io->t_issue),
+					dir == IO_READ ? "read" : "write");
+		}
 	}
 	getrusage(RUSAGE_SELF, &usage_after);
 	res->elapsed_ns = monotonic_ns() - job_start;
 	res->measured_ns = window_end > window_start ? window_end - window_start : 0;
 	account_rusage(res, &usage_before, &usage_after);
-	free(io.buf);
+	spec->engine->close(&engine);
+	free_slots(&slots);
 	return status;
 }
 
 int job_command(int argc, char **argv)
 {
-	struct job_spec spec = { .engine = &psync_engine };
+	struct job_spec spec = { 0 };
 	struct opt opts[] = {
 		{ .name = "file", .kind = OPT_STRING, .dest = &spec.file, .metavar = "F",
 		  .required = true, .help = "file or block device to do IO on" },
@@ -361,6 +476,14 @@ int job_command(int argc, char **argv)
 		  .help = "block size: a multiple of 512, and of 4096 with --direct" },
 		{ .name = "direct", .kind = OPT_FLAG, .dest = &spec.direct,
 		  .help = "open with O_DIRECT (bypass the page cache)" },
+		{ .name = "engine", .kind = OPT_ENUM, .dest = &spec.engine_index,
+		  .choices = io_engine_names, .default_text = "psync",
+		  .help = "how IO is issued (fio's ioengine): psync is queue depth 1 only" },
+		{ .name = "qd", .kind = OPT_UINT, .dest = &spec.qd, .default_text = "1",
+		  .help = "IOs in flight at once (fio's iodepth); above 1 needs --engine io_uring" },
+		{ .name = "keep-cache", .kind = OPT_FLAG, .dest = &spec.keep_cache,
+		  .help = "do not drop the file's pages from the page cache first"
+			  " (fio's invalidate=0)" },
 		{ .name = "size", .kind = OPT_SIZE, .dest = &spec.size,
 		  .help = "first create or extend the file to SIZE with random data;"
 			  " also bounds the region" },

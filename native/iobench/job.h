@@ -35,7 +35,10 @@ struct job_spec {
 	uint64_t file_size;     /* as found (or made) before the run */
 	const char *lat_log;
 	int output_format;      /* enum output_format */
+	int engine_index;       /* into io_engines[] */
 	const struct io_engine *engine;
+	uint64_t qd;            /* queue depth (fio's iodepth) */
+	bool keep_cache;        /* do not drop the file's cached pages first */
 };
 
 struct dir_stats {

@@ -6,53 +6,19 @@
  * both; iobench only leaves out what it does not measure (slat, bw/iops
  * samples, disk_util). Unlike fio, lat_ns also carries percentiles.
  */
-#include <time.h>
-
 #include "commands.h"
 #include "job.h"
 #include "json.h"
 #include "opts.h"
+#include "report.h"
 #include "timing.h"
 
-/* The percentiles fio reports by default, with its key spelling. */
-static const double percentiles[] = {
-	1, 5, 10, 20, 30, 40, 50, 60, 70, 80, 90, 95, 99, 99.5, 99.9, 99.95, 99.99,
-};
-#define NPERCENTILES (sizeof(percentiles) / sizeof(percentiles[0]))
-
 static const char *const dir_names[] = { [IO_READ] = "read", [IO_WRITE] = "write" };
-
-/* Per second of measured time. */
-static double rate(uint64_t amount, uint64_t ns)
-{
-	return ns ? (double)amount * 1e9 / (double)ns : 0;
-}
-
-static void json_latency(struct json *j, const char *key, const struct hist *h)
-{
-	json_kv_object_begin(j, key);
-	json_kv_uint(j, "min", hist_min(h));
-	json_kv_uint(j, "max", h->max);
-	json_kv_double(j, "mean", hist_mean(h));
-	json_kv_double(j, "stddev", hist_stddev(h));
-	json_kv_uint(j, "N", h->count);
-	if (h->count) {   /* fio leaves percentiles out when there are no samples */
-		json_kv_object_begin(j, "percentile");
-		for (size_t i = 0; i < NPERCENTILES; i++) {
-			char name[16];
-
-			snprintf(name, sizeof(name), "%f", percentiles[i]);
-			json_kv_uint(j, name, hist_percentile(h, percentiles[i]));
-		}
-		json_object_end(j);
-	}
-	json_object_end(j);
-}
 
 static void json_direction(struct json *j, const char *key, const struct dir_stats *d,
 			   uint64_t measured_ns)
 {
-	uint64_t bw_bytes = (uint64_t)rate(d->bytes, measured_ns);
+	uint64_t bw_bytes = (uint64_t)report_rate(d->bytes, measured_ns);
 	bool active = d->ios > 0;
 
 	json_kv_object_begin(j, key);
@@ -60,13 +26,13 @@ static void json_direction(struct json *j, const char *key, const struct dir_sta
 	json_kv_uint(j, "io_kbytes", d->bytes / 1024);
 	json_kv_uint(j, "bw_bytes", bw_bytes);
 	json_kv_uint(j, "bw", bw_bytes / 1024);
-	json_kv_double(j, "iops", rate(d->ios, measured_ns));
+	json_kv_double(j, "iops", report_rate(d->ios, measured_ns));
 	json_kv_uint(j, "runtime", active ? (measured_ns + NS_PER_MS / 2) / NS_PER_MS : 0);
 	json_kv_uint(j, "total_ios", d->ios);
 	json_kv_uint(j, "short_ios", 0);
 	json_kv_uint(j, "drop_ios", 0);
-	json_latency(j, "clat_ns", &d->clat);
-	json_latency(j, "lat_ns", &d->lat);
+	report_json_latency(j, "clat_ns", &d->clat);
+	report_json_latency(j, "lat_ns", &d->lat);
 	json_object_end(j);
 }
 
@@ -88,7 +54,10 @@ static void json_job_options(struct json *j, const struct job_spec *spec)
 	json_kv_string(j, "filename", spec->file);
 	json_kv_string(j, "rw", rw_pattern_names[spec->rw]);
 	json_kv_decimal(j, "bs", spec->bs);
+	json_kv_string(j, "ioengine", spec->engine->name);
+	json_kv_decimal(j, "iodepth", spec->qd);
 	json_kv_string(j, "direct", spec->direct ? "1" : "0");
+	json_kv_string(j, "invalidate", spec->keep_cache ? "0" : "1");
 	json_kv_decimal(j, "seed", spec->seed);
 	json_kv_decimal(j, "size", spec->size ? spec->size : spec->file_size);
 	json_kv_decimal(j, "offset", spec->offset);
@@ -103,21 +72,14 @@ static void json_job_options(struct json *j, const struct job_spec *spec)
 
 void job_report_json(const struct job_spec *spec, const struct job_result *res, FILE *out)
 {
-	uint64_t now_ns = realtime_ns();
-	time_t now = (time_t)(now_ns / NS_PER_SEC);
-	char when[64];
 	struct json j;
 
-	format_wallclock(now, when, sizeof(when));
 	json_init(&j, out, true);
 	json_object_begin(&j);
-	json_kv_string(&j, "iobench version", IOBENCH_VERSION);
-	json_kv_uint(&j, "timestamp", (uint64_t)now);
-	json_kv_uint(&j, "timestamp_ms", now_ns / NS_PER_MS);
-	json_kv_string(&j, "time", when);
+	report_json_stamp(&j);
 	json_kv_object_begin(&j, "global options");
 	json_kv_string(&j, "ioengine", spec->engine->name);
-	json_kv_string(&j, "iodepth", "1");
+	json_kv_decimal(&j, "iodepth", spec->qd);
 	json_object_end(&j);
 
 	json_kv_array_begin(&j, "jobs");
@@ -148,18 +110,18 @@ void job_report_normal(const struct job_spec *spec, const struct job_result *res
 	opts_format_size(spec->bs, bs, sizeof(bs));
 	opts_format_size(spec->span, span, sizeof(span));
 	opts_format_size(spec->offset, offset, sizeof(offset));
-	fprintf(out, "%s: (rw=%s, bs=%s, direct=%d, ioengine=%s, iodepth=1, seed=%llu)\n",
+	fprintf(out, "%s: (rw=%s, bs=%s, direct=%d, ioengine=%s, iodepth=%llu, seed=%llu)\n",
 		spec->name, rw_pattern_names[spec->rw], bs, spec->direct, spec->engine->name,
-		(unsigned long long)spec->seed);
+		(unsigned long long)spec->qd, (unsigned long long)spec->seed);
 	fprintf(out, "  file %s: span %s from offset %s\n", spec->file, span, offset);
 	for (int d = IO_READ; d <= IO_WRITE; d++) {
 		const struct dir_stats *s = &res->dir[d];
-		double mib_s = rate(s->bytes, res->measured_ns) / (1 << 20);
+		double mib_s = report_rate(s->bytes, res->measured_ns) / (1 << 20);
 
 		if (!s->ios)
 			continue;
 		fprintf(out, "  %s: IOPS=%.1f, BW=%.1fMiB/s, %llu IOs, %llu bytes in %.3f s\n",
-			dir_names[d], rate(s->ios, res->measured_ns), mib_s,
+			dir_names[d], report_rate(s->ios, res->measured_ns), mib_s,
 			(unsigned long long)s->ios, (unsigned long long)s->bytes,
 			(double)res->measured_ns / 1e9);
 		fprintf(out, "    clat (us): min=%.1f, max=%.1f, avg=%.1f, stdev=%.1f\n",

@@ -18,6 +18,8 @@ struct command {
 
 static const struct command commands[] = {
 	{ "job", "run one fio-like IO job and report it as fio-shaped JSON", job_command },
+	{ "crystalmark", "replay CrystalMark 2004R2's disk test sequence (seed 003)",
+	  crystalmark_command },
 };
 
 #define NCOMMANDS (sizeof(commands) / sizeof(commands[0]))
@@ -26,7 +28,7 @@ static void print_help(FILE *out)
 {
 	fprintf(out, "usage: iobench <command> [options]\n\ncommands:\n");
 	for (size_t i = 0; i < NCOMMANDS; i++)
-		fprintf(out, "  %-10s %s\n", commands[i].name, commands[i].summary);
+		fprintf(out, "  %-12s %s\n", commands[i].name, commands[i].summary);
 	fprintf(out, "\n'iobench <command> --help' describes a command's options.\n");
 }
 

@@ -262,6 +262,8 @@ void opts_print_usage_line(const struct cli *cli, FILE *out)
 			o->kind == OPT_FLAG ? "" : " ", metavar(o, choices, sizeof(choices)),
 			o->required ? "" : "]");
 	}
+	if (cli->operands)
+		fprintf(out, " %s", cli->operands);
 	fputc('\n', out);
 }
 

@@ -55,6 +55,9 @@ struct cli {
 	const char *description; /* a paragraph for --help, or NULL */
 	struct opt *opts;        /* terminated by a row with name == NULL */
 	FILE *err;               /* where errors go; NULL means stderr */
+	const char *operands;    /* e.g. "FILE...": shown after the options in the usage
+				    line (opts_parse still rejects them: see operands.h);
+				    NULL: the command takes none */
 };
 
 enum opts_result { OPTS_OK, OPTS_HELP, OPTS_ERROR };

@@ -1,0 +1,72 @@
+"""cacheflood against cat: reading the same COLD file set once (512 MiB in 16 files) to the
+page cache. Before every run of either tool each file is dropped from the page cache with
+POSIX_FADV_DONTNEED and the residency tool must see the set ~0 % resident; throughput is the
+set's bytes over the wall time of the whole process (start-up, opening and cacheflood's own
+before/after measurements included), in MB/s (1e6 B/s)."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).parent))
+
+from run import Case  # noqa: E402
+
+BUILD = Path(__file__).resolve().parents[1] / "build"
+SET_BYTES = 512 << 20
+FILES = 16
+
+
+def make_set(directory: Path) -> list[Path]:
+    """The set, made (and kept) by cacheflood itself: seeded random data, synced."""
+    subprocess.run([str(BUILD / "cacheflood"), "--make-set", str(directory), "--set-size",
+                    str(SET_BYTES), "--file-size", str(SET_BYTES // FILES), "--bytes", "1",
+                    "--keep-set"], check=True, capture_output=True, timeout=600)
+    files = sorted(directory.glob("flood-*.dat"))
+    assert len(files) == FILES and sum(f.stat().st_size for f in files) == SET_BYTES
+    return files
+
+
+def make_cold(files: list[Path]) -> None:
+    for path in files:
+        fd = os.open(path, os.O_RDONLY)
+        try:
+            os.posix_fadvise(fd, 0, 0, os.POSIX_FADV_DONTNEED)
+        finally:
+            os.close(fd)
+    done = subprocess.run([str(BUILD / "residency"), *map(str, files)], capture_output=True,
+                          text=True, check=True, timeout=60)
+    percent = json.loads(done.stdout)["total"]["percent"]
+    if percent > 1.0:
+        raise RuntimeError(f"the set is still {percent:.1f} % resident after DONTNEED")
+
+
+def timed_mb_per_s(argv: list[str], files: list[Path]) -> float:
+    make_cold(files)
+    with open(os.devnull, "wb") as null:
+        start = time.perf_counter()
+        subprocess.run(argv, stdout=null, check=True, timeout=600)
+        elapsed = time.perf_counter() - start
+    return SET_BYTES / elapsed / 1e6
+
+
+def cases(scratch: Path) -> list[Case]:
+    files: list[Path] = []
+
+    def setup() -> None:
+        files.extend(make_set(scratch / "cacheflood-set"))
+
+    def ours() -> float:
+        return timed_mb_per_s([str(BUILD / "cacheflood"), "--files", *map(str, files),
+                               "--bytes", str(SET_BYTES)], files)
+
+    def peer() -> float:
+        return timed_mb_per_s(["cat", *map(str, files)], files)
+
+    return [Case(name="cacheflood cold 512MiB/16 files, seq 1M", metric="MB/s", ours=ours,
+                 peer=peer, peer_name="cat", target=">= 0.95", setup=setup)]

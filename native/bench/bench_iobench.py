@@ -1,0 +1,115 @@
+"""iobench job against fio on the same file, interleaved (run.py runs ours, peer, ours, ...).
+
+IOPS cases (ratio iobench/fio, target >= 0.97): 4K and 64K random reads at QD1 (psync,
+O_DIRECT), 1 MiB sequential reads (psync, O_DIRECT) and 4K random reads at QD32 (io_uring,
+O_DIRECT). CPU case (target <= 1.0): CPU seconds per IO for buffered 4K random reads of a file
+held in the page cache, both sides measured the same way: (usr_cpu + sys_cpu) / 100 x
+job_runtime / total_ios from each tool's own JSON (each tool's getrusage over its measured
+window, so start-up and layout are left out for both).
+"""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from collections.abc import Callable
+from itertools import count
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).parent))
+
+from run import Case  # noqa: E402
+
+REPO = Path(__file__).resolve().parents[2]
+IOBENCH = REPO / "native" / "build" / "iobench"
+RUNTIME_S = 2
+DISK_FILE_SIZE = "512M"
+CACHED_FILE_SIZE = "64M"
+
+
+def run_json(cmd: list[str]) -> dict:
+    done = subprocess.run(cmd, capture_output=True, text=True, timeout=300)
+    if done.returncode != 0:
+        raise RuntimeError(f"{' '.join(cmd)} failed: {done.stderr.strip()}")
+    return json.loads(done.stdout)
+
+
+def iobench(path: Path, seed: int, *args: str) -> dict:
+    return run_json([str(IOBENCH), "job", "--file", str(path), "--runtime", f"{RUNTIME_S}s",
+                     "--seed", str(seed), *args])["jobs"][0]
+
+
+def fio(path: Path, size: str, seed: int, *args: str) -> dict:
+    return run_json(["fio", "--name=bench", f"--filename={path}", f"--size={size.lower()}",
+                     f"--runtime={RUNTIME_S}", "--time_based", f"--randseed={seed}",
+                     "--output-format=json", *args])["jobs"][0]
+
+
+def iops(job: dict) -> float:
+    return job["read"]["iops"]
+
+
+def cpu_seconds_per_io(job: dict) -> float:
+    cpu_s = (job["usr_cpu"] + job["sys_cpu"]) / 100 * job["job_runtime"] / 1000
+    return cpu_s / job["read"]["total_ios"]
+
+
+def lay_out(path: Path, size: str) -> Callable[[], None]:
+    def setup() -> None:
+        if not path.exists():
+            subprocess.run([str(IOBENCH), "job", "--file", str(path), "--size", size, "--rw",
+                            "read", "--bs", "1M", "--count", "1"], check=True,
+                           capture_output=True)
+        # Unmeasured warm-up: let the fresh layout's write-back below the guest settle.
+        iobench(path, 99, "--rw", "randread", "--bs", "64K", "--direct")
+    return setup
+
+
+def disk_case(name: str, path: Path, ours_args: list[str], fio_args: list[str],
+              setup: Callable[[], None] | None) -> Case:
+    seeds_ours, seeds_fio = count(1), count(1)
+    return Case(
+        name=name, metric="IOPS",
+        ours=lambda: iops(iobench(path, next(seeds_ours), *ours_args)),
+        peer=lambda: iops(fio(path, DISK_FILE_SIZE, next(seeds_fio), *fio_args)),
+        peer_name="fio", target=">= 0.97", setup=setup)
+
+
+def cases(scratch: Path) -> list[Case]:
+    disk = scratch / "iobench-disk.dat"
+    cached = scratch / "iobench-cached.dat"
+    setup_disk = lay_out(disk, DISK_FILE_SIZE)
+
+    def setup_cached() -> None:
+        subprocess.run([str(IOBENCH), "job", "--file", str(cached), "--size", CACHED_FILE_SIZE,
+                        "--rw", "read", "--bs", "1M", "--count", "64", "--keep-cache"],
+                       check=True, capture_output=True)
+        cached.read_bytes()  # every page in the page cache
+
+    seeds_ours, seeds_fio = count(1), count(1)
+    direct_qd1 = ["--direct=1", "--ioengine=psync", "--iodepth=1"]
+    return [
+        disk_case("job randread 4K QD1 direct", disk,
+                  ["--rw", "randread", "--bs", "4K", "--direct"],
+                  ["--rw=randread", "--bs=4k", *direct_qd1], setup_disk),
+        disk_case("job randread 64K QD1 direct", disk,
+                  ["--rw", "randread", "--bs", "64K", "--direct"],
+                  ["--rw=randread", "--bs=64k", *direct_qd1], None),
+        disk_case("job read 1M QD1 direct", disk,
+                  ["--rw", "read", "--bs", "1M", "--direct"],
+                  ["--rw=read", "--bs=1m", *direct_qd1], None),
+        disk_case("job randread 4K QD32 io_uring direct", disk,
+                  ["--rw", "randread", "--bs", "4K", "--direct", "--engine", "io_uring",
+                   "--qd", "32"],
+                  ["--rw=randread", "--bs=4k", "--direct=1", "--ioengine=io_uring",
+                   "--iodepth=32"], None),
+        Case(
+            name="job randread 4K buffered, cached", metric="CPU s per IO",
+            ours=lambda: cpu_seconds_per_io(iobench(
+                cached, next(seeds_ours), "--rw", "randread", "--bs", "4K", "--keep-cache")),
+            peer=lambda: cpu_seconds_per_io(fio(
+                cached, CACHED_FILE_SIZE, next(seeds_fio), "--rw=randread", "--bs=4k",
+                "--ioengine=psync", "--invalidate=0")),
+            peer_name="fio", target="<= 1.0", setup=setup_cached),
+    ]

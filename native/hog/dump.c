@@ -1,0 +1,97 @@
+/*
+ * dump.c - "hog dump": writes exactly the bytes that --fill puts into --size
+ * bytes of memory (page 0 first), to a file or stdout.
+ *
+ * For: checking a fill's compressibility with a real compressor
+ * (`hog dump --size 64M --fill ratio:0.5 | lz4 -1 -c | wc -c`) and looking at
+ * the pages. Not for: allocating anything; it needs one chunk of memory.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "commands.h"
+#include "hog.h"
+
+#define CHUNK_PAGES 256
+
+static const char description[] =
+	"Writes the --size bytes that hog run and hog victim would write for the same\n"
+	"--fill, --seed and page size, to --output or to stdout (not to a terminal).\n"
+	"Exit status: 0 done, 1 write failure, 2 usage error.";
+
+static int write_all(int fd, const unsigned char *buf, size_t len)
+{
+	while (len) {
+		ssize_t n = write(fd, buf, len);
+
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n <= 0)
+			return n < 0 ? errno : EIO;
+		buf += n;
+		len -= (size_t)n;
+	}
+	return 0;
+}
+
+int dump_command(int argc, char **argv)
+{
+	struct hog_common c = { 0 };
+	const char *output = NULL;
+	struct opt opts[] = {
+		hog_opt_size(&c, "bytes to write"),
+		hog_opt_fill(&c),
+		hog_opt_seed(&c),
+		{ .name = "output", .kind = OPT_STRING, .dest = &output, .metavar = "FILE",
+		  .help = "write to FILE (created or truncated) instead of stdout" },
+		{ .name = NULL },
+	};
+	struct cli cli = { .prog = "hog", .command = "hog dump", .description = description,
+			   .opts = opts };
+	unsigned char *chunk;
+	int status, fd = STDOUT_FILENO, err = 0;
+
+	switch (opts_parse(&cli, argc, argv)) {
+	case OPTS_HELP:  return 0;
+	case OPTS_ERROR: return EXIT_USAGE;
+	case OPTS_OK:    break;
+	}
+	status = hog_resolve(&cli, &c, HOG_NEEDS_FILL);
+	if (status)
+		return status;
+	if (output) {
+		fd = open(output, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+		if (fd < 0)
+			return usage_error(&cli, "--output %s: %s", output, strerror(errno));
+	} else if (isatty(STDOUT_FILENO)) {
+		return usage_error(&cli, "refusing to write binary data to a terminal"
+				   " (redirect stdout or use --output)");
+	}
+	chunk = malloc(CHUNK_PAGES * c.page_size);
+	if (!chunk) {
+		status = runtime_error("out of memory");
+		goto out;
+	}
+	for (uint64_t first = 0; first < c.pages && !err; first += CHUNK_PAGES) {
+		uint64_t n = c.pages - first < CHUNK_PAGES ? c.pages - first : CHUNK_PAGES;
+
+		for (uint64_t i = 0; i < n; i++)
+			fill_page(&c.fill, first + i, chunk + i * c.page_size);
+		err = write_all(fd, chunk, n * c.page_size);
+	}
+	if (output) {
+		if (close(fd) && !err)
+			err = errno;
+		fd = STDOUT_FILENO;
+	}
+	if (err)
+		status = runtime_error("writing %s: %s", output ? output : "stdout", strerror(err));
+out:
+	if (fd > STDOUT_FILENO)
+		close(fd);
+	free(chunk);
+	return status;
+}

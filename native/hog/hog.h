@@ -1,0 +1,116 @@
+/*
+ * hog.h - what the hog subcommands share: the common options (declared once,
+ * used in every table that needs them), the memory guard, the working-set
+ * mapping, fault counts and the JSON preamble.
+ *
+ * For: code used by two or more subcommands. Not for: anything one
+ * subcommand alone needs; that stays in its own file.
+ */
+#ifndef HOG_HOG_H
+#define HOG_HOG_H
+
+#include <stdbool.h>
+#include <stdint.h>
+#include <stdio.h>
+
+#include "fill.h"
+#include "json.h"
+#include "memlimit.h"
+#include "opts.h"
+
+enum output_format { OUTPUT_NORMAL, OUTPUT_JSON };
+extern const char *const output_format_names[];
+
+/*
+ * How fresh pages get written: TOUCH_FAULT lets every first write take a page
+ * fault (what any program does); TOUCH_PREFAULT has the kernel populate each
+ * chunk first (MADV_POPULATE_WRITE, one system call per TOUCH_CHUNK_PAGES)
+ * and then writes it, which saves the fault entry and exit per page.
+ */
+enum touch_method { TOUCH_FAULT, TOUCH_PREFAULT };
+extern const char *const touch_method_names[];
+#define TOUCH_CHUNK_PAGES 64
+
+/* The options several subcommands take, and what they resolve to. */
+struct hog_common {
+	uint64_t size;
+	const char *fill_text;
+	uint64_t seed;
+	bool force;
+	bool json;               /* --json: shorthand for --output-format json */
+	int touch;               /* enum touch_method */
+	int output_format;       /* enum output_format, resolved */
+	/* resolved by hog_resolve(): */
+	size_t page_size;
+	uint64_t pages;
+	struct fill fill;
+	struct mem_limits limits;
+};
+
+/* Option rows, so that every subcommand spells and explains them alike. */
+struct opt hog_opt_size(struct hog_common *c, const char *help);
+struct opt hog_opt_fill(struct hog_common *c);
+struct opt hog_opt_seed(struct hog_common *c);
+struct opt hog_opt_force(struct hog_common *c);
+struct opt hog_opt_touch(struct hog_common *c);
+struct opt hog_opt_json(struct hog_common *c);
+struct opt hog_opt_output_format(struct hog_common *c);
+
+/* What hog_resolve() checks beyond the size. */
+enum {
+	HOG_NEEDS_FILL = 1,      /* the table has --fill and --seed */
+	HOG_NEEDS_MEMORY = 2,    /* the size will be allocated: apply the guard */
+	HOG_HAS_OUTPUT = 4,      /* the table has --json and --output-format */
+};
+
+/*
+ * After opts_parse: checks --size (> 0, a whole number of pages), parses
+ * --fill, resolves the output format and, for HOG_NEEDS_MEMORY, refuses a
+ * size beyond the cgroup limit or MemAvailable less the margin unless
+ * --force. Returns 0 or the exit status (2 usage/refusal, 1 runtime).
+ */
+int hog_resolve(struct cli *cli, struct hog_common *c, unsigned needs);
+
+/* "hog: <message>" on stderr; returns 1 (runtime failure). */
+int runtime_error(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+
+/*
+ * Maps size bytes of private anonymous memory with transparent huge pages
+ * off for it (so that every page is one 4 KiB fault, whatever the system
+ * THP setting). Returns the address, or NULL with errno set.
+ */
+void *hog_map(uint64_t size);
+
+/*
+ * Writes every page of fresh memory buf with its fill, by --touch method.
+ * Returns 0, or an errno value if MADV_POPULATE_WRITE failed.
+ */
+int hog_touch_pages(const struct hog_common *c, unsigned char *buf);
+
+/* How many of the pages of buf mincore(2) reports resident; -1 on error. */
+int64_t hog_resident_pages(void *buf, uint64_t size, size_t page_size);
+
+struct faults {
+	uint64_t minor, major;
+};
+struct faults faults_now(void);
+struct faults faults_since(struct faults before);
+
+/* Sleeps for ns, resuming after signals; returns the time actually slept. */
+uint64_t sleep_ns(uint64_t ns);
+
+/* The system's transparent huge page mode ("madvise", ...), or "unknown". */
+const char *thp_mode(void);
+
+/* Opens the top-level JSON object with the version, command and time. */
+void hog_json_begin(struct json *j, FILE *out, const char *command);
+/* Writes the resolved common options as keys of the current object. */
+void hog_json_common(struct json *j, const struct hog_common *c, bool with_fill);
+
+/* Decimal GB/s for bytes in ns (0 if ns is 0). */
+double gb_per_s(uint64_t bytes, uint64_t ns);
+
+/* Human-readable byte counts ("1G", "64M", "12345") for text output. */
+void format_size(uint64_t bytes, char *buf, size_t len);
+
+#endif

@@ -1,0 +1,263 @@
+"""iobench crystalmark (native/iobench/crystalmark.c): the CrystalMark 2004R2 disk sequence of
+seed 003 (NOTES.md section 2) checked IO by IO from --trace, its report, file reuse with
+--keep-file, and the seed's warning made real: a reused, cached file inflates Random Read 64K."""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import statistics
+import subprocess
+import time
+from pathlib import Path
+
+import pytest
+
+MiB = 1 << 20
+KiB = 1 << 10
+SIZE = 16 * MiB
+# Seed 003's order: (trace name, CrystalMark title, op, access, block size).
+SEQUENCE = [
+    ("seq_read", "Sequential Read", "read", "sequential", MiB),
+    ("seq_write", "Sequential Write", "write", "sequential", MiB),
+    ("rand_read_512k", "Random Read 512K", "read", "random", 512 * KiB),
+    ("rand_write_512k", "Random Write 512K", "write", "random", 512 * KiB),
+    ("rand_read_64k", "Random Read 64K", "read", "random", 64 * KiB),
+    ("rand_write_64k", "Random Write 64K", "write", "random", 64 * KiB),
+]
+USAGE = "usage: iobench crystalmark --file F"
+
+
+@pytest.fixture(scope="session")
+def iobench(native_build: Path) -> Path:
+    return native_build / "iobench"
+
+
+def crystalmark(iobench: Path, *args: object, timeout: float = 120) -> subprocess.CompletedProcess:
+    return subprocess.run([str(iobench), "crystalmark", *map(str, args)], capture_output=True,
+                          text=True, timeout=timeout)
+
+
+def report(iobench: Path, *args: object) -> dict:
+    done = crystalmark(iobench, *args)
+    assert done.returncode == 0, done.stderr
+    assert done.stderr == ""
+    return json.loads(done.stdout)  # all of stdout is the document
+
+
+def trace(path: Path) -> list[tuple[str, int, str, int, int, int]]:
+    rows = []
+    for line in path.read_text().splitlines():
+        test, set_, op, offset, size, latency = line.split(",")
+        rows.append((test, int(set_), op, int(offset), int(size), int(latency)))
+    return rows
+
+
+def by_test(report_: dict) -> dict[str, dict]:
+    return {t["name"]: t for t in report_["tests"]}
+
+
+def test_trace_is_the_seed_003_sequence(iobench: Path, disk_tmp: Path) -> None:
+    data, log = disk_tmp / "cm.dat", disk_tmp / "cm.trace"
+    result = report(iobench, "--file", data, "--size", "16M", "--sets", 3, "--seed", 5,
+                    "--trace", log)
+    rows = trace(log)
+    assert not data.exists(), "without --keep-file the file is removed"
+    assert all(latency > 0 for *_, latency in rows)
+
+    # 1. The fill: 1 MiB synchronous writes from offset 0 to --size, in order.
+    fill = [r for r in rows if r[0] == "fill"]
+    assert rows[: len(fill)] == fill
+    assert [(r[1], r[2], r[3], r[4]) for r in fill] == [
+        (1, "write", i * MiB, MiB) for i in range(SIZE // MiB)]
+    assert result["file"] == {"state": "new", "removed": True}
+    assert result["fill"]["ios"] == 16 and result["fill"]["sync"] == "O_DSYNC"
+
+    # 2-7. The six tests in seed 003's order, each set after the other, every set --size bytes.
+    rest = rows[len(fill):]
+    order = []
+    for row in rest:
+        if not order or order[-1] != (row[0], row[1]):
+            order.append((row[0], row[1]))
+    assert order == [(name, s) for name, *_ in SEQUENCE for s in (1, 2, 3)]
+    tests = by_test(result)
+    assert [t["name"] for t in result["tests"]] == [name for name, *_ in SEQUENCE]
+    for name, title, op, access, bs in SEQUENCE:
+        assert (tests[name]["title"], tests[name]["op"], tests[name]["bs"]) == (title, op, bs)
+        for set_ in (1, 2, 3):
+            ios = [r for r in rest if (r[0], r[1]) == (name, set_)]
+            offsets = [r[3] for r in ios]
+            assert len(ios) == SIZE // bs, (name, set_)
+            assert {(r[2], r[4]) for r in ios} == {(op, bs)}
+            assert all(o % bs == 0 and o % 4096 == 0 for o in offsets)
+            if access == "sequential":
+                assert offsets == [i * bs for i in range(SIZE // bs)]
+            else:
+                assert all(0 <= o <= SIZE - bs for o in offsets)
+                assert offsets != sorted(offsets)
+            summary = tests[name]["sets"][set_ - 1]
+            assert (summary["set"], summary["ios"], summary["bytes"]) == (set_, len(ios), SIZE)
+        # 256 uniform draws from 256 blocks touch about 162 of them: drawn with replacement,
+        # not a permutation, and not a handful of positions.
+        if name == "rand_read_64k":
+            drawn = {r[3] for r in rest if r[0] == name and r[1] == 1}
+            assert 120 < len(drawn) < 220
+
+    # The scores: the best set and the mean of the sets, with latency percentiles.
+    for t in result["tests"]:
+        rates = [s["mb_s"] for s in t["sets"]]
+        assert all(r > 0 for r in rates)
+        assert t["best_mb_s"] == max(rates)
+        assert t["mean_mb_s"] == pytest.approx(statistics.mean(rates))
+        for s in t["sets"]:
+            assert s["mb_s"] == pytest.approx(s["bytes"] / s["seconds"] / 1e6)
+        clat = t["clat_ns"]
+        assert clat["N"] == 3 * SIZE // t["bs"]
+        values = [clat["min"], *clat["percentile"].values(), clat["max"]]
+        assert values == sorted(values)
+
+
+def test_same_seed_same_offsets(iobench: Path, disk_tmp: Path) -> None:
+    def offsets(seed: int, name: str) -> list[tuple]:
+        log = disk_tmp / f"{name}.trace"
+        report(iobench, "--file", disk_tmp / name, "--size", "8M", "--sets", 2, "--seed", seed,
+               "--trace", log)
+        return [r[:5] for r in trace(log)]
+
+    first = offsets(11, "a")
+    assert first == offsets(11, "b")
+    other = offsets(12, "c")
+    assert len(other) == len(first) and other != first
+    sequential = [r for r in first if r[0].startswith(("fill", "seq_"))]
+    assert sequential == [r for r in other if r[0].startswith(("fill", "seq_"))]
+
+
+def test_set_time_cuts_sets_short(iobench: Path, disk_tmp: Path) -> None:
+    log = disk_tmp / "short.trace"
+    result = report(iobench, "--file", disk_tmp / "short", "--size", "16M", "--sets", 2,
+                    "--set-time", "1ms", "--trace", log)
+    rows = trace(log)
+    rr64 = by_test(result)["rand_read_64k"]
+    assert result["options"]["set_time"] == "1ms"
+    for s in rr64["sets"]:
+        # 256 reads of 64 KiB take far more than 1 ms on any disk; at least one IO per set.
+        assert 1 <= s["ios"] < 256
+        assert s["ios"] == sum(1 for r in rows if r[0] == "rand_read_64k" and r[1] == s["set"])
+
+
+def test_keep_file_reuses_the_file_without_refilling(iobench: Path, disk_tmp: Path) -> None:
+    data = disk_tmp / "kept.dat"
+    first_log, second_log = disk_tmp / "first.trace", disk_tmp / "second.trace"
+    first = report(iobench, "--file", data, "--size", "8M", "--sets", 1, "--keep-file",
+                   "--trace", first_log)
+    assert first["file"] == {"state": "new", "removed": False}
+    assert data.stat().st_size == 8 * MiB
+    inode = data.stat().st_ino
+    second = report(iobench, "--file", data, "--size", "8M", "--sets", 1, "--keep-file",
+                    "--trace", second_log)
+    assert second["file"]["state"] == "reused" and "inflate" in second["file"]["note"]
+    assert second["fill"]["ios"] == 0
+    assert [r for r in trace(first_log) if r[0] == "fill"]
+    assert not [r for r in trace(second_log) if r[0] == "fill"]
+    assert data.stat().st_ino == inode and data.stat().st_size == 8 * MiB
+
+
+def test_reused_cached_file_inflates_random_read_64k(iobench: Path, disk_tmp: Path) -> None:
+    """Seed 003's warning: with one file reused, a cache below the file system serves the
+    reads. Here the page cache plays ReadyBoost: a kept file read with --buffered scores
+    Random Read 64K many times higher than a fresh O_DIRECT run, whose reads reach the disk."""
+    fresh = report(iobench, "--file", disk_tmp / "fresh.dat", "--size", "16M")
+    kept = disk_tmp / "kept.dat"
+    report(iobench, "--file", kept, "--size", "16M", "--sets", 1, "--keep-file")
+    reused = report(iobench, "--file", kept, "--size", "16M", "--keep-file", "--buffered")
+    assert reused["file"]["state"] == "reused" and reused["options"]["direct"] is False
+    disk = by_test(fresh)["rand_read_64k"]["best_mb_s"]
+    cached = by_test(reused)["rand_read_64k"]["best_mb_s"]
+    summary = f"Random Read 64K: fresh O_DIRECT {disk:.0f} MB/s, reused buffered {cached:.0f} MB/s"
+    print(summary)
+    assert cached >= 4 * disk, summary
+
+
+def test_normal_output_is_a_table(iobench: Path, disk_tmp: Path) -> None:
+    done = crystalmark(iobench, "--file", disk_tmp / "n.dat", "--size", "4M", "--sets", 2,
+                       "--output-format", "normal")
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.startswith("CrystalMark 2004R2 disk sequence:")
+    for _, title, *_ in SEQUENCE:
+        assert f"\n  {title} " in done.stdout, title
+
+
+@pytest.mark.parametrize(
+    ("args", "named"),
+    [
+        (["--size", "1500K"], "--size 1536000"),
+        (["--size", "0"], "--size 0"),
+        (["--sets", "0"], "--sets"),
+        (["--set-time", "0"], "--set-time"),
+        (["--set-time", "soon"], "--set-time"),
+        (["--output-format", "xml"], "--output-format"),
+        (["--nope"], "'--nope'"),
+        (["--keep", "x"], "'--keep'"),
+    ],
+)
+def test_bad_usage_exits_2_naming_the_problem(
+    iobench: Path, disk_tmp: Path, args: list[str], named: str
+) -> None:
+    data = disk_tmp / "never.dat"
+    done = crystalmark(iobench, "--file", data, *args)
+    assert done.returncode == 2, done.stderr
+    assert done.stdout == ""
+    first_line = done.stderr.splitlines()[0]
+    assert first_line.startswith("iobench: ") and named in first_line, done.stderr
+    assert USAGE in done.stderr
+    assert not data.exists()
+
+
+def test_missing_file_option_is_a_usage_error(iobench: Path) -> None:
+    done = crystalmark(iobench, "--size", "1M")
+    assert done.returncode == 2 and "missing --file" in done.stderr and USAGE in done.stderr
+
+
+def test_an_existing_file_is_never_clobbered(iobench: Path, disk_tmp: Path) -> None:
+    precious = disk_tmp / "precious"
+    precious.write_bytes(b"keep me")
+    done = crystalmark(iobench, "--file", precious, "--size", "1M")
+    assert done.returncode == 2
+    assert f"--file {precious} exists" in done.stderr.splitlines()[0] and "--keep-file" in done.stderr
+    assert precious.read_bytes() == b"keep me"
+    # --keep-file would reuse it, but it is smaller than --size.
+    done = crystalmark(iobench, "--file", precious, "--size", "1M", "--keep-file")
+    assert done.returncode == 2
+    assert "has 7 bytes, fewer than --size 1048576" in done.stderr.splitlines()[0]
+    assert precious.read_bytes() == b"keep me"
+
+
+def test_bad_places_are_usage_errors(iobench: Path, disk_tmp: Path) -> None:
+    done = crystalmark(iobench, "--file", disk_tmp / "no" / "dir", "--size", "1M")
+    assert done.returncode == 2 and "No such file or directory" in done.stderr.splitlines()[0]
+    done = crystalmark(iobench, "--file", disk_tmp / "x", "--size", "1M",
+                       "--trace", disk_tmp / "no" / "trace")
+    assert done.returncode == 2 and done.stderr.startswith("iobench: --trace ")
+    assert not (disk_tmp / "x").exists()
+
+
+def test_interrupted_run_removes_its_file(iobench: Path, disk_tmp: Path) -> None:
+    data = disk_tmp / "interrupted.dat"
+    proc = subprocess.Popen([str(iobench), "crystalmark", "--file", str(data), "--size", "32M",
+                             "--sets", "100"], stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                            text=True)
+    try:
+        deadline = time.monotonic() + 10
+        while not data.exists() and time.monotonic() < deadline:
+            time.sleep(0.01)
+        time.sleep(0.2)
+        os.kill(proc.pid, signal.SIGINT)
+        out, err = proc.communicate(timeout=30)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.wait()
+    assert proc.returncode == 1, err
+    assert "interrupted" in err and out == ""
+    assert not data.exists()
