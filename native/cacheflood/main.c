@@ -32,9 +32,9 @@ static const char description[] =
 	"--file-size bytes. A made set reuses files that already have the right name and\n"
 	"size, starts cold (files it writes are synced and dropped from the page cache),\n"
 	"and is removed at the end (and DIR, if it made DIR) unless --keep-set.\n"
-	"Orders: seq reads each file start to end, in order, with POSIX_FADV_SEQUENTIAL\n"
-	"like cat(1); random reads each --bs block of the set once per pass, shuffled by\n"
-	"--seed and the pass number.\n"
+	"Orders: seq reads each file start to end, in order; random reads each --bs\n"
+	"block of the set once per pass, shuffled by --seed and the pass number. No\n"
+	"readahead hint is given (the kernel's default readahead applies).\n"
 	"Reports bytes, time and throughput (MB/s = 1e6 B/s), Cached and SwapCached from\n"
 	"/proc/meminfo before and after, the set's own residency (mmap + mincore), and\n"
 	"this process's rusage faults and /proc/self/io (read_bytes: bytes that came\n"
@@ -188,7 +188,7 @@ int main(int argc, char **argv)
 		  " shorter)" },
 		{ .name = "bytes", .kind = OPT_SIZE, .dest = &spec.bytes, .metavar = "B",
 		  .required = true, .help = "read exactly B bytes, cycling through the set" },
-		{ .name = "bs", .kind = OPT_SIZE, .dest = &spec.bs, .default_text = "1M",
+		{ .name = "bs", .kind = OPT_SIZE, .dest = &spec.bs, .default_text = "128K",
 		  .help = "bytes per read" },
 		{ .name = "order", .kind = OPT_ENUM, .dest = &spec.order,
 		  .choices = flood_order_names, .default_text = "seq",

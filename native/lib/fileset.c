@@ -183,13 +183,18 @@ int fileset_open(struct fileset *s)
 		struct fileset_file *f = &s->files[i];
 		struct stat st;
 
+		/* Checked before opening too: opening a FIFO would block. */
+		if (stat(f->path, &st))
+			return fail(s, errno, "%s: %s", f->path, strerror(errno));
+		if (S_ISDIR(st.st_mode))
+			return fail(s, EISDIR, "%s: is a directory", f->path);
+		if (!S_ISREG(st.st_mode))
+			return fail(s, EINVAL, "%s: not a regular file", f->path);
 		f->fd = open(f->path, O_RDONLY | O_CLOEXEC);
 		if (f->fd < 0)
 			return fail(s, errno, "%s: %s", f->path, strerror(errno));
 		if (fstat(f->fd, &st))
 			return fail(s, errno, "%s: %s", f->path, strerror(errno));
-		if (S_ISDIR(st.st_mode))
-			return fail(s, EISDIR, "%s: is a directory", f->path);
 		if (!S_ISREG(st.st_mode))
 			return fail(s, EINVAL, "%s: not a regular file", f->path);
 		f->size = (uint64_t)st.st_size;

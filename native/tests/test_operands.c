@@ -97,7 +97,8 @@ int main(void)
 		opts_print_usage_line(&cli, out);
 		fclose(out);
 		CHECK(strcmp(usage, "usage: t [--bs SIZE] [--seed N] [--files F...] [--recursive]"
-			      " FILE...\n") == 0, "usage line ends with the operands: %s", usage);
+			      " FILE...\n") == 0, "usage line ends with the operands: %.*s",
+		      (int)strcspn(usage, "\n"), usage);
 		free(usage);
 	}
 	return 0;
