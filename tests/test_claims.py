@@ -47,10 +47,13 @@ def test_range_and_upper(tmp_path):
         "U1,u,2,MB/s,000,e,e.u1,upper,0",
         "U2,u,2,MB/s,000,e,e.u2,upper,0",
         "Z,z,0,reads,000,e,e.zero,upper,0",
+        "L1,l,1,ratio,000,e,e.l1,lower,0",
+        "L2,l,1,ratio,000,e,e.l2,lower,0",
     ], {"e": {"e.r1": m(17.9, 17, 19), "e.r2": m(25, 24, 26), "e.u1": m(1.5), "e.u2": m(2.5),
-              "e.zero": m(0)}})
+              "e.zero": m(0), "e.l1": m(8, 7.5, 8.5), "e.l2": m(1.1, 0.9, 1.3)}})
     assert list(t["verdict"]) == [claims.REPRODUCED, claims.NOT_REPRODUCED, claims.REPRODUCED,
-                                  claims.NOT_REPRODUCED, claims.REPRODUCED]
+                                  claims.NOT_REPRODUCED, claims.REPRODUCED, claims.REPRODUCED,
+                                  claims.NOT_REPRODUCED]
 
 
 def test_direction_needs_separated_cis(tmp_path):

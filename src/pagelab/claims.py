@@ -7,6 +7,8 @@ it is judged:
   fraction), i.e. [ci_low * (1 - tol), ci_high * (1 + tol)];
 - range: the published value is "lo-hi"; reproduced when our CI overlaps [lo, hi] widened by tol;
 - upper: the published value is an upper bound; reproduced when our value <= published * (1 + tol);
+- lower: the published value is a lower bound; reproduced when our whole CI lies above
+  published * (1 - tol) (e.g. "the cache inflates the score": ratio > 1);
 - direction: the measurement is "a < b < c"; reproduced when each CI lies wholly below the next.
 A claim whose measurement is missing is "not applicable here", with the reason the experiment
 gave (results/<name>/skipped.txt) or "not measured".
@@ -25,7 +27,7 @@ from pagelab.latex import escape, fmt, write_table
 from pagelab.published import load_claims
 
 REPRODUCED, NOT_REPRODUCED, NOT_APPLICABLE = "reproduced", "not reproduced", "not applicable here"
-JUDGES = ("value", "range", "upper", "direction")
+JUDGES = ("value", "range", "upper", "lower", "direction")
 
 
 def load_measurements(results_dir: Path | str) -> tuple[dict[str, dict[str, Any]], dict[str, str]]:
@@ -78,6 +80,8 @@ def judge(claim: dict[str, str], measurements: dict[str, dict[str, Any]],
     elif kind == "range":
         a, b = (float(x) for x in claim["value"].split("-"))
         ok = hi >= a * (1 - tol) and lo <= b * (1 + tol)
+    elif kind == "lower":
+        ok = lo > float(claim["value"]) * (1 - tol)
     else:  # upper
         ok = float(m["value"]) <= float(claim["value"]) * (1 + tol) + (0 if tol else 1e-12)
     if any(math.isnan(x) for x in (lo, hi)):

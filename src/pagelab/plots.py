@@ -121,3 +121,25 @@ def lines_by_group(summary: pd.DataFrame, x: str, y: str, hue: str, xlabel: str 
     ax.set_ylabel(ylabel)
     ax.legend(frameon=False, fontsize="x-small")
     return fig
+
+
+def bars_grouped(summary: pd.DataFrame, x: str, y: str, lo: str, hi: str, hue: str, xlabel: str = "",
+                 ylabel: str = "", logy: bool = False) -> plt.Figure:
+    """Grouped bars (one group per x, one bar per hue) with CI whiskers."""
+    fig, ax = plt.subplots(figsize=(6.4, 3.2))
+    groups = list(dict.fromkeys(summary[x]))
+    hues = list(dict.fromkeys(summary[hue]))
+    width = 0.8 / len(hues)
+    for i, h in enumerate(hues):
+        s = summary[summary[hue] == h].set_index(x).reindex(groups)
+        xs = np.arange(len(groups)) + (i - (len(hues) - 1) / 2) * width
+        ax.bar(xs, s[y], width, label=str(h).replace("_", " "), color=sns.color_palette()[i % 10])
+        ax.errorbar(xs, s[y], yerr=np.vstack([s[y] - s[lo], s[hi] - s[y]]), fmt="none", ecolor="black",
+                    capsize=2, linewidth=0.8)
+    ax.set_xticks(np.arange(len(groups)), groups, rotation=20, ha="right")
+    ax.set_xlabel(xlabel)
+    ax.set_ylabel(ylabel)
+    if logy:
+        ax.set_yscale("log")
+    ax.legend(frameon=False, fontsize="x-small", ncol=2)
+    return fig

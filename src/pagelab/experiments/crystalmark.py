@@ -1,0 +1,178 @@
+"""crystalmark (seed 003): the CrystalMark 2004R2 disk sequence, and its warning.
+
+Seed 003 traced CrystalMark 2004R2: a fresh 128 MB file, then sequential read and write of
+1 MiB, random read and write of 512 KiB and 64 KiB, unbuffered. Its warning: a cache below the
+file system (ReadyBoost there) inflates the scores of a reused test file. Arms on this
+machine's disk: `direct` (fresh file, O_DIRECT, CrystalMark's own way), `direct_reused` (the
+same file every trial, O_DIRECT: only a cache below the guest could inflate it),
+`buffered` (fresh file through the page cache) and `buffered_reused` (the page cache as the
+"cache below", kept warm by reuse). Each trial is one `iobench crystalmark` run.
+"""
+
+from __future__ import annotations
+
+import json
+import subprocess
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pandas as pd
+
+from pagelab import records, trials
+from pagelab.config import config_hash
+from pagelab.provenance import provenance
+from pagelab.stats import bootstrap_ci, ratio_ci
+from pagelab.tools import tool_path
+from pagelab.units import parse_duration, parse_size
+
+NAME = "crystalmark"
+TESTS = ["seq_read", "seq_write", "rand_read_512k", "rand_write_512k", "rand_read_64k", "rand_write_64k"]
+TITLES = {"seq_read": "Seq Read", "seq_write": "Seq Write", "rand_read_512k": "Rand Read 512K",
+          "rand_write_512k": "Rand Write 512K", "rand_read_64k": "Rand Read 64K",
+          "rand_write_64k": "Rand Write 64K"}
+ARMS = {  # arm -> (buffered, reuse the file)
+    "direct": (False, False), "direct_reused": (False, True),
+    "buffered": (True, False), "buffered_reused": (True, True),
+}
+
+
+def command(cfg: dict[str, Any], arm: str, file: Path, seed: int) -> list[str]:
+    buffered, reuse = ARMS[arm]
+    cmd = [str(tool_path("iobench")), "crystalmark", "--file", str(file), "--size", str(parse_size(cfg["size"])),
+           "--sets", str(cfg["sets"]), "--seed", str(seed), "--output-format", "json"]
+    if parse_duration(cfg["set_time"]) > 0:
+        cmd += ["--set-time", f"{parse_duration(cfg['set_time'])}s"]
+    if buffered:
+        cmd.append("--buffered")
+    if reuse:
+        cmd.append("--keep-file")
+    return cmd
+
+
+def run_trial(cfg: dict[str, Any], trial: trials.Trial, scratch: Path) -> dict[str, Any]:
+    arm = trial.params["arm"]
+    _, reuse = ARMS[arm]
+    # A reused file keeps its name across trials (and its pages in the cache); a fresh one is new.
+    file = scratch / (f"{NAME}-{arm}.dat" if reuse else f"{NAME}-{trial.trial_id}.dat")
+    cmd = command(cfg, arm, file, trial.seed)
+    out = subprocess.run(cmd, capture_output=True, text=True, timeout=1800)
+    if out.returncode != 0:
+        raise trials.TrialFailed(f"iobench crystalmark exited {out.returncode}: {out.stderr.strip()}")
+    doc = json.loads(out.stdout)
+    result: dict[str, Any] = {"arm": arm, "command": cmd, "file_state": doc["file"]["state"],
+                              "fill_mb_s": doc["fill"]["mb_s"]}
+    for t in doc["tests"]:
+        result[f"{t['name']}_best_mbps"] = t["best_mb_s"]
+        result[f"{t['name']}_mean_mbps"] = t["mean_mb_s"]
+        result[f"{t['name']}_p99_us"] = t["clat_ns"]["percentile"]["99.000000"] / 1e3
+    return result
+
+
+def skip_reason(cfg: dict[str, Any]) -> str | None:
+    return None  # needs only a file system that supports O_DIRECT under scratch_dir
+
+
+SCALARS = [f"{t}_{k}" for t in TESTS for k in ("best_mbps", "mean_mbps", "p99_us")] + ["fill_mb_s"]
+
+
+def run(cfg: dict[str, Any], outdir: Path, scratch_dir: Path) -> pd.DataFrame:
+    outdir.mkdir(parents=True, exist_ok=True)
+    scratch_dir = scratch_dir.resolve()
+    scratch_dir.mkdir(parents=True, exist_ok=True)
+    prov = provenance(config_hash(cfg), tools={"iobench": tool_path("iobench")}, disk_path=scratch_dir)
+    reps = cfg["repetitions"]
+    confs = [{"arm": a} for a in cfg["arms"]]
+    try:
+        recs, stops = trials.run_adaptive(
+            NAME, confs, lambda c: c["arm"], lambda t: run_trial(cfg, t, scratch_dir),
+            lambda r: r["rand_read_64k_best_mbps"], outdir, prov, seed=cfg["seed"],
+            n_min=reps["n_min"], n_max=reps["n_max"], ci_pct=reps["ci_pct"], warmups=[{"arm": "direct"}])
+    finally:
+        for arm in ARMS:
+            (scratch_dir / f"{NAME}-{arm}.dat").unlink(missing_ok=True)
+    rows = []
+    for r in recs:
+        res = r.get("result", {})
+        rows.append({"trial_id": r["trial_id"], "order": r["order"], "warmup": r["warmup"],
+                     "status": r["status"], "arm": r["params"]["arm"], "seed": r["seed"],
+                     "file_state": res.get("file_state"), "start": r["start"], "end": r["end"],
+                     **{k: res.get(k) for k in SCALARS}})
+    frame = pd.DataFrame(rows).sort_values("order").reset_index(drop=True)
+    if (frame["status"] != "ok").any():
+        bad = frame[frame["status"] != "ok"]
+        raise trials.TrialFailed(f"{len(bad)} trial(s) failed: {', '.join(bad['trial_id'])}")
+    records.write_text_atomic(outdir / "trials.csv", frame.to_csv(index=False))
+    records.write_json_atomic(outdir / "stopping.json", [s.__dict__ for s in stops])
+    records.write_json_atomic(outdir / "provenance.json", prov)
+    return frame
+
+
+def load(results_dir: Path | str) -> pd.DataFrame:
+    frame = pd.read_csv(Path(results_dir) / "trials.csv")
+    return frame[(frame["status"] == "ok") & (~frame["warmup"].astype(bool))].copy()
+
+
+def summarise(frame: pd.DataFrame, seed: int = 0) -> pd.DataFrame:
+    """Long form: one row per arm and test, median of the trials' best sets with a CI."""
+    rows = []
+    for arm in [a for a in ARMS if a in set(frame["arm"])]:
+        g = frame[frame["arm"] == arm]
+        for t in TESTS:
+            e = bootstrap_ci(g[f"{t}_best_mbps"], np.median, seed=seed)
+            rows.append({"arm": arm, "test": t, "n": e.n, "mbps": e.value, "lo": e.ci_low, "hi": e.ci_high})
+    return pd.DataFrame(rows)
+
+
+def inflation(frame: pd.DataFrame, test: str = "rand_read_64k", seed: int = 0) -> dict[str, Any] | None:
+    """The seed's warning, measured: reused-and-cached score over the fresh O_DIRECT one."""
+    a = frame.loc[frame["arm"] == "buffered_reused", f"{test}_best_mbps"]
+    b = frame.loc[frame["arm"] == "direct", f"{test}_best_mbps"]
+    if len(a) == 0 or len(b) == 0:
+        return None
+    r = ratio_ci(a, b, seed=seed)
+    return {"value": r.value, "ci_low": r.ci_low, "ci_high": r.ci_high, "unit": "ratio", "n": r.n}
+
+
+def table(summary: pd.DataFrame) -> pd.DataFrame:
+    """Laid out like CrystalMark's disk page: tests as rows, one column per arm (MB/s)."""
+    from pagelab.latex import fmt
+
+    cols: dict[str, list[str]] = {"Test": [TITLES[t] for t in TESTS]}
+    for arm in [a for a in ARMS if a in set(summary["arm"])]:
+        s = summary[summary["arm"] == arm].set_index("test")
+        cols[arm.replace("_", " ")] = [f"{fmt(s.loc[t, 'mbps'])} [{fmt(s.loc[t, 'lo'])}, {fmt(s.loc[t, 'hi'])}]"
+                                       for t in TESTS]
+    return pd.DataFrame(cols)
+
+
+def measurements(summary: pd.DataFrame, infl: dict[str, Any] | None, device: str = "own") -> dict[str, Any]:
+    out: dict[str, Any] = {}
+    short = {"rand_read_64k": "rr64k", "rand_write_64k": "rw64k", "rand_read_512k": "rr512k",
+             "rand_write_512k": "rw512k", "seq_read": "seqr", "seq_write": "seqw"}
+    for _, r in summary.iterrows():
+        out[f"{NAME}.{device}.{r['arm']}.{short[r['test']]}_mbps"] = {
+            "value": r["mbps"], "ci_low": r["lo"], "ci_high": r["hi"], "unit": "MB/s", "n": int(r["n"])}
+    if infl:
+        out[f"{NAME}.{device}.reuse_inflation_rr64k"] = infl
+    return out
+
+
+def macros(summary: pd.DataFrame, infl: dict[str, Any] | None, cfg: dict[str, Any], profile: str) -> dict[str, str]:
+    from pagelab.latex import fmt
+
+    def get(arm: str, test: str) -> str:
+        s = summary[(summary["arm"] == arm) & (summary["test"] == test)]
+        return fmt(s.iloc[0]["mbps"]) if len(s) else "n/a"
+
+    return {
+        "CrystalmarkProfile": profile,
+        "CrystalmarkSizeMiB": fmt(parse_size(cfg["size"]) / 2**20),
+        "CrystalmarkSets": str(cfg["sets"]),
+        "CrystalmarkDirectRRSixtyFourK": get("direct", "rand_read_64k"),
+        "CrystalmarkDirectSeqRead": get("direct", "seq_read"),
+        "CrystalmarkReusedRRSixtyFourK": get("buffered_reused", "rand_read_64k"),
+        "CrystalmarkInflation": fmt(infl["value"]) if infl else "n/a",
+        "CrystalmarkInflationLo": fmt(infl["ci_low"]) if infl else "n/a",
+        "CrystalmarkInflationHi": fmt(infl["ci_high"]) if infl else "n/a",
+    }
