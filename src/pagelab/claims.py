@@ -110,7 +110,7 @@ def write_verdicts(results_dir: Path | str, out_tex: Path | str, out_csv: Path |
         "Published": table["published"].map(escape),
         "Ours": table["ours"].map(escape),
         "Verdict": table["verdict"],
-        "Note": table["why"].map(escape),
+        "Note": table["why"].map(lambda w: escape(w.split(" (")[0] if w.startswith("not measured") else w)),
     })
     write_table(out_tex, tex, column_format="l l l l p{0.32\\linewidth}")
     return table
