@@ -61,6 +61,10 @@ def test_paper_prints_the_access_time_the_notebook_fitted(built):
     for v in verdicts:
         assert v["id"] in text and v["verdict"] in ("reproduced", "not reproduced", "not applicable here")
     assert "??" not in text
+    # The generated appendix states this machine's facts.
+    import platform
+
+    assert "Reproducibility" in text and platform.release() in text.replace("\n", "")
 
 
 def test_every_output_exists(built):

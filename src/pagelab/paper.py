@@ -27,6 +27,11 @@ def build(out: Path, paper_dir: Path | None = None, results_dir: Path | None = N
     results_dir = (results_dir or root() / "results").resolve()
     if shutil.which("latexmk") is None:
         raise PaperError("latexmk is not installed (Debian: apt-get install latexmk texlive-latex-extra)")
+    from pagelab.paperlint import lint
+
+    problems = lint(paper_dir)
+    if problems:
+        raise PaperError("the paper types measurements by hand:\n  " + "\n  ".join(problems))
     build_dir = results_dir / "paper-build"
     build_dir.mkdir(parents=True, exist_ok=True)
     env = dict(os.environ, TEXINPUTS=f".:{paper_dir}:{results_dir}:")

@@ -42,3 +42,27 @@ def write_claims_table(out: Path | str, path: Path | str | None = None) -> None:
         "Experiment": claims["experiment"].map(lambda s: r"\texttt{" + escape(s) + "}"),
     })
     write_table(out, table, column_format="l p{0.46\\linewidth} l l l")
+
+
+_DIGITS = ["Zero", "One", "Two", "Three", "Four", "Five", "Six", "Seven", "Eight", "Nine"]
+
+
+def macro_name(claim_id: str) -> str:
+    """\\Pub<id> with digits spelled out (LaTeX macro names are letters): CM1 -> PubCMOne."""
+    return "Pub" + "".join(_DIGITS[int(c)] if c.isdigit() else c for c in claim_id if c.isalnum())
+
+
+def value(claim_id: str, path: Path | str | None = None) -> float:
+    """A published value as a number (the midpoint of a range such as 200-300)."""
+    claims = load_claims(path).set_index("id")
+    text = claims.loc[claim_id, "value"]
+    parts = [float(p) for p in text.split("-")]
+    return sum(parts) / len(parts)
+
+
+def write_macros(out: Path | str, path: Path | str | None = None) -> None:
+    """Every published value as a macro, so the text never types one: \\PubCMOne -> 3.95."""
+    from pagelab.latex import write_macros as _write
+
+    claims = load_claims(path)
+    _write(out, {macro_name(i): escape(v).replace("-", "--") for i, v in zip(claims["id"], claims["value"], strict=True)})

@@ -5,13 +5,15 @@ rule published_claims:
     input:
         "data/published/claims.csv",
     output:
-        "results/published/claims.tex",
+        table="results/published/claims.tex",
+        macros="results/published/macros.tex",
     log:
         "results/logs/published_claims.log",
     run:
-        from pagelab.published import write_claims_table
+        from pagelab.published import write_claims_table, write_macros
 
-        write_claims_table(output[0], input[0])
+        write_claims_table(output.table, input[0])
+        write_macros(output.macros, input[0])
 
 
 rule claims:
@@ -30,10 +32,30 @@ rule claims:
         write_verdicts("results", output.tex, output.csv, input.claims)
 
 
+rule appendix:
+    # The generated reproducibility appendix: machine, paging state, versions, per-experiment
+    # provenance and compute time, the command for each claim.
+    input:
+        provenance=expand("results/{experiment}/provenance.json", experiment=EXPERIMENTS),
+        trials=expand("results/{experiment}/trials.csv", experiment=EXPERIMENTS),
+        claims="data/published/claims.csv",
+    output:
+        macros="results/appendix/macros.tex",
+        tables=expand("results/appendix/{t}.tex", t=["knobs", "versions", "experiments", "claims"]),
+    log:
+        "results/logs/appendix.log",
+    run:
+        from pagelab import appendix
+
+        appendix.write("results", "results/appendix", EXPERIMENTS, PROFILE)
+
+
 rule paper:
     input:
         sources=sorted(glob.glob("paper/**/*.tex", recursive=True)),
         claims="results/published/claims.tex",
+        published="results/published/macros.tex",
+        appendix=rules.appendix.output,
         verdicts="results/claims/verdicts.tex",
         generated=expand("results/{experiment}/{file}", experiment=EXPERIMENTS,
                          file=["macros.tex", "table.tex", "measurements.json"]),

@@ -153,6 +153,8 @@ def macros(summary: pd.DataFrame, result: _fit.FitResult, prov: dict[str, Any],
         "SeekmodelBandwidthHiMBps": fmt(bw.ci_high / MB),
         "SeekmodelFitSixtyFourKMBps": fmt(predicted_mbps(t.value, bw.value, 64 * 1024)),
         "SeekmodelSeedModelSixtyFourKMBps": fmt(seed_model_mbps()),
+        "SeekmodelSeedAccessMs": fmt(SEED_T_ACCESS_S * 1e3),
+        "SeekmodelSeedBandwidthMBps": fmt(SEED_BW_BYTES / MB),
         "SeekmodelDisk": escape(f"{disk.get('model', 'unknown')} ({disk.get('disk', '?')})"),
         "SeekmodelKernel": escape(prov.get("machine", {}).get("kernel", "unknown")),
     }

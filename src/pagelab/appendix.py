@@ -1,0 +1,123 @@
+"""The paper's reproducibility appendix, generated: machine fingerprint, paging state, tool and
+package versions, each experiment's config hash, commit, trials and compute time, and for each
+claim the command that reproduces it.
+"""
+
+from __future__ import annotations
+
+import csv
+import importlib.metadata
+import json
+import shutil
+import subprocess
+from pathlib import Path
+from typing import Any
+
+from pagelab import provenance, state
+from pagelab.latex import escape, write_table
+from pagelab.paths import root
+from pagelab.published import load_claims
+from pagelab.records import write_text_atomic
+
+PACKAGES = ["snakemake", "papermill", "numpy", "scipy", "pandas", "seaborn", "matplotlib", "statsmodels"]
+
+
+def virtualisation() -> str:
+    if shutil.which("systemd-detect-virt"):
+        out = subprocess.run(["systemd-detect-virt"], capture_output=True, text=True)
+        if out.stdout.strip():
+            return out.stdout.strip()
+    try:
+        flags = Path("/proc/cpuinfo").read_text()
+        return "a hypervisor (cpuinfo flag)" if " hypervisor" in flags else "none detected"
+    except OSError:
+        return "unknown"
+
+
+def tool_versions() -> dict[str, str]:
+    out = {}
+    for name in ("iobench", "hog", "cacheflood", "residency", "simdisk"):
+        path = root() / "native" / "build" / name
+        if path.exists():
+            out[name] = provenance.tool_version(path)
+    for cmd in (["fio", "--version"], ["latexmk", "-v"], ["gcc", "--version"]):
+        if shutil.which(cmd[0]):
+            res = subprocess.run(cmd, capture_output=True, text=True)
+            lines = [ln for ln in res.stdout.splitlines() if ln.strip()]
+            out[cmd[0]] = lines[0] if lines else "unknown"
+    for pkg in PACKAGES:
+        try:
+            out[pkg] = importlib.metadata.version(pkg)
+        except importlib.metadata.PackageNotFoundError:
+            pass
+    return out
+
+
+def experiment_rows(results: Path, experiments: list[str]) -> list[dict[str, Any]]:
+    rows = []
+    for exp in experiments:
+        d = results / exp
+        prov = json.loads((d / "provenance.json").read_text()) if (d / "provenance.json").exists() else {}
+        trials = list(csv.DictReader(open(d / "trials.csv"))) if (d / "trials.csv").exists() else []
+        counted = [t for t in trials if t.get("status") == "ok" and t.get("warmup") in ("False", "false", "0")]
+        bench = d.parent / "benchmarks" / f"{exp}.tsv"
+        seconds = ""
+        if bench.exists():
+            rowsb = list(csv.DictReader(open(bench), delimiter="\t"))
+            seconds = f"{float(rowsb[-1]['s']):.0f}" if rowsb else ""
+        skipped = (d / "skipped.txt").read_text().strip() if (d / "skipped.txt").exists() else ""
+        git = prov.get("git", {})
+        rows.append({"experiment": exp, "trials": len(counted), "seconds": seconds,
+                     "config_hash": prov.get("config_hash", ""),
+                     "commit": (git.get("commit") or "")[:10] + ("+dirty" if git.get("dirty") else ""),
+                     "skipped": skipped})
+    return rows
+
+
+def write(results: Path | str, out_dir: Path | str, experiments: list[str], profile: str) -> None:
+    results, out_dir = Path(results), Path(out_dir)
+    m = provenance.machine()
+    any_prov = next((json.loads((results / e / "provenance.json").read_text())
+                     for e in experiments if (results / e / "provenance.json").exists()), {})
+    disk = any_prov.get("disk", provenance.block_device_of("."))
+    knobs = state.show()["knobs"]
+    macros = {
+        "AppendixKernel": escape(m["kernel"]),
+        "AppendixCPU": escape(m["cpu_model"]),
+        "AppendixCores": str(m["cpus"]),
+        "AppendixMemGiB": f"{(m['mem_total_bytes'] or 0) / 2**30:.1f}",
+        "AppendixDisk": escape(f"{disk.get('model', 'unknown')} ({disk.get('disk', '?')}, "
+                               f"{'rotational' if disk.get('rotational') else 'non-rotational'}, "
+                               f"scheduler {disk.get('scheduler', '?')})"),
+        "AppendixVirt": escape(virtualisation()),
+        "AppendixProfile": profile,
+    }
+    from pagelab.latex import write_macros
+
+    write_macros(out_dir / "macros.tex", macros)
+    import pandas as pd
+
+    knob_rows = pd.DataFrame({"Setting": [escape(k) for k in knobs], "Value": [escape(str(v)) for v in knobs.values()]})
+    write_table(out_dir / "knobs.tex", knob_rows, column_format="ll")
+    versions = tool_versions()
+    write_table(out_dir / "versions.tex", pd.DataFrame({
+        "Tool or package": [escape(k) for k in versions], "Version": [escape(v) for v in versions.values()]}),
+        column_format="lp{0.6\\linewidth}")
+    exp_rows = experiment_rows(results, experiments)
+    write_table(out_dir / "experiments.tex", pd.DataFrame({
+        "Experiment": [r"\texttt{" + escape(r["experiment"]) + "}" for r in exp_rows],
+        "Trials": [str(r["trials"]) for r in exp_rows],
+        "Compute (s)": [r["seconds"] for r in exp_rows],
+        "Config hash": [r"\texttt{" + escape(r["config_hash"]) + "}" for r in exp_rows],
+        "Commit": [r"\texttt{" + escape(r["commit"]) + "}" for r in exp_rows],
+        "Note": [escape(r["skipped"]) for r in exp_rows],
+    }), column_format="llrlll")
+    claims = load_claims()
+    by_exp = {r["experiment"]: r for r in exp_rows}
+    write_table(out_dir / "claims.tex", pd.DataFrame({
+        "Claim": [escape(c) for c in claims["id"]],
+        "Experiment": [r"\texttt{" + escape(e) + "}" for e in claims["experiment"]],
+        "Command": [r"\texttt{snakemake results/" + escape(e) + "/measurements.json}" for e in claims["experiment"]],
+        "Trials": [str(by_exp.get(e, {}).get("trials", "--")) for e in claims["experiment"]],
+    }), column_format="llll")
+
