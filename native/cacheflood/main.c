@@ -176,6 +176,10 @@ static int flood(struct cli *cli, const struct flood_spec *spec, const struct op
 int main(int argc, char **argv)
 {
 	struct flood_spec spec = { 0 };
+	if (argc == 2 && strcmp(argv[1], "--version") == 0) {
+		puts(CACHEFLOOD_VERSION);
+		return 0;
+	}
 	struct opt opts[] = {
 		{ .name = "files", .kind = OPT_STRING, .dest = &spec.first_file, .metavar = "F...",
 		  .help = "read these files (every word up to the next option)" },

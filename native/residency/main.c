@@ -268,6 +268,10 @@ int main(int argc, char **argv)
 	static const struct short_alias aliases[] = {
 		{ "-r", "--recursive" }, { NULL, NULL },
 	};
+	if (argc == 2 && strcmp(argv[1], "--version") == 0) {
+		puts(RESIDENCY_VERSION);
+		return 0;
+	}
 	struct run run = { .page_size = pagecache_page_size() };
 	struct opt opts[] = {
 		{ .name = "recursive", .kind = OPT_FLAG, .dest = &run.recursive,

@@ -17,7 +17,6 @@ from pagelab import provenance, state
 from pagelab.latex import escape, write_table
 from pagelab.paths import root
 from pagelab.published import load_claims
-from pagelab.records import write_text_atomic
 
 PACKAGES = ["snakemake", "papermill", "numpy", "scipy", "pandas", "seaborn", "matplotlib", "statsmodels"]
 

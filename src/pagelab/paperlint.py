@@ -12,7 +12,8 @@ import re
 from pathlib import Path
 
 _UNITS = r"(?:ms|s|us|\\textmu\s*s|µs|ns|MB/s|GB/s|KB/s|kB/s|MiB/s|GiB/s|IOPS|IO/s)"
-_NUMBER_UNIT = re.compile(r"(?<![\w\\{])(\d+(?:[.,]\d+)?(?:\s*(?:--|-)\s*\d+(?:[.,]\d+)?)?)(?:\s|\\,|~|\\ )*" + _UNITS + r"(?![A-Za-z])")
+_NUMBER = r"(?<![\w\\{])(\d+(?:[.,]\d+)?(?:\s*(?:--|-)\s*\d+(?:[.,]\d+)?)?)"
+_NUMBER_UNIT = re.compile(_NUMBER + r"(?:\s|\\,|~|\\ )*" + _UNITS + r"(?![A-Za-z])")
 _MATH = re.compile(r"\$[^$]*\$|\\\[.*?\\\]|\\begin\{(equation|align)\*?\}.*?\\end\{\1\*?\}", re.S)
 _COMMENT = re.compile(r"(?<!\\)%.*")
 _CITE = re.compile(r"\\cite[pt]?\{[^}]*\}")

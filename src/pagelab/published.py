@@ -65,4 +65,5 @@ def write_macros(out: Path | str, path: Path | str | None = None) -> None:
     from pagelab.latex import write_macros as _write
 
     claims = load_claims(path)
-    _write(out, {macro_name(i): escape(v).replace("-", "--") for i, v in zip(claims["id"], claims["value"], strict=True)})
+    values = zip(claims["id"], claims["value"], strict=True)
+    _write(out, {macro_name(i): escape(v).replace("-", "--") for i, v in values})
