@@ -2,6 +2,7 @@
 
   pagelab config show [--configfile F] [--set KEY=VALUE ...]   effective config as JSON
   pagelab trial EXPERIMENT --config JSON --outdir DIR          run or resume the trials
+  pagelab tidy EXPERIMENT --config JSON --results DIR --out PARQUET  tidy table + checks
   pagelab state show|restore                                   paging state; undo journaled changes
   pagelab provenance [--path P]                                machine, git and disk facts
   pagelab paper --out PDF                                       build the LaTeX paper
@@ -49,6 +50,37 @@ def cmd_trial(args: argparse.Namespace) -> int:
     scratch = Path(block.pop("scratch_dir", "scratch"))
     module = importlib.import_module(f"pagelab.experiments.{args.experiment}")
     module.run(block, Path(args.outdir), scratch)
+    return 0
+
+
+def _experiment(name: str):  # noqa: ANN202
+    if name not in _config.experiments():
+        raise _config.ConfigError(f"no experiment named {name!r}")
+    return importlib.import_module(f"pagelab.experiments.{name}")
+
+
+def cmd_tidy(args: argparse.Namespace) -> int:
+    """One Parquet row per trial; then the checks (failed trials, missing configurations,
+    empty columns or counters), which fail the command."""
+    from pagelab import tidy
+    from pagelab.records import write_text_atomic
+
+    module = _experiment(args.experiment)
+    block = json.loads(Path(args.config).read_text())
+    results = Path(args.results)
+    frame = tidy.tidy(results) if (results / "trials").is_dir() else tidy.pd.DataFrame()
+    tmp = Path(args.out).with_name(f".{Path(args.out).name}.tmp")
+    frame.to_parquet(tmp, index=False)
+    tmp.replace(args.out)
+    if (results / "skipped.txt").exists() and frame.empty:
+        problems: list[str] = []
+    else:
+        problems = tidy.check(frame, module.configurations(block), module.REQUIRED_COLUMNS)
+    report = "ok\n" if not problems else "".join(f"{p}\n" for p in problems)
+    if problems:
+        print(f"pagelab: {args.experiment}: " + "; ".join(problems), file=sys.stderr)
+        return 1
+    write_text_atomic(Path(args.out).with_name("check.txt"), report)
     return 0
 
 
@@ -103,6 +135,13 @@ def parser() -> argparse.ArgumentParser:
     st = sub.add_parser("state", help="show the paging state, or restore what a run changed")
     st.add_argument("action", choices=["show", "restore"])
     st.set_defaults(func=cmd_state)
+
+    td = sub.add_parser("tidy", help="one Parquet table of an experiment's trials, checked")
+    td.add_argument("experiment")
+    td.add_argument("--config", required=True)
+    td.add_argument("--results", required=True)
+    td.add_argument("--out", required=True)
+    td.set_defaults(func=cmd_tidy)
 
     pv = sub.add_parser("provenance", help="print machine, git and disk facts")
     pv.add_argument("--path", default=".")

@@ -39,3 +39,19 @@ rule notebook_html:
         "results/logs/{experiment}_html.log",
     shell:
         "jupyter nbconvert --to html --output {wildcards.experiment}.html {input} > {log} 2>&1"
+
+
+rule tidy:
+    # One Parquet row per trial (counters as columns), then the checks: no failed trial
+    # counted, every configuration present, required columns and counters non-empty.
+    input:
+        config="results/{experiment}/config.json",
+        trials="results/{experiment}/trials.csv",
+    output:
+        parquet="results/{experiment}/trials.parquet",
+        check="results/{experiment}/check.txt",
+    log:
+        "results/logs/{experiment}_tidy.log",
+    shell:
+        "pagelab tidy {wildcards.experiment} --config {input.config} --results results/{wildcards.experiment}"
+        " --out {output.parquet} > {log} 2>&1"

@@ -61,6 +61,7 @@ rule paper:
                          file=["macros.tex", "table.tex", "measurements.json"]),
         figures=expand("results/{experiment}/{experiment}.pdf", experiment=EXPERIMENTS),
         html=expand("results/{experiment}/{experiment}.html", experiment=EXPERIMENTS),
+        checks=expand("results/{experiment}/check.txt", experiment=EXPERIMENTS),
     output:
         "results/paper.pdf",
     log:

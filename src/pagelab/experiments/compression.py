@@ -46,6 +46,10 @@ def configurations(cfg: dict[str, Any]) -> list[dict[str, Any]]:
             for b in cfg["backends"] for a in algorithms(b, cfg["algorithms"]) for r in cfg["fill_ratios"]]
 
 
+REQUIRED_COLUMNS = ["result.pageout_mbps", "result.pagein_mbps", "result.achieved_ratio",
+                    "result.counters.pageout.vmstat.pswpout"]
+
+
 def conf_name(c: dict[str, Any]) -> str:
     return f"{c['backend']}-{c['algorithm']}-r{c['ratio']:g}"
 

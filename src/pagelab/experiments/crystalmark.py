@@ -37,6 +37,13 @@ ARMS = {  # arm -> (buffered, reuse the file)
 }
 
 
+REQUIRED_COLUMNS = [f"result.{t}_best_mbps" for t in TESTS]
+
+
+def configurations(cfg: dict[str, Any]) -> list[dict[str, Any]]:
+    return [{"arm": a} for a in cfg["arms"]]
+
+
 def command(cfg: dict[str, Any], arm: str, file: Path, seed: int) -> list[str]:
     buffered, reuse = ARMS[arm]
     cmd = [str(tool_path("iobench")), "crystalmark", "--file", str(file), "--size", str(parse_size(cfg["size"])),
@@ -82,7 +89,7 @@ def run(cfg: dict[str, Any], outdir: Path, scratch_dir: Path) -> pd.DataFrame:
     scratch_dir.mkdir(parents=True, exist_ok=True)
     prov = provenance(config_hash(cfg), tools={"iobench": tool_path("iobench")}, disk_path=scratch_dir)
     reps = cfg["repetitions"]
-    confs = [{"arm": a} for a in cfg["arms"]]
+    confs = configurations(cfg)
     try:
         recs, stops = trials.run_adaptive(
             NAME, confs, lambda c: c["arm"], lambda t: run_trial(cfg, t, scratch_dir),

@@ -28,11 +28,18 @@ SEED_T_ACCESS_S = 10e-3
 SEED_BW_BYTES = 20 * MB
 
 
+REQUIRED_COLUMNS = ["result.iops", "result.bw_bytes", "result.seconds_per_io", "result.clat_mean_ns"]
+
+
+def configurations(cfg: dict[str, Any]) -> list[dict[str, Any]]:
+    return [{"bs": parse_size(b)} for b in cfg["block_sizes"]]
+
+
 def plan(cfg: dict[str, Any]) -> list[trials.Trial]:
-    sizes = [parse_size(b) for b in cfg["block_sizes"]]
-    warm = [{"bs": max(sizes)}] if parse_duration(cfg.get("warmup", 0)) > 0 else []
+    confs = configurations(cfg)
+    warm = [max(confs, key=lambda c: c["bs"])] if parse_duration(cfg.get("warmup", 0)) > 0 else []
     return trials.plan(
-        [{"bs": b} for b in sizes], cfg["trials"], cfg["seed"],
+        confs, cfg["trials"], cfg["seed"],
         name=lambda c: f"bs{format_size(c['bs'])}", warmups=warm,
     )
 

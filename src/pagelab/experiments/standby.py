@@ -33,6 +33,14 @@ NAME = "standby"
 PAGE = os.sysconf("SC_PAGE_SIZE")
 
 
+REQUIRED_COLUMNS = ["result.retouch_s", "result.retouch_majflt", "result.pswpin_retouch",
+                    "result.counters.retouch.vmstat.pgfault"]
+
+
+def configurations(cfg: dict[str, Any]) -> list[dict[str, Any]]:
+    return [{"arm": a} for a in cfg["arms"]]
+
+
 def skip_reason(cfg: dict[str, Any]) -> str | None:
     """Why this experiment cannot run here, in one line, or None."""
     if os.geteuid() != 0:
@@ -118,7 +126,7 @@ def run(cfg: dict[str, Any], outdir: Path, scratch_dir: Path) -> pd.DataFrame:
     prov = provenance(config_hash(cfg), tools={"hog": tool_path("hog"), "cacheflood": tool_path("cacheflood")},
                       disk_path=scratch_dir)
     reps = cfg["repetitions"]
-    confs = [{"arm": a} for a in cfg["arms"]]
+    confs = configurations(cfg)
     with state.session() as st:
         recs, stops = trials.run_adaptive(
             NAME, confs, lambda c: c["arm"], lambda t: run_trial(st, cfg, t, scratch_dir),

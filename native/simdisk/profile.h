@@ -1,0 +1,81 @@
+/*
+ * profile.h - device profiles: flat YAML files in config/devices/ checked
+ * against the keys their model declares.
+ *
+ * For: turning `--profile NAME` (or a path) plus `--set key=value,...` into a
+ * model and a filled parameter struct, refusing every mistake with the key
+ * named: missing or unknown keys, wrong types, values out of range (negative
+ * times), unknown models, and what a model's own check finds.
+ * Not for: the models' behaviour (hdd.c, flash.c, ...).
+ *
+ * Every profile has `model:` (hdd, flash, tiered, zero) and may have
+ * `description:`; the rest are the model's keys. Units are in the key names
+ * (_ms, _mb_s with MB = 10^6 bytes, _bytes), so YAML numbers stay plain.
+ */
+#ifndef SIMDISK_PROFILE_H
+#define SIMDISK_PROFILE_H
+
+#include <limits.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "device.h"
+#include "flatyaml.h"
+
+enum key_kind {
+	KEY_BYTES,        /* uint64_t: a whole number of bytes */
+	KEY_COUNT,        /* uint64_t: a whole number */
+	KEY_MS,           /* uint64_t ns, written in milliseconds */
+	KEY_RATE,         /* double bytes/s, written in MB/s (10^6 bytes) */
+	KEY_NUMBER,       /* double */
+	KEY_BOOL,         /* bool */
+	KEY_CHOICE,       /* int: index into choices */
+	KEY_PROFILE,      /* struct profile *: another profile, by name */
+	KEY_COMPRESSION,  /* double: a fixed ratio >= 1, or 0 for "lz4" (measured) */
+};
+
+struct profile_key {
+	const char *name;
+	enum key_kind kind;
+	size_t offset;               /* into the model's parameter struct */
+	bool optional;               /* then `fallback` is the value used when absent */
+	double min, max;             /* numeric bounds, inclusive */
+	bool min_exclusive;          /* min itself is not allowed (e.g. rates > 0) */
+	const char *const *choices;  /* KEY_CHOICE, NULL-terminated */
+	const char *fallback;        /* optional keys: the value used when absent */
+	const char *help;
+};
+
+#define PROFILE_NAME_MAX 128
+
+struct profile {
+	char name[PROFILE_NAME_MAX];     /* file name without .yaml */
+	char path[PATH_MAX];
+	char dir[PATH_MAX];              /* where referenced profiles are looked up */
+	char description[FLAT_VALUE_MAX];
+	const struct device_model *model;
+	void *params;                    /* model->params_size bytes */
+	struct profile *children[4];     /* profiles referenced by KEY_PROFILE keys */
+	int nchildren;
+};
+
+/*
+ * Loads `name_or_path` (a path if it contains '/' or ends in .yaml, else
+ * DIR/NAME.yaml) and applies overrides ("key=value,key=value", may be NULL).
+ * Returns NULL with a message naming the file and key in err.
+ */
+struct profile *profile_load(const char *name_or_path, const char *dir, const char *overrides,
+			     char *err, size_t errlen);
+void profile_free(struct profile *p);
+
+/* The default profile directory: config/devices next to this build. */
+void profile_default_dir(char *buf, size_t len);
+
+/* The registered models, NULL-terminated. */
+extern const struct device_model *const device_models[];
+
+/* Field access for models: the member at key->offset of p->params. */
+#define PARAMS(p, type) ((const type *)(p)->params)
+
+#endif

@@ -1,0 +1,71 @@
+"""Trial records into one tidy table per experiment (Parquet; one row per trial, every scalar
+of the record, counters included, as a column), and the checks that table must pass.
+
+Column names are the record's keys joined with dots: `params.arm`, `result.retouch_s`,
+`result.counters.retouch.vmstat.pswpin`, `provenance.machine.kernel`.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import pandas as pd
+
+from pagelab.records import read_records
+
+
+def flatten(obj: dict[str, Any], prefix: str = "") -> dict[str, Any]:
+    """Nested dicts to dotted keys; lists are kept only when they are short lists of scalars
+    (joined as text), so a command line survives and a time series does not bloat the table."""
+    out: dict[str, Any] = {}
+    for key, value in obj.items():
+        name = f"{prefix}{key}"
+        if isinstance(value, dict):
+            out.update(flatten(value, name + "."))
+        elif isinstance(value, list):
+            if len(value) <= 64 and all(isinstance(v, str | int | float | bool) for v in value):
+                out[name] = " ".join(str(v) for v in value)
+        else:
+            out[name] = value
+    return out
+
+
+def tidy(results_dir: Path | str) -> pd.DataFrame:
+    """Every trial record of an experiment (results/<name>/trials/*.json), one row each."""
+    recs = read_records(Path(results_dir) / "trials")
+    frame = pd.DataFrame([flatten(r) for r in recs])
+    if len(frame):
+        frame = frame.sort_values("order").reset_index(drop=True)
+    return frame
+
+
+def check(frame: pd.DataFrame, configurations: list[dict[str, Any]], required: list[str]) -> list[str]:
+    """What is wrong with a tidy table: a failed trial among the counted ones, a missing
+    configuration, a required column absent or empty, counters that never moved."""
+    problems = []
+    if frame.empty:
+        return ["no trials"]
+    counted = frame[~frame["warmup"].astype(bool)]
+    bad = counted[counted["status"] != "ok"]
+    if len(bad):
+        problems.append(f"{len(bad)} counted trial(s) not ok: {', '.join(bad['trial_id'])}")
+    missing = []
+    for conf in configurations:
+        sel = pd.Series(True, index=counted.index)
+        for k, v in conf.items():
+            col = f"params.{k}"
+            sel &= counted[col] == v if col in counted else False
+        if not sel.any():
+            missing.append(", ".join(f"{k}={v}" for k, v in conf.items()))
+    if missing:
+        problems.append(f"configurations without a trial: {'; '.join(missing)}")
+    for col in required:
+        if col not in frame.columns:
+            problems.append(f"column {col} missing")
+        elif counted[col].isna().all():
+            problems.append(f"column {col} is empty")
+    counter_cols = [c for c in frame.columns if ".counters." in c or c.startswith("result.counters")]
+    if counter_cols and (counted[counter_cols].fillna(0) == 0).all().all():
+        problems.append("every counter is zero")
+    return problems

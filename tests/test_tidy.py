@@ -1,0 +1,40 @@
+import pandas as pd
+
+from pagelab import tidy
+from pagelab.records import write_json_atomic
+
+
+def rec(i, arm, status="ok", warmup=False, pswpin=5):
+    return {"trial_id": f"{arm}-r{i}", "experiment": "e", "order": i, "warmup": warmup, "status": status,
+            "params": {"arm": arm}, "start": "a", "end": "b", "provenance": {"config_hash": "h"},
+            "result": {"retouch_s": 0.5, "command": ["hog", "victim"], "samples": [{"t": 0}],
+                       "counters": {"retouch": {"vmstat": {"pswpin": pswpin}}}}}
+
+
+def test_flatten_keeps_scalars_and_short_scalar_lists():
+    flat = tidy.flatten(rec(0, "a"))
+    assert flat["params.arm"] == "a"
+    assert flat["result.counters.retouch.vmstat.pswpin"] == 5
+    assert flat["result.command"] == "hog victim"
+    assert "result.samples" not in flat
+
+
+def test_tidy_reads_records_and_check_passes(tmp_path):
+    for i, arm in enumerate(["a", "b", "a", "b"]):
+        write_json_atomic(tmp_path / "trials" / f"{i}.json", rec(i, arm))
+    frame = tidy.tidy(tmp_path)
+    assert len(frame) == 4 and list(frame["order"]) == [0, 1, 2, 3]
+    assert tidy.check(frame, [{"arm": "a"}, {"arm": "b"}], ["result.retouch_s"]) == []
+
+
+def test_check_names_each_problem():
+    frame = pd.DataFrame([tidy.flatten(r) for r in [rec(0, "a", status="failed"), rec(1, "a", pswpin=0),
+                                                     rec(2, "c", warmup=True)]])
+    problems = tidy.check(frame, [{"arm": "a"}, {"arm": "b"}], ["result.retouch_s", "result.nonesuch"])
+    text = "\n".join(problems)
+    assert "1 counted trial(s) not ok: a-r0" in text
+    assert "configurations without a trial: arm=b" in text
+    assert "column result.nonesuch missing" in text
+    zero = pd.DataFrame([tidy.flatten(rec(0, "a", pswpin=0))])
+    assert tidy.check(zero, [{"arm": "a"}], []) == ["every counter is zero"]
+    assert tidy.check(pd.DataFrame(), [], []) == ["no trials"]
