@@ -83,3 +83,14 @@ class Victim:
             self.proc.wait()
         for p in (self.ready, self.go):
             p.unlink(missing_ok=True)
+
+
+def push_out(cgroup: Cgroup, size: int, repeat: int = 1, timeout: float = 900.0) -> dict[str, Any]:
+    """Run `hog run` of `size` bytes in `cgroup` (seed 000's memory hog): its allocations push
+    the cgroup's other pages out to swap. Returns hog's report."""
+    cmd = [str(tool_path("hog")), "run", "--size", str(size), "--repeat", str(repeat), "--force",
+           "--fill", "random", "--output-format", "json"]
+    out = subprocess.run(cmd, capture_output=True, text=True, timeout=timeout, preexec_fn=cgroup.preexec())
+    if out.returncode != 0:
+        raise TrialFailed(f"hog run exited {out.returncode}: {out.stderr.strip()}")
+    return json.loads(out.stdout)

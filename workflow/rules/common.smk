@@ -9,6 +9,7 @@ rule native:
         "native/build/hog",
         "native/build/cacheflood",
         "native/build/residency",
+        "native/build/simdisk",
     log:
         "results/logs/native.log",
     shell:

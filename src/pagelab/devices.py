@@ -1,0 +1,80 @@
+"""Swap on an emulated device: mount `simdisk`, attach a loop device with direct IO over
+MOUNTPOINT/disk, mkswap, swapon; every step journaled through state.py, so teardown (and
+recovery after kill -9) runs in reverse: swapoff, detach, unmount, end the daemon.
+
+The daemon is started by the harness, outside any memory cgroup under test, and mlocks itself
+(simdisk does mlockall and asks for PR_SET_IO_FLUSHER), which is what keeps swap over FUSE
+from deadlocking under memory pressure.
+"""
+
+from __future__ import annotations
+
+import json
+import subprocess
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from pagelab import state
+from pagelab.paths import root
+from pagelab.tools import tool_path
+
+
+def profiles_dir() -> Path:
+    return root() / "config" / "devices"
+
+
+def profile_names() -> list[str]:
+    return sorted(p.stem for p in profiles_dir().glob("*.yaml"))
+
+
+@dataclass
+class EmulatedDisk:
+    profile: str
+    mountpoint: Path
+    loop: Path
+    pid: int
+
+    @property
+    def disk(self) -> Path:
+        return self.mountpoint / "disk"
+
+    def stats(self) -> dict[str, Any]:
+        """The emulator's running counters (MOUNTPOINT/stats)."""
+        return json.loads((self.mountpoint / "stats").read_text())
+
+    def flat_stats(self) -> dict[str, float]:
+        from pagelab.tidy import flatten
+
+        return {k: float(v) for k, v in flatten(self.stats()).items()
+                if isinstance(v, int | float) and not isinstance(v, bool)}
+
+
+def emulated_swap(st: state.State, profile: str, workdir: Path, size: int, priority: int | None = None,
+                  overrides: dict[str, Any] | None = None, cache_state: Path | None = None,
+                  trace: Path | None = None) -> EmulatedDisk:
+    """Swap on `size` bytes of the emulated device `profile`, in `workdir` (backing file,
+    mountpoint). Returns the device; the session or scope undoes everything."""
+    if profile not in profile_names():
+        raise state.StateError(f"no device profile {profile!r} in {profiles_dir()} "
+                               f"(have: {', '.join(profile_names())})")
+    workdir = Path(workdir).resolve()
+    mnt = workdir / "mnt"
+    mnt.mkdir(parents=True, exist_ok=True)
+    ready = workdir / "simdisk-ready.json"
+    ready.unlink(missing_ok=True)
+    cmd = [str(tool_path("simdisk")), str(mnt), "--profile", profile, "--profile-dir", str(profiles_dir()),
+           "--backing", str(workdir / "backing.img"), "--size", str(size), "--foreground", "--ready", str(ready)]
+    if overrides:
+        cmd += ["--set", ",".join(f"{k}={v}" for k, v in overrides.items())]
+    if cache_state is not None:
+        cmd += ["--cache-state", str(cache_state)]
+    if trace is not None:
+        cmd += ["--trace", str(trace)]
+    proc = st.daemon(cmd, mountpoint=mnt, ready=ready)
+    loop = st.loop(mnt / "disk", direct_io=True)
+    out = subprocess.run(["mkswap", str(loop)], capture_output=True, text=True, timeout=120)
+    if out.returncode != 0:
+        raise state.StateError(f"mkswap {loop} failed: {out.stderr.strip()}")
+    st.swapon(loop, priority)
+    return EmulatedDisk(profile, mnt, loop, proc.pid)

@@ -1,0 +1,74 @@
+"""Swap on the emulated 2008 disk, under a memory-cgroup-limited hog: repeated runs complete
+without a hang, every page survives (hog --verify), and nothing stays mounted, attached or
+swapped on afterwards - also after the harness is killed with SIGKILL."""
+
+import os
+import signal
+import subprocess
+import sys
+
+import pytest
+
+from conftest import REPO, VENV_BIN
+from pagelab import devices, state
+from pagelab.victim import Victim
+
+pytestmark = pytest.mark.skipif(os.geteuid() != 0, reason="needs root (FUSE mount, loop, swap)")
+
+
+@pytest.fixture
+def journal(tmp_path, monkeypatch):
+    monkeypatch.setenv("PAGELAB_JOURNAL", str(tmp_path / "journal.jsonl"))
+    yield
+    state.restore()
+
+
+def test_swap_on_emulated_hdd_under_a_memcg_limited_hog_ten_times(journal, disk_tmp, native_build):
+    before = state.show()
+    ws = 8 << 20
+    with state.session() as st:
+        disk = devices.emulated_swap(st, "hdd5400-2008", disk_tmp / "dev", 64 << 20)
+        assert str(disk.loop) in state.active_swaps() and str(disk.mountpoint) in state.mounts()
+        cg = st.cgroup("devtest", memory_limit=ws + (4 << 20))
+        for i in range(10):
+            with Victim(ws, "ratio:0.5", i + 1, disk_tmp / f"v{i}", cg, order="random", timeout=300) as v:
+                # A hog in the same cgroup pushes the victim out to the emulated disk.
+                hog = subprocess.run([str(native_build / "hog"), "run", "--size", str(ws), "--force",
+                                      "--output-format", "json"], capture_output=True, text=True,
+                                     timeout=300, preexec_fn=cg.preexec())
+                assert hog.returncode == 0, hog.stderr
+                rep = v.retouch()
+            assert rep["verify"]["ok"]
+            assert rep["retouch"]["majflt"] > 0, "nothing came back from the emulated disk"
+        stats = disk.stats()
+        assert stats["reads"] > 0 and stats["writes"] > 0
+    assert state.show() == before
+
+
+def test_kill_9_with_swap_on_the_emulated_disk_is_restored(journal, disk_tmp, native_build):
+    before = state.show()
+    code = (
+        "import sys, time\n"
+        "from pathlib import Path\n"
+        "from pagelab import devices, state\n"
+        "with state.session() as st:\n"
+        "    devices.emulated_swap(st, 'hdd5400-2008', Path(sys.argv[1]), 32 << 20)\n"
+        "    st.set_knob('vm.page-cluster', 0)\n"
+        "    print('up', flush=True)\n"
+        "    time.sleep(120)\n")
+    p = subprocess.Popen([sys.executable, "-c", code, str(disk_tmp / "dev")], stdout=subprocess.PIPE,
+                         text=True, env=dict(os.environ), cwd=REPO)
+    assert p.stdout.readline().strip() == "up"
+    assert state.show() != before
+    p.send_signal(signal.SIGKILL)
+    p.wait()
+    undo = subprocess.run([str(VENV_BIN / "pagelab"), "state", "restore"], capture_output=True, text=True,
+                          env=dict(os.environ), timeout=120, cwd=REPO)
+    assert undo.returncode == 0, undo.stderr
+    assert state.show() == before
+
+
+def test_unknown_profile_is_refused(journal, disk_tmp):
+    with state.session() as st:
+        with pytest.raises(state.StateError, match="no device profile 'floppy'"):
+            devices.emulated_swap(st, "floppy", disk_tmp, 1 << 20)
