@@ -17,7 +17,7 @@ def test_default_config_resolves_quick_profile():
     assert sm["profile"] == "quick"
     assert sm["file_size"] == "256M"
     assert "quick" not in sm and "full" not in sm
-    assert config.experiments() == ["seekmodel", "standby", "compression", "crystalmark", "pagein"]
+    assert config.experiments() == ["seekmodel", "standby", "compression", "crystalmark", "pagein", "readyboost"]
 
 
 def test_defaults_fill_an_empty_config(tmp_path):

@@ -18,11 +18,8 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from pagelab import counters, records, state, trials
-from pagelab.config import config_hash
-from pagelab.provenance import provenance
+from pagelab import counters, experiment, state, trials
 from pagelab.stats import bootstrap_ci
-from pagelab.tools import tool_path
 from pagelab.units import parse_size
 from pagelab.victim import Victim
 
@@ -116,47 +113,16 @@ SCALARS = ["pageout_mbps", "compress_mbps", "pagein_mbps", "achieved_ratio", "tr
 
 
 def run(cfg: dict[str, Any], outdir: Path, scratch_dir: Path) -> pd.DataFrame:
-    outdir.mkdir(parents=True, exist_ok=True)
-    (outdir / "skipped.txt").unlink(missing_ok=True)
     reason = skip_reason(cfg)
-    if reason:
-        records.write_text_atomic(outdir / "skipped.txt", reason + "\n")
-        records.write_text_atomic(outdir / "trials.csv", "trial_id,backend,algorithm,ratio,status\n")
-        records.write_json_atomic(outdir / "provenance.json", provenance(config_hash(cfg)))
-        return pd.DataFrame()
-    scratch_dir = scratch_dir.resolve()
-    prov = provenance(config_hash(cfg), tools={"hog": tool_path("hog")}, disk_path=scratch_dir)
-    prov["offered"] = {"zswap": state.zswap_compressors(), "zram": state.zram_algorithms()}
-    reps = cfg["repetitions"]
-    confs = configurations(cfg)
-    with state.session() as st:
-        recs, stops = trials.run_adaptive(
-            NAME, confs, conf_name, lambda t: run_trial(st, cfg, t, scratch_dir),
-            lambda r: r["pageout_mbps"], outdir, prov, seed=cfg["seed"], n_min=reps["n_min"],
-            n_max=reps["n_max"], ci_pct=reps["ci_pct"], warmups=[confs[0]])
-    rows = []
-    for r in recs:
-        res = r.get("result", {})
-        rows.append({"trial_id": r["trial_id"], "order": r["order"], "warmup": r["warmup"],
-                     "status": r["status"], **r["params"], "start": r["start"], "end": r["end"],
-                     **{k: res.get(k) for k in SCALARS}})
-    frame = pd.DataFrame(rows).sort_values("order").reset_index(drop=True)
-    if (frame["status"] != "ok").any():
-        bad = frame[frame["status"] != "ok"]
-        raise trials.TrialFailed(f"{len(bad)} trial(s) failed: {', '.join(bad['trial_id'])}")
-    records.write_text_atomic(outdir / "trials.csv", frame.to_csv(index=False))
-    records.write_json_atomic(outdir / "stopping.json", [s.__dict__ for s in stops])
-    records.write_json_atomic(outdir / "provenance.json", prov)
-    return frame
+    confs = [] if reason else configurations(cfg)
+    offered = {} if reason else {"offered": {"zswap": state.zswap_compressors(), "zram": state.zram_algorithms()}}
+    return experiment.execute(
+        NAME, cfg, outdir, scratch_dir, confs, conf_name,
+        lambda st, t, scratch: run_trial(st, cfg, t, scratch), lambda r: r["pageout_mbps"], SCALARS,
+        tools=["hog"], skip_reason=reason, warmups=confs[:1], extra_provenance=offered)
 
 
-def load(results_dir: Path | str) -> tuple[pd.DataFrame, str | None]:
-    d = Path(results_dir)
-    skipped = (d / "skipped.txt").read_text().strip() if (d / "skipped.txt").exists() else None
-    frame = pd.read_csv(d / "trials.csv")
-    if len(frame):
-        frame = frame[(frame["status"] == "ok") & (~frame["warmup"].astype(bool))].copy()
-    return frame, skipped
+load = experiment.load
 
 
 def summarise(frame: pd.DataFrame, seed: int = 0) -> pd.DataFrame:

@@ -19,9 +19,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from pagelab import records, trials
-from pagelab.config import config_hash
-from pagelab.provenance import provenance
+from pagelab import experiment, trials
 from pagelab.stats import bootstrap_ci, ratio_ci
 from pagelab.tools import tool_path
 from pagelab.units import parse_duration, parse_size
@@ -84,40 +82,18 @@ SCALARS = [f"{t}_{k}" for t in TESTS for k in ("best_mbps", "mean_mbps", "p99_us
 
 
 def run(cfg: dict[str, Any], outdir: Path, scratch_dir: Path) -> pd.DataFrame:
-    outdir.mkdir(parents=True, exist_ok=True)
-    scratch_dir = scratch_dir.resolve()
-    scratch_dir.mkdir(parents=True, exist_ok=True)
-    prov = provenance(config_hash(cfg), tools={"iobench": tool_path("iobench")}, disk_path=scratch_dir)
-    reps = cfg["repetitions"]
-    confs = configurations(cfg)
     try:
-        recs, stops = trials.run_adaptive(
-            NAME, confs, lambda c: c["arm"], lambda t: run_trial(cfg, t, scratch_dir),
-            lambda r: r["rand_read_64k_best_mbps"], outdir, prov, seed=cfg["seed"],
-            n_min=reps["n_min"], n_max=reps["n_max"], ci_pct=reps["ci_pct"], warmups=[{"arm": "direct"}])
+        return experiment.execute(
+            NAME, cfg, outdir, scratch_dir, configurations(cfg), lambda c: c["arm"],
+            lambda st, t, scratch: run_trial(cfg, t, scratch), lambda r: r["rand_read_64k_best_mbps"], SCALARS,
+            tools=["iobench"], changes_state=False, warmups=[{"arm": "direct"}])
     finally:
         for arm in ARMS:
-            (scratch_dir / f"{NAME}-{arm}.dat").unlink(missing_ok=True)
-    rows = []
-    for r in recs:
-        res = r.get("result", {})
-        rows.append({"trial_id": r["trial_id"], "order": r["order"], "warmup": r["warmup"],
-                     "status": r["status"], "arm": r["params"]["arm"], "seed": r["seed"],
-                     "file_state": res.get("file_state"), "start": r["start"], "end": r["end"],
-                     **{k: res.get(k) for k in SCALARS}})
-    frame = pd.DataFrame(rows).sort_values("order").reset_index(drop=True)
-    if (frame["status"] != "ok").any():
-        bad = frame[frame["status"] != "ok"]
-        raise trials.TrialFailed(f"{len(bad)} trial(s) failed: {', '.join(bad['trial_id'])}")
-    records.write_text_atomic(outdir / "trials.csv", frame.to_csv(index=False))
-    records.write_json_atomic(outdir / "stopping.json", [s.__dict__ for s in stops])
-    records.write_json_atomic(outdir / "provenance.json", prov)
-    return frame
+            (scratch_dir.resolve() / f"{NAME}-{arm}.dat").unlink(missing_ok=True)
 
 
 def load(results_dir: Path | str) -> pd.DataFrame:
-    frame = pd.read_csv(Path(results_dir) / "trials.csv")
-    return frame[(frame["status"] == "ok") & (~frame["warmup"].astype(bool))].copy()
+    return experiment.load(results_dir)[0]
 
 
 def summarise(frame: pd.DataFrame, seed: int = 0) -> pd.DataFrame:

@@ -16,12 +16,9 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from pagelab import counters, records, state, trials
-from pagelab.config import config_hash
+from pagelab import counters, experiment, state, trials
 from pagelab.devices import emulated_swap
-from pagelab.provenance import provenance
 from pagelab.stats import bootstrap_ci
-from pagelab.tools import tool_path
 from pagelab.units import parse_size
 from pagelab.victim import Victim, push_out
 
@@ -32,11 +29,11 @@ REQUIRED_COLUMNS = ["result.pagein_mbps", "result.retouch_s", "result.pswpin", "
 
 
 def configurations(cfg: dict[str, Any]) -> list[dict[str, Any]]:
-    return [{"order": o, "page_cluster": int(pc)} for o in cfg["orders"] for pc in cfg["page_clusters"]]
+    return [{"access": o, "page_cluster": int(pc)} for o in cfg["orders"] for pc in cfg["page_clusters"]]
 
 
 def conf_name(c: dict[str, Any]) -> str:
-    return f"{c['order']}-pc{c['page_cluster']}"
+    return f"{c['access']}-pc{c['page_cluster']}"
 
 
 def skip_reason(cfg: dict[str, Any]) -> str | None:
@@ -48,7 +45,7 @@ def skip_reason(cfg: dict[str, Any]) -> str | None:
 
 
 def run_trial(st: state.State, cfg: dict[str, Any], trial: trials.Trial, scratch: Path) -> dict[str, Any]:
-    order, pc = trial.params["order"], trial.params["page_cluster"]
+    order, pc = trial.params["access"], trial.params["page_cluster"]
     ws = parse_size(cfg["working_set"])
     work = scratch / f"{NAME}-{trial.trial_id}"
     with st.scope():
@@ -66,7 +63,7 @@ def run_trial(st: state.State, cfg: dict[str, Any], trial: trials.Trial, scratch
         retouch_s = rep["retouch"]["ns"] / 1e9
         pswpin = d["vmstat"].get("pswpin", 0)
         result = {
-            "order": order, "page_cluster": pc, "working_set": ws, "device_profile": cfg["device"],
+            "access": order, "page_cluster": pc, "working_set": ws, "device_profile": cfg["device"],
             "command": v.command, "effective": dict(st.effective),
             "retouch_s": retouch_s, "pswpin": pswpin,
             "pagein_mbps": pswpin * PAGE / retouch_s / MB if retouch_s > 0 else float("nan"),
@@ -78,12 +75,7 @@ def run_trial(st: state.State, cfg: dict[str, Any], trial: trials.Trial, scratch
             "device": {k.replace(".", "_"): v for k, v in d["device"].items()},
             "counters": {"pushout": c.delta(s0, s1), "retouch": d},
         }
-    for p in sorted(work.rglob("*"), reverse=True):
-        if p.is_dir():
-            p.rmdir()
-        else:
-            p.unlink()
-    work.rmdir()
+    experiment.clean_dir(work)
     return result
 
 
@@ -92,52 +84,21 @@ SCALARS = ["retouch_s", "pswpin", "pagein_mbps", "majflt", "minflt", "ms_per_fau
 
 
 def run(cfg: dict[str, Any], outdir: Path, scratch_dir: Path) -> pd.DataFrame:
-    outdir.mkdir(parents=True, exist_ok=True)
-    (outdir / "skipped.txt").unlink(missing_ok=True)
-    reason = skip_reason(cfg)
-    if reason:
-        records.write_text_atomic(outdir / "skipped.txt", reason + "\n")
-        records.write_text_atomic(outdir / "trials.csv", "trial_id,order,page_cluster,status\n")
-        records.write_json_atomic(outdir / "provenance.json", provenance(config_hash(cfg)))
-        return pd.DataFrame()
-    scratch_dir = scratch_dir.resolve()
-    prov = provenance(config_hash(cfg), tools={"hog": tool_path("hog"), "simdisk": tool_path("simdisk")},
-                      disk_path=scratch_dir)
-    reps = cfg["repetitions"]
-    confs = configurations(cfg)
-    with state.session() as st:
-        recs, stops = trials.run_adaptive(
-            NAME, confs, conf_name, lambda t: run_trial(st, cfg, t, scratch_dir),
-            lambda r: r["pagein_mbps"], outdir, prov, seed=cfg["seed"], n_min=reps["n_min"],
-            n_max=reps["n_max"], ci_pct=reps["ci_pct"])
-    rows = [{"trial_id": r["trial_id"], "order_run": r["order"], "warmup": r["warmup"], "status": r["status"],
-             **{f"{k}": v for k, v in r["params"].items()}, "start": r["start"], "end": r["end"],
-             **{k: r.get("result", {}).get(k) for k in SCALARS}} for r in recs]
-    frame = pd.DataFrame(rows).sort_values("order_run").reset_index(drop=True)
-    if (frame["status"] != "ok").any():
-        bad = frame[frame["status"] != "ok"]
-        raise trials.TrialFailed(f"{len(bad)} trial(s) failed: {', '.join(bad['trial_id'])}")
-    records.write_text_atomic(outdir / "trials.csv", frame.to_csv(index=False))
-    records.write_json_atomic(outdir / "stopping.json", [s.__dict__ for s in stops])
-    records.write_json_atomic(outdir / "provenance.json", prov)
-    return frame
+    return experiment.execute(
+        NAME, cfg, outdir, scratch_dir, configurations(cfg), conf_name,
+        lambda st, t, scratch: run_trial(st, cfg, t, scratch), lambda r: r["pagein_mbps"], SCALARS,
+        tools=["hog", "simdisk"], skip_reason=skip_reason(cfg))
 
 
-def load(results_dir: Path | str) -> tuple[pd.DataFrame, str | None]:
-    d = Path(results_dir)
-    skipped = (d / "skipped.txt").read_text().strip() if (d / "skipped.txt").exists() else None
-    frame = pd.read_csv(d / "trials.csv")
-    if len(frame):
-        frame = frame[(frame["status"] == "ok") & (~frame["warmup"].astype(bool))].copy()
-    return frame, skipped
+load = experiment.load
 
 
 def summarise(frame: pd.DataFrame, seed: int = 0) -> pd.DataFrame:
     rows = []
-    for (order, pc), g in frame.groupby(["order", "page_cluster"], sort=True):
+    for (order, pc), g in frame.groupby(["access", "page_cluster"], sort=True):
         e = bootstrap_ci(g["pagein_mbps"], np.median, seed=seed)
         f = bootstrap_ci(g["ms_per_fault"].dropna(), np.median, seed=seed) if g["ms_per_fault"].notna().any() else None
-        rows.append({"order": order, "page_cluster": int(pc), "n": e.n, "mbps": e.value, "lo": e.ci_low,
+        rows.append({"access": order, "page_cluster": int(pc), "n": e.n, "mbps": e.value, "lo": e.ci_low,
                      "hi": e.ci_high, "ms_per_fault": f.value if f else float("nan"),
                      "pswpin": float(np.median(g["pswpin"])), "majflt": float(np.median(g["majflt"]))})
     return pd.DataFrame(rows)
@@ -146,11 +107,11 @@ def summarise(frame: pd.DataFrame, seed: int = 0) -> pd.DataFrame:
 def measurements(summary: pd.DataFrame, device: str) -> dict[str, Any]:
     out: dict[str, Any] = {}
     for _, r in summary.iterrows():
-        base = f"{NAME}.{device}.{r['order']}"
+        base = f"{NAME}.{device}.{r['access']}"
         m = {"value": r["mbps"], "ci_low": r["lo"], "ci_high": r["hi"], "unit": "MB/s", "n": int(r["n"])}
         out[f"{base}.page_cluster_{int(r['page_cluster'])}.mbps"] = m
-    for order in set(summary["order"]):
-        best = summary[summary["order"] == order].sort_values("mbps").iloc[-1]
+    for order in set(summary["access"]):
+        best = summary[summary["access"] == order].sort_values("mbps").iloc[-1]
         out[f"{NAME}.{device}.{order}.mbps"] = {"value": best["mbps"], "ci_low": best["lo"], "ci_high": best["hi"],
                                                  "unit": "MB/s", "n": int(best["n"])}
     return out
@@ -160,7 +121,7 @@ def table(summary: pd.DataFrame) -> pd.DataFrame:
     from pagelab.latex import fmt
 
     return pd.DataFrame({
-        "Order": summary["order"], "page-cluster": summary["page_cluster"].astype(int),
+        "Order": summary["access"], "page-cluster": summary["page_cluster"].astype(int),
         "Trials": summary["n"].astype(int),
         "Page-in MB/s": [f"{fmt(v)} [{fmt(a)}, {fmt(b)}]" for v, a, b in
                          zip(summary["mbps"], summary["lo"], summary["hi"], strict=True)],
@@ -179,7 +140,7 @@ def macros(summary: pd.DataFrame, cfg: dict[str, Any] | None, profile: str, skip
         m["PageinDevice"] = escape(cfg["device"])
     for order in ("random", "seq"):
         for pc in (0, 3):
-            row = summary[(summary["order"] == order) & (summary["page_cluster"] == pc)] if len(summary) else summary
+            row = summary[(summary["access"] == order) & (summary["page_cluster"] == pc)] if len(summary) else summary
             key = f"Pagein{'Random' if order == 'random' else 'Seq'}Pc{['Zero', 'One', 'Two', 'Three'][pc]}"
             m[f"{key}MBps"] = fmt(row.iloc[0]["mbps"]) if len(row) else "n/a"
             m[f"{key}MsPerFault"] = fmt(row.iloc[0]["ms_per_fault"]) if len(row) else "n/a"

@@ -21,9 +21,8 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from pagelab import counters, records, state, trials
-from pagelab.config import config_hash
-from pagelab.provenance import block_device_of, provenance
+from pagelab import counters, experiment, state, trials
+from pagelab.provenance import block_device_of
 from pagelab.stats import bootstrap_ci
 from pagelab.tools import tool_path
 from pagelab.units import parse_size
@@ -112,64 +111,19 @@ def run_trial(st: state.State, cfg: dict[str, Any], trial: trials.Trial, scratch
 
 
 def run(cfg: dict[str, Any], outdir: Path, scratch_dir: Path) -> pd.DataFrame:
-    outdir.mkdir(parents=True, exist_ok=True)
-    (outdir / "skipped.txt").unlink(missing_ok=True)
-    reason = skip_reason(cfg)
-    if reason:
-        records.write_text_atomic(outdir / "skipped.txt", reason + "\n")
-        frame = pd.DataFrame(columns=["trial_id", "arm", "status", "retouch_s"])
-        records.write_text_atomic(outdir / "trials.csv", frame.to_csv(index=False))
-        records.write_json_atomic(outdir / "provenance.json", provenance(config_hash(cfg)))
-        return frame
-    scratch_dir = scratch_dir.resolve()
-    scratch_dir.mkdir(parents=True, exist_ok=True)
-    prov = provenance(config_hash(cfg), tools={"hog": tool_path("hog"), "cacheflood": tool_path("cacheflood")},
-                      disk_path=scratch_dir)
-    reps = cfg["repetitions"]
-    confs = configurations(cfg)
-    with state.session() as st:
-        recs, stops = trials.run_adaptive(
-            NAME, confs, lambda c: c["arm"], lambda t: run_trial(st, cfg, t, scratch_dir),
-            lambda r: r["retouch_s"], outdir, prov, seed=cfg["seed"], n_min=reps["n_min"],
-            n_max=reps["n_max"], ci_pct=reps["ci_pct"], warmups=[{"arm": "trim_only"}])
-    floodset = scratch_dir / f"{NAME}-floodset"
-    if floodset.exists():
-        for f in floodset.iterdir():
-            f.unlink()
-        floodset.rmdir()
-    frame = to_frame(recs)
-    if (frame["status"] != "ok").any():
-        bad = frame[frame["status"] != "ok"]
-        raise trials.TrialFailed(f"{len(bad)} trial(s) failed: {', '.join(bad['trial_id'])}")
-    records.write_text_atomic(outdir / "trials.csv", frame.to_csv(index=False))
-    records.write_json_atomic(outdir / "stopping.json", [s.__dict__ for s in stops])
-    records.write_json_atomic(outdir / "provenance.json", prov)
-    return frame
+    try:
+        return experiment.execute(
+            NAME, cfg, outdir, scratch_dir, configurations(cfg), lambda c: c["arm"],
+            lambda st, t, scratch: run_trial(st, cfg, t, scratch), lambda r: r["retouch_s"], SCALARS,
+            tools=["hog", "cacheflood"], skip_reason=skip_reason(cfg), warmups=[{"arm": "trim_only"}])
+    finally:
+        experiment.clean_dir(scratch_dir.resolve() / f"{NAME}-floodset")
 
 
 SCALARS = ["retouch_s", "retouch_s_per_ref", "retouch_majflt", "retouch_minflt", "retouch_p99_us",
            "pswpout_trim", "pswpin_retouch", "zswpin_retouch", "zswpout_trim", "trim_s",
            "swapped_after_trim_bytes", "flood_bytes", "working_set"]
-
-
-def to_frame(recs: list[dict[str, Any]]) -> pd.DataFrame:
-    rows = []
-    for r in recs:
-        res = r.get("result", {})
-        rows.append({"trial_id": r["trial_id"], "order": r["order"], "warmup": r["warmup"],
-                     "status": r["status"], "arm": r["params"]["arm"], "seed": r["seed"],
-                     "start": r["start"], "end": r["end"], **{k: res.get(k) for k in SCALARS}})
-    return pd.DataFrame(rows).sort_values("order").reset_index(drop=True)
-
-
-def load(results_dir: Path | str) -> tuple[pd.DataFrame, str | None]:
-    """Counted trials, and the skip reason if the experiment did not run here."""
-    d = Path(results_dir)
-    skipped = (d / "skipped.txt").read_text().strip() if (d / "skipped.txt").exists() else None
-    frame = pd.read_csv(d / "trials.csv")
-    if len(frame):
-        frame = frame[(frame["status"] == "ok") & (~frame["warmup"].astype(bool))].copy()
-    return frame, skipped
+load = experiment.load
 
 
 ARMS = ["trim_only", "flooded", "zswap", "zram"]

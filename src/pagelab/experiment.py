@@ -1,0 +1,93 @@
+"""What every experiment's `run` does around its own trial function: the skip check (written to
+results/<name>/skipped.txt), provenance, a state session when the experiment changes system
+state, adaptive repetitions in a seeded interleaved order, and the trials.csv the notebook
+reads; plus the matching `load`.
+
+An experiment module supplies its configurations, a name for each, a trial function and the
+scalar result fields it wants as columns.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from contextlib import nullcontext
+from pathlib import Path
+from typing import Any
+
+import pandas as pd
+
+from pagelab import records, state, trials
+from pagelab.config import config_hash
+from pagelab.provenance import provenance
+from pagelab.tools import tool_path
+
+
+def execute(
+    name: str,
+    cfg: dict[str, Any],
+    outdir: Path,
+    scratch_dir: Path,
+    configurations: list[dict[str, Any]],
+    conf_name: Callable[[dict[str, Any]], str],
+    run_trial: Callable[[state.State | None, trials.Trial, Path], dict[str, Any]],
+    metric: Callable[[dict[str, Any]], float],
+    scalars: list[str],
+    tools: list[str],
+    skip_reason: str | None = None,
+    changes_state: bool = True,
+    warmups: list[dict[str, Any]] | None = None,
+    extra_provenance: dict[str, Any] | None = None,
+) -> pd.DataFrame:
+    outdir.mkdir(parents=True, exist_ok=True)
+    (outdir / "skipped.txt").unlink(missing_ok=True)
+    if skip_reason:
+        records.write_text_atomic(outdir / "skipped.txt", skip_reason + "\n")
+        cols = ["trial_id", "order", "warmup", "status", *sorted({k for c in configurations for k in c})]
+        records.write_text_atomic(outdir / "trials.csv", ",".join(cols) + "\n")
+        records.write_json_atomic(outdir / "provenance.json", provenance(config_hash(cfg)))
+        return pd.DataFrame(columns=cols)
+    scratch_dir = scratch_dir.resolve()
+    scratch_dir.mkdir(parents=True, exist_ok=True)
+    prov = provenance(config_hash(cfg), tools={t: tool_path(t) for t in tools}, disk_path=scratch_dir)
+    prov.update(extra_provenance or {})
+    reps = cfg["repetitions"]
+    with state.session() if changes_state else nullcontext(None) as st:
+        recs, stops = trials.run_adaptive(
+            name, configurations, conf_name, lambda t: run_trial(st, t, scratch_dir), metric, outdir, prov,
+            seed=cfg["seed"], n_min=reps["n_min"], n_max=reps["n_max"], ci_pct=reps["ci_pct"], warmups=warmups)
+    rows = []
+    for r in recs:
+        res = r.get("result", {})
+        rows.append({"trial_id": r["trial_id"], "order": r["order"], "warmup": r["warmup"], "status": r["status"],
+                     **r["params"], "seed": r["seed"], "start": r["start"], "end": r["end"],
+                     **{k: res.get(k) for k in scalars}})
+    frame = pd.DataFrame(rows).sort_values("order").reset_index(drop=True)
+    bad = frame[frame["status"] != "ok"]
+    if len(bad):
+        raise trials.TrialFailed(f"{len(bad)} trial(s) failed: {', '.join(bad['trial_id'])}")
+    records.write_text_atomic(outdir / "trials.csv", frame.to_csv(index=False))
+    records.write_json_atomic(outdir / "stopping.json", [s.__dict__ for s in stops])
+    records.write_json_atomic(outdir / "provenance.json", prov)
+    return frame
+
+
+def load(results_dir: Path | str) -> tuple[pd.DataFrame, str | None]:
+    """The counted trials (status ok, warm-ups excluded) and the skip reason, if any."""
+    d = Path(results_dir)
+    skipped = (d / "skipped.txt").read_text().strip() if (d / "skipped.txt").exists() else None
+    frame = pd.read_csv(d / "trials.csv")
+    if len(frame):
+        frame = frame[(frame["status"] == "ok") & (~frame["warmup"].astype(bool))].copy()
+    return frame, skipped
+
+
+def clean_dir(path: Path) -> None:
+    """Remove a trial's work directory and what is left in it (files only; mounts are gone)."""
+    if not path.exists():
+        return
+    for p in sorted(path.rglob("*"), reverse=True):
+        if p.is_dir():
+            p.rmdir()
+        else:
+            p.unlink()
+    path.rmdir()
