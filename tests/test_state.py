@@ -112,3 +112,24 @@ def test_scope_undoes_only_its_own_changes(journal):
         assert now["vm.page-cluster"] == "1"
         assert len(st.journal.entries()) == 1
     assert state.show() == before
+
+
+def test_one_run_at_a_time(journal):
+    code = ("import time; from pagelab import state\n"
+            "with state.session() as st:\n"
+            "    print('holding', flush=True)\n"
+            "    time.sleep(60)\n")
+    p = subprocess.Popen([sys.executable, "-c", code], stdout=subprocess.PIPE, text=True, env=dict(os.environ))
+    try:
+        assert p.stdout.readline().strip() == "holding"
+        with pytest.raises(state.StateError, match=f"another pagelab run \\(pid {p.pid}\\)"):
+            with state.exclusive(wait=False):
+                pass
+        undo = subprocess.run([str(VENV_BIN / "pagelab"), "state", "restore"], capture_output=True, text=True,
+                              env=dict(os.environ), timeout=60)
+        assert undo.returncode == 1 and "another pagelab run" in undo.stderr
+    finally:
+        p.kill()
+        p.wait()
+    with state.exclusive(wait=False):
+        pass  # free again once the holder is gone

@@ -95,7 +95,8 @@ def cmd_state(args: argparse.Namespace) -> int:
     from pagelab import state
 
     if args.action == "restore":
-        undone = state.restore()
+        with state.exclusive(wait=False):
+            undone = state.restore()
         print(f"restored {len(undone)} change(s)" + (": " + ", ".join(undone) if undone else ""))
         return 0
     print(json.dumps(state.show(), indent=2))

@@ -32,8 +32,8 @@ def profile_names() -> list[str]:
 class EmulatedDisk:
     profile: str
     mountpoint: Path
-    loop: Path
     pid: int
+    loop: Path | None = None
 
     @property
     def disk(self) -> Path:
@@ -50,11 +50,11 @@ class EmulatedDisk:
                 if isinstance(v, int | float) and not isinstance(v, bool)}
 
 
-def emulated_swap(st: state.State, profile: str, workdir: Path, size: int, priority: int | None = None,
+def emulated_disk(st: state.State, profile: str, workdir: Path, size: int | None = None,
                   overrides: dict[str, Any] | None = None, cache_state: Path | None = None,
                   trace: Path | None = None) -> EmulatedDisk:
-    """Swap on `size` bytes of the emulated device `profile`, in `workdir` (backing file,
-    mountpoint). Returns the device; the session or scope undoes everything."""
+    """Mount the emulated device `profile` (the first `size` bytes; default: its capacity) in
+    `workdir` (sparse backing file, mountpoint); journaled, so the session or scope unmounts it."""
     if profile not in profile_names():
         raise state.StateError(f"no device profile {profile!r} in {profiles_dir()} "
                                f"(have: {', '.join(profile_names())})")
@@ -64,7 +64,9 @@ def emulated_swap(st: state.State, profile: str, workdir: Path, size: int, prior
     ready = workdir / "simdisk-ready.json"
     ready.unlink(missing_ok=True)
     cmd = [str(tool_path("simdisk")), str(mnt), "--profile", profile, "--profile-dir", str(profiles_dir()),
-           "--backing", str(workdir / "backing.img"), "--size", str(size), "--foreground", "--ready", str(ready)]
+           "--backing", str(workdir / "backing.img"), "--foreground", "--ready", str(ready)]
+    if size is not None:
+        cmd += ["--size", str(size)]
     if overrides:
         cmd += ["--set", ",".join(f"{k}={v}" for k, v in overrides.items())]
     if cache_state is not None:
@@ -72,9 +74,26 @@ def emulated_swap(st: state.State, profile: str, workdir: Path, size: int, prior
     if trace is not None:
         cmd += ["--trace", str(trace)]
     proc = st.daemon(cmd, mountpoint=mnt, ready=ready)
-    loop = st.loop(mnt / "disk", direct_io=True)
-    out = subprocess.run(["mkswap", str(loop)], capture_output=True, text=True, timeout=120)
+    return EmulatedDisk(profile, mnt, proc.pid)
+
+
+def emulated_swap(st: state.State, profile: str, workdir: Path, size: int, priority: int | None = None,
+                  **kwargs: Any) -> EmulatedDisk:
+    """Swap on `size` bytes of the emulated device `profile` (see emulated_disk), through a
+    loop device with direct IO. Returns the device; the session or scope undoes everything."""
+    disk = emulated_disk(st, profile, workdir, size, **kwargs)
+    disk.loop = st.loop(disk.disk, direct_io=True)
+    out = subprocess.run(["mkswap", str(disk.loop)], capture_output=True, text=True, timeout=120)
     if out.returncode != 0:
-        raise state.StateError(f"mkswap {loop} failed: {out.stderr.strip()}")
-    st.swapon(loop, priority)
-    return EmulatedDisk(profile, mnt, loop, proc.pid)
+        raise state.StateError(f"mkswap {disk.loop} failed: {out.stderr.strip()}")
+    st.swapon(disk.loop, priority)
+    return disk
+
+
+def model(profile: str, rw: str, bs: int, span: int | None = None) -> dict[str, Any]:
+    """`simdisk model`: the device model's expected mean service time, computed analytically."""
+    from pagelab.tools import run_json
+
+    cmd = [str(tool_path("simdisk")), "model", "--profile", profile, "--profile-dir", str(profiles_dir()),
+           "--rw", rw, "--bs", str(bs)] + (["--span", str(span)] if span else [])
+    return run_json(cmd, timeout=120)

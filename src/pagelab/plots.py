@@ -7,6 +7,7 @@ in the caption through the paper's macros.
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Any
 
 import matplotlib
 
@@ -46,24 +47,32 @@ def errorbar_fit(
     ylabel: str = "",
     logx: bool = True,
     points: pd.DataFrame | None = None,
+    ax: plt.Axes | None = None,
+    label: str = "",
+    color: Any = None,
+    logy: bool = False,
 ) -> plt.Figure:
-    """Measured means with CI error bars, the individual trials faintly, and a fitted curve."""
-    fig, ax = plt.subplots(figsize=(4.8, 3.2))
+    """Measured means with CI error bars, the individual trials faintly, and a fitted curve;
+    call again with the same `ax` to add another series (label names it)."""
+    fig, ax = plt.subplots(figsize=(4.8, 3.2)) if ax is None else (ax.figure, ax)
+    prefix = f"{label}: " if label else ""
     if points is not None:
-        sns.stripplot(data=points, x=x, y=y, native_scale=True, ax=ax, color="0.6",
-                      size=3, jitter=False, alpha=0.7, label="trials")
+        ax.scatter(points[x], points[y], s=6, color="0.6", alpha=0.7, label="trials", zorder=1)
     yerr = np.vstack([summary[y] - summary[lo], summary[hi] - summary[y]])
-    ax.errorbar(summary[x], summary[y], yerr=yerr, fmt="o", capsize=3, label="mean, 95 % CI")
+    ax.errorbar(summary[x], summary[y], yerr=yerr, fmt="o", capsize=3, color=color,
+                label=f"{prefix}mean, 95 % CI")
     if fit is not None:
         xs = np.geomspace(summary[x].min() / 1.5, summary[x].max() * 1.5, 200)
-        ax.plot(xs, fit.predict(xs) * fit_scale, "-", label="fit")
+        ax.plot(xs, fit.predict(xs) * fit_scale, "-", color=color, label=f"{prefix}fit")
     if logx:
         ax.set_xscale("log", base=2)
+    if logy:
+        ax.set_yscale("log")
     ax.set_xlabel(xlabel)
     ax.set_ylabel(ylabel)
     handles, labels = ax.get_legend_handles_labels()
     uniq = dict(zip(labels, handles, strict=True))
-    ax.legend(uniq.values(), uniq.keys(), frameon=False)
+    ax.legend(uniq.values(), uniq.keys(), frameon=False, fontsize="x-small")
     return fig
 
 

@@ -20,6 +20,7 @@ import json
 import os
 import signal
 import subprocess
+import sys
 import time
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
@@ -510,10 +511,43 @@ def restore(journal: Journal | None = None, keep: int = 0) -> list[str]:
 
 
 @contextmanager
-def session(journal: Journal | None = None) -> Iterator[State]:
-    """Restore anything a crashed run left, yield a State, restore on exit (also on SIGTERM,
-    SIGINT and SIGHUP, which are turned into exceptions so the restore runs)."""
+def exclusive(journal: Journal | None = None, wait: bool = True) -> Iterator[None]:
+    """Hold the journal's lock: one run changes paging state at a time (a second one would
+    restore, i.e. undo, the first one's changes). With wait=False a held lock is an error."""
+    import fcntl
+
     journal = journal or Journal()
+    journal.path.parent.mkdir(parents=True, exist_ok=True)
+    lock_path = journal.path.with_name(journal.path.name + ".lock")
+    fd = os.open(lock_path, os.O_RDWR | os.O_CREAT, 0o644)
+    try:
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError:
+            holder = os.pread(fd, 64, 0).decode(errors="replace").strip() or "?"
+            if not wait:
+                raise StateError(f"another pagelab run (pid {holder}) is changing paging state; "
+                                 "wait for it to finish") from None
+            print(f"pagelab: waiting for another run (pid {holder}) to finish changing paging state",
+                  file=sys.stderr, flush=True)
+            fcntl.flock(fd, fcntl.LOCK_EX)
+        os.ftruncate(fd, 0)
+        os.pwrite(fd, str(os.getpid()).encode(), 0)
+        yield
+    finally:
+        os.close(fd)  # closing releases the lock
+
+
+@contextmanager
+def session(journal: Journal | None = None) -> Iterator[State]:
+    """Take the state lock, restore anything a crashed run left, yield a State, restore on
+    exit (also on SIGTERM and SIGHUP, which are turned into exceptions so the restore runs)."""
+    journal = journal or Journal()
+    with exclusive(journal):
+        yield from _session(journal)
+
+
+def _session(journal: Journal) -> Iterator[State]:
     restore(journal)
 
     def on_signal(signum: int, frame: Any) -> None:

@@ -1,20 +1,27 @@
-"""seekmodel (seed 003): random-read service time against block size at QD1 with O_DIRECT.
+"""seekmodel (seed 003): random-read service time against block size at QD1 with O_DIRECT, on
+this machine's disk (`own`) and on the emulated devices of config/devices (a 2008 laptop disk,
+a USB stick).
 
-Measurement: iobench random reads on a scratch file on the disk under test, every block size
-`trials` times in a seeded random order. Analysis: per-block-size summaries with bootstrap CIs
-and the fit t(b) = t_access + b / BW, set beside the seed's 10 ms + 64 KiB / 20 MB/s model.
+Measurement: iobench random reads, every device x block size `trials` times in one seeded random
+order: on `own` a scratch file on the disk under test, on an emulated device the file that
+`simdisk` serves (mounted for the run, journaled). Analysis: per-device, per-block-size
+summaries with bootstrap CIs and the fit t(b) = t_access + b / BW, set beside the seed's
+10 ms + 64 KiB / 20 MB/s model and, for emulated devices, beside the same fit of the device
+model's own predictions (`simdisk model`), which the measured fit must recover.
 """
 
 from __future__ import annotations
 
+import os
+from contextlib import nullcontext
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 import pandas as pd
 
+from pagelab import devices, records, state, trials
 from pagelab import fit as _fit
-from pagelab import records, trials
 from pagelab.config import config_hash
 from pagelab.provenance import provenance
 from pagelab.stats import bootstrap_ci
@@ -26,53 +33,88 @@ MB = 1e6  # MB/s in this project is 10^6 bytes per second, as CrystalMark report
 # The seed's model (NOTES.md, CM2): 10 ms access + 64 KiB at 20 MB/s.
 SEED_T_ACCESS_S = 10e-3
 SEED_BW_BYTES = 20 * MB
-
-
+OWN = "own"
 REQUIRED_COLUMNS = ["result.iops", "result.bw_bytes", "result.seconds_per_io", "result.clat_mean_ns"]
 
 
+def usable_devices(cfg: dict[str, Any]) -> tuple[list[str], str | None]:
+    """The devices that can run here, and why the others cannot (one line) or None."""
+    wanted = cfg["devices"]
+    emulated = [d for d in wanted if d != OWN]
+    if emulated and (os.geteuid() != 0 or not Path("/dev/fuse").exists()):
+        why = "needs root and /dev/fuse to mount the emulated devices"
+        return [d for d in wanted if d == OWN], f"skipped {', '.join(emulated)}: {why}"
+    return list(wanted), None
+
+
 def configurations(cfg: dict[str, Any]) -> list[dict[str, Any]]:
-    return [{"bs": parse_size(b)} for b in cfg["block_sizes"]]
+    return [{"device": d, "bs": parse_size(b)} for d in usable_devices(cfg)[0] for b in cfg["block_sizes"]]
+
+
+def conf_name(c: dict[str, Any]) -> str:
+    return f"{c['device']}-bs{format_size(c['bs'])}"
 
 
 def plan(cfg: dict[str, Any]) -> list[trials.Trial]:
     confs = configurations(cfg)
-    warm = [max(confs, key=lambda c: c["bs"])] if parse_duration(cfg.get("warmup", 0)) > 0 else []
-    return trials.plan(
-        confs, cfg["trials"], cfg["seed"],
-        name=lambda c: f"bs{format_size(c['bs'])}", warmups=warm,
-    )
+    warm = []
+    if parse_duration(cfg.get("warmup", 0)) > 0:
+        biggest = max(parse_size(b) for b in cfg["block_sizes"])
+        warm = [{"device": d, "bs": biggest} for d in usable_devices(cfg)[0]]
+    return trials.plan(confs, cfg["trials"], cfg["seed"], name=conf_name, warmups=warm)
 
 
 def run(cfg: dict[str, Any], outdir: Path, scratch_dir: Path) -> pd.DataFrame:
     """Run (or resume) every trial; write trials.csv; return it. Raises if a trial failed."""
+    scratch_dir = scratch_dir.resolve()
     scratch_dir.mkdir(parents=True, exist_ok=True)
-    data_file = scratch_dir / f"{NAME}.dat"
+    outdir.mkdir(parents=True, exist_ok=True)
+    usable, skipped = usable_devices(cfg)
+    if skipped:
+        records.write_text_atomic(outdir / "skipped.txt", skipped + "\n")
+    else:
+        (outdir / "skipped.txt").unlink(missing_ok=True)
+    own_file = scratch_dir / f"{NAME}.dat"
     file_size = parse_size(cfg["file_size"])
     iobench = tool_path("iobench")
-    prov = provenance(config_hash(cfg), tools={"iobench": iobench}, disk_path=scratch_dir)
+    emulated = [d for d in usable if d != OWN]
+    tools = {"iobench": iobench} | ({"simdisk": tool_path("simdisk")} if emulated else {})
+    prov = provenance(config_hash(cfg), tools=tools, disk_path=scratch_dir)
+    with state.session() if emulated else nullcontext(None) as st:
+        targets: dict[str, tuple[Path, int | None]] = {OWN: (own_file, file_size)}
+        for d in emulated:
+            disk = devices.emulated_disk(st, d, scratch_dir / f"{NAME}-{d}")
+            targets[d] = (disk.disk, None)
 
-    def run_one(trial: trials.Trial) -> dict[str, Any]:
-        runtime = parse_duration(cfg["warmup"] if trial.warmup else cfg["runtime"])
-        cmd = iobench_job_cmd(data_file, "randread", trial.params["bs"], direct=True,
-                              runtime=runtime, seed=trial.seed, size=file_size, binary=iobench)
-        doc = run_json(cmd, timeout=runtime * 5 + file_size / 20e6 + 60)
-        res = summarise_job(doc)
-        res["seconds_per_io"] = 1.0 / res["iops"] if res["iops"] > 0 else float("nan")
-        res["command"] = cmd
-        res["tool_version"] = doc.get("iobench version", "unknown")
-        return res
+        def run_one(trial: trials.Trial) -> dict[str, Any]:
+            runtime = parse_duration(cfg["warmup"] if trial.warmup else cfg["runtime"])
+            path, size = targets[trial.params["device"]]
+            cmd = iobench_job_cmd(path, "randread", trial.params["bs"], direct=True, runtime=runtime,
+                                  seed=trial.seed, size=size, binary=iobench)
+            doc = run_json(cmd, timeout=runtime * 5 + file_size / 20e6 + 120)
+            res = summarise_job(doc)
+            res["seconds_per_io"] = 1.0 / res["iops"] if res["iops"] > 0 else float("nan")
+            res["command"] = cmd
+            res["tool_version"] = doc.get("iobench version", "unknown")
+            return res
 
-    try:
-        recs = trials.run(NAME, plan(cfg), run_one, outdir, prov)
-    finally:
-        data_file.unlink(missing_ok=True)
+        try:
+            recs = trials.run(NAME, plan(cfg), run_one, outdir, prov)
+        finally:
+            own_file.unlink(missing_ok=True)
+    for d in emulated:
+        from pagelab.experiment import clean_dir
+
+        clean_dir(scratch_dir / f"{NAME}-{d}")
     frame = to_frame(recs)
     failed = frame[frame["status"] != "ok"]
     if len(failed):
         raise trials.TrialFailed(f"{len(failed)} trial(s) failed: {', '.join(failed['trial_id'])}")
     records.write_text_atomic(outdir / "trials.csv", frame.to_csv(index=False))
     records.write_json_atomic(outdir / "provenance.json", prov)
+    modelled = {d: {str(parse_size(b)): devices.model(d, "randread", parse_size(b))["mean_service_ns"] / 1e9
+                    for b in cfg["block_sizes"]} for d in emulated}
+    records.write_json_atomic(outdir / "modelled.json", modelled)
     return frame
 
 
@@ -83,7 +125,7 @@ def to_frame(recs: list[dict[str, Any]]) -> pd.DataFrame:
         rows.append({
             "trial_id": r["trial_id"], "order": r["order"], "repetition": r["repetition"],
             "warmup": r["warmup"], "status": r["status"], "seed": r["seed"],
-            "bs": r["params"]["bs"], "start": r["start"], "end": r["end"],
+            "device": r["params"]["device"], "bs": r["params"]["bs"], "start": r["start"], "end": r["end"],
             **{k: v for k, v in res.items() if k not in ("command",)},
         })
     return pd.DataFrame(rows).sort_values("order").reset_index(drop=True)
@@ -95,8 +137,26 @@ def load(results_dir: Path | str) -> pd.DataFrame:
     return frame[(frame["status"] == "ok") & (~frame["warmup"].astype(bool))].copy()
 
 
+def load_modelled(results_dir: Path | str) -> dict[str, dict[int, float]]:
+    """Per emulated device, the device model's expected seconds per request by block size."""
+    p = Path(results_dir) / "modelled.json"
+    if not p.exists():
+        return {}
+    import json
+
+    return {d: {int(b): t for b, t in m.items()} for d, m in json.loads(p.read_text()).items()}
+
+
+def device_word(device: str) -> str:
+    """A device name as letters for macro names: hdd5400-2008 -> Hdd, own -> Own."""
+    import re
+
+    return re.sub(r"[^A-Za-z]", "", device.split("-")[0].rstrip("0123456789")).capitalize()
+
+
 def summarise(frame: pd.DataFrame, seed: int = 0) -> pd.DataFrame:
-    """Per block size: n, mean service time and throughput with bootstrap 95 % CIs."""
+    """Per block size (of one device's trials): n, mean service time and throughput with
+    bootstrap 95 % CIs."""
     rows = []
     for bs, g in frame.groupby("bs"):
         t = bootstrap_ci(g["seconds_per_io"], seed=seed)
@@ -109,6 +169,18 @@ def summarise(frame: pd.DataFrame, seed: int = 0) -> pd.DataFrame:
             "p99_us": float(np.mean(g["clat_p99_ns"])) / 1e3 if "clat_p99_ns" in g else np.nan,
         })
     return pd.DataFrame(rows).sort_values("bs").reset_index(drop=True)
+
+
+def fit_modelled(modelled: dict[int, float]) -> _fit.FitResult:
+    """The same two-term fit of the device model's own predictions: what the measured fit
+    should recover."""
+    sizes = sorted(modelled)
+    return _fit.fit_service_time(np.repeat(sizes, 2), np.repeat([modelled[b] for b in sizes], 2), weighted=False)
+
+
+def recovery(measured: _fit.FitResult, modelled: _fit.FitResult) -> dict[str, float]:
+    """Relative error of the measured fit's parameters against the model's."""
+    return {p: abs(measured[p].value / modelled[p].value - 1) for p in ("t_access", "bandwidth")}
 
 
 def fit(frame: pd.DataFrame) -> _fit.FitResult:
@@ -173,6 +245,27 @@ def macros(summary: pd.DataFrame, result: _fit.FitResult, prov: dict[str, Any],
     return m
 
 
+def device_macros(device: str, summary: pd.DataFrame, result: _fit.FitResult,
+                  modelled: _fit.FitResult | None) -> dict[str, str]:
+    """Macros for an emulated device: Seekmodel<Word>... (fitted and modelled parameters)."""
+    from pagelab.latex import fmt
+
+    w = "Seekmodel" + device_word(device)
+    t, bw = result["t_access"], result["bandwidth"]
+    m = {f"{w}TAccessMs": fmt(t.value * 1e3), f"{w}TAccessLoMs": fmt(t.ci_low * 1e3),
+         f"{w}TAccessHiMs": fmt(t.ci_high * 1e3), f"{w}BandwidthMBps": fmt(bw.value / MB)}
+    for bs, key in ((4096, "FourK"), (65536, "SixtyFourK")):
+        row = summary[summary["bs"] == bs]
+        m[f"{w}{key}Ms"] = fmt(row.iloc[0]["t_ms"]) if len(row) else "n/a"
+        m[f"{w}{key}MBps"] = fmt(row.iloc[0]["mbps"]) if len(row) else "n/a"
+    if modelled is not None:
+        rec = recovery(result, modelled)
+        m[f"{w}ModelTAccessMs"] = fmt(modelled["t_access"].value * 1e3)
+        m[f"{w}ModelBandwidthMBps"] = fmt(modelled["bandwidth"].value / MB)
+        m[f"{w}RecoveryPct"] = fmt(100 * max(rec.values()))
+    return m
+
+
 def measurements(summary: pd.DataFrame, result: _fit.FitResult, device: str = "own") -> dict[str, Any]:
     """What the claims checker reads: results/seekmodel/measurements.json."""
     t, bw = result["t_access"], result["bandwidth"]
@@ -181,9 +274,9 @@ def measurements(summary: pd.DataFrame, result: _fit.FitResult, device: str = "o
                                          "ci_high": t.ci_high * 1e6, "unit": "us", "n": result.n},
         f"{NAME}.{device}.bandwidth_mbps": {"value": bw.value / MB, "ci_low": bw.ci_low / MB,
                                             "ci_high": bw.ci_high / MB, "unit": "MB/s", "n": result.n},
-        # The seed's own arithmetic (CM2), recomputed: a check of the model, not of a disk.
-        f"{NAME}.seed_model.rr64k_mbps": {"value": seed_model_mbps(), "unit": "MB/s", "n": 1},
     }
+    if device == OWN:  # the seed's own arithmetic (CM2), recomputed: a check of the model, not of a disk
+        out[f"{NAME}.seed_model.rr64k_mbps"] = {"value": seed_model_mbps(), "unit": "MB/s", "n": 1}
     for _, row in summary.iterrows():
         size = format_size(int(row["bs"])).lower()
         out[f"{NAME}.{device}.rr{size}_mbps"] = {"value": row["mbps"], "ci_low": row["mbps_lo"],
