@@ -72,3 +72,16 @@ def test_unknown_profile_is_refused(journal, disk_tmp):
     with state.session() as st:
         with pytest.raises(state.StateError, match="no device profile 'floppy'"):
             devices.emulated_swap(st, "floppy", disk_tmp, 1 << 20)
+
+
+def test_loop_over_a_lazily_unmounted_fuse_file_is_still_detached(journal, disk_tmp, native_build):
+    """The loop device's backing path changes to "/disk" once its FUSE mount is detached; the
+    journal knows the file by inode and device, so restore still finds and detaches it."""
+    before = state.show()
+    with state.session() as st:
+        disk = devices.emulated_disk(st, "zero", disk_tmp / "dev", 16 << 20)
+        loop = st.loop(disk.disk, direct_io=True)
+        subprocess.run(["umount", "-l", str(disk.mountpoint)], check=True)
+        assert state.loops_backed_by()  # still attached...
+        assert str(loop) not in state.loops_backed_by(str(disk.disk))  # ...and no longer found by path
+    assert state.show() == before

@@ -265,7 +265,11 @@ class State:
         backing = Path(backing).resolve()
         cmd = ["losetup", "--find", "--show"] + (["--direct-io=on"] if direct_io else []) + [str(backing)]
         result: list[str] = []
-        self._change({"kind": "loop", "backing": str(backing)},
+        st = os.stat(backing)
+        # The backing file's identity (device and inode), not its path: a path can change under
+        # the loop device (a lazily unmounted FUSE file shows as "/disk"), an inode cannot.
+        self._change({"kind": "loop", "backing": str(backing), "inode": st.st_ino,
+                      "dev": f"{os.major(st.st_dev)}:{os.minor(st.st_dev)}"},
                      lambda: result.append(_run(cmd).strip()))
         dev = Path(result[0])
         if direct_io:
@@ -417,10 +421,12 @@ def _undo_zram(e: dict[str, Any]) -> None:
 
 
 def _undo_loop(e: dict[str, Any]) -> None:
-    for dev in loops_backed_by(e["backing"]):
+    for dev in loops_backed_by(e["backing"], e.get("inode"), e.get("dev")):
         if dev in active_swaps():
             _run(["swapoff", dev])
         _run(["losetup", "-d", dev], check=False)
+        if Path(f"/sys/block/{Path(dev).name}/loop/backing_file").exists():
+            raise StateError(f"{dev} is still attached to {e['backing']} after losetup -d")
 
 
 def _undo_daemon(e: dict[str, Any]) -> None:
@@ -597,15 +603,28 @@ def mounts(fstype_prefix: str = "fuse") -> list[str]:
     return out
 
 
-def loops_backed_by(backing: str | None = None) -> list[str]:
-    out = []
+def loops_backed_by(backing: str | None = None, inode: int | None = None, dev: str | None = None) -> list[str]:
+    """Attached loop devices: all, or those whose backing file is `backing` (by path) or is
+    the file with this inode on this device (by identity, which survives path changes: the
+    file of a lazily unmounted FUSE mount shows as "/disk")."""
+    identity: dict[str, tuple[int, str]] = {}
+    if inode is not None:
+        out = subprocess.run(["losetup", "-l", "-n", "-O", "NAME,BACK-INO,BACK-MAJ:MIN"],
+                             capture_output=True, text=True, timeout=60)
+        for line in out.stdout.splitlines():
+            parts = line.split()
+            if len(parts) == 3 and parts[1].isdigit():
+                identity[parts[0]] = (int(parts[1]), parts[2])
+    found = []
     for d in sorted(Path("/sys/block").glob("loop*")):
         bf = d / "loop" / "backing_file"
-        if bf.exists():
-            f = bf.read_text().strip()
-            if backing is None or f == backing:
-                out.append(f"/dev/{d.name}")
-    return out
+        if not bf.exists():
+            continue
+        name = f"/dev/{d.name}"
+        same_file = name in identity and identity[name][0] == inode and (dev is None or identity[name][1] == dev)
+        if backing is None or bf.read_text().strip() == backing or same_file:
+            found.append(name)
+    return found
 
 
 def cgroups() -> list[str]:
