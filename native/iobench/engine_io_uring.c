@@ -2,11 +2,11 @@
  * engine_io_uring.c - asynchronous IO through io_uring (fio's io_uring), any
  * queue depth.
  *
- * For: keeping up to depth reads or writes in flight with one io_uring_enter
- * per batch: queue() fills a submission entry, submit_and_reap() submits
- * the batch and waits for completions in the same system call, then takes
- * every completion that is ready. Like fio's defaults: plain (unregistered)
- * file and buffers, interrupt-driven completions, no SQ polling thread.
+ * For: keeping up to depth reads or writes in flight: queue() fills a
+ * submission entry and submits it at once (see engine.h for why not in
+ * batches), reap() waits for at least one completion and takes every
+ * completion that is ready. Like fio's defaults: plain (unregistered) file
+ * and buffers, interrupt-driven completions, no SQ polling thread.
  * The ring is single-issuer with deferred task work where the kernel has it
  * (6.1+), which only lowers overhead; older kernels get a plain ring.
  * Not for: polled IO, registered buffers, or sharing a ring between threads.
@@ -64,12 +64,13 @@ static int uring_open(struct engine *e)
 	return 0;
 }
 
-static void uring_queue(struct engine *e, struct io_unit *io)
+static int uring_queue(struct engine *e, struct io_unit *io)
 {
 	struct uring_state *s = e->priv;
-	/* Cannot be NULL: the ring has depth entries and at most depth IOs are
-	 * outstanding, and every queued entry is consumed by the next submit. */
+	/* Cannot be NULL: the ring has depth entries, at most depth IOs are
+	 * outstanding, and every entry is submitted before the next is taken. */
 	struct io_uring_sqe *sqe = io_uring_get_sqe(&s->ring);
+	int ret;
 
 	if (io->dir == IO_READ)
 		io_uring_prep_read(sqe, e->fd, io->buf, (unsigned)io->len, io->offset);
@@ -77,10 +78,14 @@ static void uring_queue(struct engine *e, struct io_unit *io)
 		io_uring_prep_write(sqe, e->fd, io->buf, (unsigned)io->len, io->offset);
 	io_uring_sqe_set_data(sqe, io);
 	s->outstanding++;
+	do
+		ret = io_uring_submit(&s->ring);
+	while (ret == -EINTR);
+	return ret < 0 ? ret : 0;
 }
 
-static int uring_submit_and_reap(struct engine *e, unsigned min_done,
-				 struct io_unit **done, unsigned max_done)
+static int uring_reap(struct engine *e, unsigned min_done, struct io_unit **done,
+		      unsigned max_done)
 {
 	struct uring_state *s = e->priv;
 	unsigned got = 0;
@@ -90,11 +95,6 @@ static int uring_submit_and_reap(struct engine *e, unsigned min_done,
 	if (max_done > e->depth)
 		max_done = e->depth;
 	for (;;) {
-		int ret = io_uring_submit_and_wait(&s->ring, got < min_done ? 1 : 0);
-
-		if (ret < 0 && ret != -EINTR)
-			return ret;
-
 		unsigned n = io_uring_peek_batch_cqe(&s->ring, s->cqes, max_done - got);
 
 		for (unsigned i = 0; i < n; i++) {
@@ -107,6 +107,12 @@ static int uring_submit_and_reap(struct engine *e, unsigned min_done,
 		s->outstanding -= n;
 		if (got >= min_done || got == max_done)
 			return (int)got;
+
+		/* Nothing ready yet: sleep in the kernel until something is. */
+		int ret = io_uring_submit_and_wait(&s->ring, 1);
+
+		if (ret < 0 && ret != -EINTR)
+			return ret;
 	}
 }
 
@@ -139,6 +145,6 @@ const struct io_engine io_uring_engine = {
 	.max_depth = 4096,
 	.open = uring_open,
 	.queue = uring_queue,
-	.submit_and_reap = uring_submit_and_reap,
+	.reap = uring_reap,
 	.close = uring_close,
 };

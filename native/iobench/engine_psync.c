@@ -13,7 +13,7 @@ const struct io_engine *const io_engines[] = { &psync_engine, &io_uring_engine, 
 const char *const io_engine_names[] = { "psync", "io_uring", NULL };
 
 struct psync_state {
-	struct io_unit *queued;
+	struct io_unit *done;   /* started and finished, not yet reaped */
 };
 
 static int psync_open(struct engine *e)
@@ -22,24 +22,12 @@ static int psync_open(struct engine *e)
 	return e->priv ? 0 : -ENOMEM;
 }
 
-static void psync_queue(struct engine *e, struct io_unit *io)
+/* The IO happens here; reap() only hands it back. */
+static int psync_queue(struct engine *e, struct io_unit *io)
 {
 	struct psync_state *s = e->priv;
-
-	s->queued = io;
-}
-
-static int psync_submit_and_reap(struct engine *e, unsigned min_done,
-				 struct io_unit **done, unsigned max_done)
-{
-	struct psync_state *s = e->priv;
-	struct io_unit *io = s->queued;
 	ssize_t n;
 
-	(void)min_done;   /* the one IO is always complete on return */
-	if (!io || max_done == 0)
-		return 0;
-	s->queued = NULL;
 	do {
 		if (io->dir == IO_READ)
 			n = pread(e->fd, io->buf, io->len, (off_t)io->offset);
@@ -47,7 +35,20 @@ static int psync_submit_and_reap(struct engine *e, unsigned min_done,
 			n = pwrite(e->fd, io->buf, io->len, (off_t)io->offset);
 	} while (n < 0 && errno == EINTR);
 	io->result = n < 0 ? -errno : n;
-	done[0] = io;
+	s->done = io;
+	return 0;
+}
+
+static int psync_reap(struct engine *e, unsigned min_done, struct io_unit **done,
+		      unsigned max_done)
+{
+	struct psync_state *s = e->priv;
+
+	(void)min_done;   /* the one IO is always complete */
+	if (!s->done || max_done == 0)
+		return 0;
+	done[0] = s->done;
+	s->done = NULL;
 	return 1;
 }
 
@@ -62,7 +63,7 @@ const struct io_engine psync_engine = {
 	.max_depth = 1,
 	.open = psync_open,
 	.queue = psync_queue,
-	.submit_and_reap = psync_submit_and_reap,
+	.reap = psync_reap,
 	.close = psync_close,
 };
 
@@ -75,11 +76,9 @@ int engine_open(struct engine *e, const struct io_engine *ops, int fd, unsigned 
 ssize_t engine_do_one(struct engine *e, struct io_unit *io)
 {
 	struct io_unit *done;
-	int n;
+	int n = e->ops->queue(e, io);
 
-	e->ops->queue(e, io);
-	do
-		n = e->ops->submit_and_reap(e, 1, &done, 1);
-	while (n == 0);
+	while (n == 0)
+		n = e->ops->reap(e, 1, &done, 1);
 	return n < 0 ? n : done->result;
 }

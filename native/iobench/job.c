@@ -6,12 +6,12 @@
  * the engines (engine.h). Not for: several jobs at once, or mixed
  * read/write.
  *
- * The loop keeps up to --qd IOs outstanding: it chooses new IOs for every
- * free slot, submits them and waits for at least one completion in one
- * engine call, then accounts what completed. At --qd 1 with psync this is
- * exactly choose, pread, account. Clock reads: one when choosing a batch
- * (lat start), one before submitting it (clat start) and one per batch of
- * completions (their end), as fio does.
+ * The loop keeps up to --qd IOs outstanding: it starts a new IO in every
+ * free slot (each handed to the kernel at once), waits for at least one
+ * completion, then accounts every IO that completed. At --qd 1 with psync
+ * this is exactly choose, pread, account. Clock reads, as fio takes them:
+ * one per round when choosing (lat start), one per IO just before it is
+ * issued (clat start) and one per batch of completions (their end).
  *
  * Reproducibility: offsets come from rng.h seeded with --seed, one draw per
  * random IO in issue order, so the same seed, --bs, --offset and --span give
@@ -310,7 +310,6 @@ static int io_failure(const struct job_spec *spec, const struct io_unit *io)
 struct job_slots {
 	struct io_unit *units;          /* qd of them */
 	struct io_unit **free;          /* a stack of the units not in flight */
-	struct io_unit **batch;         /* chosen since the last submit */
 	struct io_unit **done;          /* completions of one reap */
 	unsigned nfree;
 	char *buffers;
@@ -320,7 +319,6 @@ static void free_slots(struct job_slots *slots)
 {
 	free(slots->units);
 	free(slots->free);
-	free(slots->batch);
 	free(slots->done);
 	free(slots->buffers);
 }
@@ -333,11 +331,10 @@ static int alloc_slots(const struct job_spec *spec, struct job_slots *slots)
 	*slots = (struct job_slots){ 0 };
 	slots->units = calloc(qd, sizeof(*slots->units));
 	slots->free = calloc(qd, sizeof(*slots->free));
-	slots->batch = calloc(qd, sizeof(*slots->batch));
 	slots->done = calloc(qd, sizeof(*slots->done));
 	if (posix_memalign(&buffers, DIRECT_ALIGN, qd * spec->bs) == 0)
 		slots->buffers = buffers;
-	if (!slots->units || !slots->free || !slots->batch || !slots->done || !slots->buffers) {
+	if (!slots->units || !slots->free || !slots->done || !slots->buffers) {
 		free_slots(slots);
 		return runtime_error("cannot allocate %llu buffers of %llu bytes",
 				     (unsigned long long)qd, (unsigned long long)spec->bs);
@@ -387,15 +384,15 @@ static int run_job(const struct job_spec *spec, int fd, FILE *lat_log, struct jo
 
 	uint64_t job_start = monotonic_ns();
 	uint64_t measure_from = job_start + spec->ramp_ns;
-	uint64_t deadline = measure_from + spec->runtime_ns;
+	uint64_t deadline = UINT64_MAX;   /* --runtime counts from the first measured IO */
 
 	for (;;) {
 		uint64_t now = monotonic_ns();
-		unsigned nbatch = 0;
 
 		if (now >= measure_from && !measuring) {
 			measuring = true;
 			window_start = now;
+			deadline = now + spec->runtime_ns;
 			getrusage(RUSAGE_SELF, &usage_before);
 		}
 		bool may_issue = !failed && (spec->count ? issued_measured < spec->count
@@ -408,8 +405,15 @@ static int run_job(const struct job_spec *spec, int fd, FILE *lat_log, struct jo
 			io->t_start = now;
 			io->measured = measuring;
 			issued_measured += measuring;
-			spec->engine->queue(&engine, io);
-			slots.batch[nbatch++] = io;
+			io->t_issue = monotonic_ns();
+			err = spec->engine->queue(&engine, io);
+			if (err) {
+				slots.free[slots.nfree++] = io;
+				status = runtime_error("%s engine: %s", spec->engine->name,
+						       strerror(-err));
+				failed = true;
+				break;
+			}
 			outstanding++;
 			if (spec->count && issued_measured == spec->count)
 				break;
@@ -417,15 +421,13 @@ static int run_job(const struct job_spec *spec, int fd, FILE *lat_log, struct jo
 		if (!outstanding)
 			break;
 
-		uint64_t t_issue = monotonic_ns();
-
-		for (unsigned i = 0; i < nbatch; i++)
-			slots.batch[i]->t_issue = t_issue;
-		int ndone = spec->engine->submit_and_reap(&engine, 1, slots.done, (unsigned)spec->qd);
+		int ndone = spec->engine->reap(&engine, 1, slots.done, (unsigned)spec->qd);
 		uint64_t t_done = monotonic_ns();
 
 		if (ndone < 0) {
-			status = runtime_error("%s engine: %s", spec->engine->name, strerror(-ndone));
+			if (!failed)
+				status = runtime_error("%s engine: %s", spec->engine->name,
+						       strerror(-ndone));
 			break;   /* close() below waits for what is in flight */
 		}
 		for (int i = 0; i < ndone; i++) {
