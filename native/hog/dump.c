@@ -14,6 +14,7 @@
 
 #include "commands.h"
 #include "hog.h"
+#include "fullio.h"
 
 #define CHUNK_PAGES 256
 
@@ -21,21 +22,6 @@ static const char description[] =
 	"Writes the --size bytes that hog run and hog victim would write for the same\n"
 	"--fill, --seed and page size, to --output or to stdout (not to a terminal).\n"
 	"Exit status: 0 done, 1 write failure, 2 usage error.";
-
-static int write_all(int fd, const unsigned char *buf, size_t len)
-{
-	while (len) {
-		ssize_t n = write(fd, buf, len);
-
-		if (n < 0 && errno == EINTR)
-			continue;
-		if (n <= 0)
-			return n < 0 ? errno : EIO;
-		buf += n;
-		len -= (size_t)n;
-	}
-	return 0;
-}
 
 int dump_command(int argc, char **argv)
 {
@@ -80,7 +66,7 @@ int dump_command(int argc, char **argv)
 
 		for (uint64_t i = 0; i < n; i++)
 			fill_page(&c.fill, first + i, chunk + i * c.page_size);
-		err = write_all(fd, chunk, n * c.page_size);
+		err = -write_full(fd, chunk, n * c.page_size);
 	}
 	if (output) {
 		if (close(fd) && !err)

@@ -35,6 +35,7 @@
 #include "opts.h"
 #include "rng.h"
 #include "timing.h"
+#include "fullio.h"
 
 #define SECTOR 512
 #define DIRECT_ALIGN 4096
@@ -117,22 +118,6 @@ static int check_options(struct cli *cli, struct job_spec *spec)
 	return 0;
 }
 
-static int write_all(int fd, const char *buf, size_t len, uint64_t offset)
-{
-	while (len) {
-		ssize_t n = pwrite(fd, buf, len, (off_t)offset);
-
-		if (n < 0 && errno == EINTR)
-			continue;
-		if (n <= 0)
-			return n < 0 ? -errno : -EIO;
-		buf += n;
-		len -= (size_t)n;
-		offset += (uint64_t)n;
-	}
-	return 0;
-}
-
 /* Like fio's layout: extend with random data in large writes, then fsync. */
 static int lay_out_file(const struct job_spec *spec, int fd, uint64_t from)
 {
@@ -148,7 +133,7 @@ static int lay_out_file(const struct job_spec *spec, int fd, uint64_t from)
 		size_t len = left < LAYOUT_CHUNK ? (size_t)left : LAYOUT_CHUNK;
 
 		rng_fill(&rng, chunk, len);
-		err = write_all(fd, chunk, len, at);
+		err = pwrite_full(fd, chunk, len, at);
 	}
 	if (!err && fsync(fd))
 		err = -errno;

@@ -14,6 +14,7 @@
 #include <unistd.h>
 
 #include "rng.h"
+#include "fullio.h"
 
 #define FILL_CHUNK (1 << 20)
 #define FILL_SEED_SALT 0x666c6f6f64736574ULL   /* "floodset" */
@@ -79,21 +80,6 @@ int fileset_plan(struct fileset *s, const char *dir, uint64_t set_size, uint64_t
 	return err;
 }
 
-static int write_all(int fd, const char *buf, size_t len)
-{
-	while (len) {
-		ssize_t n = write(fd, buf, len);
-
-		if (n < 0 && errno == EINTR)
-			continue;
-		if (n <= 0)
-			return n < 0 ? -errno : -EIO;
-		buf += n;
-		len -= (size_t)n;
-	}
-	return 0;
-}
-
 /* Writes f->size bytes of the index's data stream, syncs, and drops it from the cache. */
 static int write_file(struct fileset *s, struct fileset_file *f, size_t index,
 		      uint64_t seed, char *chunk)
@@ -109,7 +95,7 @@ static int write_file(struct fileset *s, struct fileset_file *f, size_t index,
 		size_t len = f->size - at < FILL_CHUNK ? (size_t)(f->size - at) : FILL_CHUNK;
 
 		rng_fill(&rng, chunk, len);
-		err = write_all(fd, chunk, len);
+		err = write_full(fd, chunk, len);
 	}
 	if (!err && fsync(fd))
 		err = -errno;

@@ -62,6 +62,7 @@
 #include "opts.h"
 #include "profile.h"
 #include "timing.h"
+#include "fullio.h"
 
 #ifndef PR_SET_IO_FLUSHER
 #define PR_SET_IO_FLUSHER 57
@@ -222,22 +223,6 @@ static int pread_full(int fd, char *buf, size_t len, uint64_t offset)
 			memset(buf, 0, len);
 			return 0;
 		}
-		buf += n;
-		len -= (size_t)n;
-		offset += (uint64_t)n;
-	}
-	return 0;
-}
-
-static int pwrite_full(int fd, const char *buf, size_t len, uint64_t offset)
-{
-	while (len) {
-		ssize_t n = pwrite(fd, buf, len, (off_t)offset);
-
-		if (n < 0 && errno == EINTR)
-			continue;
-		if (n <= 0)
-			return n < 0 ? -errno : -EIO;
 		buf += n;
 		len -= (size_t)n;
 		offset += (uint64_t)n;
