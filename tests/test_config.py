@@ -58,6 +58,20 @@ def test_bad_config_names_the_key(tmp_path, text, key):
     assert key in str(err.value)
 
 
+@pytest.mark.parametrize("text,key", [
+    ("standby: {quick: {working_set: 64G}}", "standby.quick.working_set"),
+    ("readyboost: {quick: {ram: 30G}}", "readyboost.quick.ram"),
+    ("pagein: {device: floppy-1987}", "pagein.device: no device profile 'floppy-1987'"),
+    ("seekmodel: {devices: [own, tape]}", "seekmodel.devices: no device profile 'tape'"),
+])
+def test_configs_the_machine_cannot_run_name_the_key(tmp_path, text, key):
+    p = tmp_path / "bad.yaml"
+    p.write_text(text + "\n")
+    with pytest.raises(config.ConfigError) as err:
+        config.load(p)
+    assert key in str(err.value)
+
+
 def test_config_hash_is_stable_and_sensitive():
     a = {"x": 1, "y": [1, 2]}
     assert config.config_hash(a) == config.config_hash({"y": [1, 2], "x": 1})
@@ -82,6 +96,8 @@ def test_snakemake_dry_run_succeeds_on_default_config(repo, env):
 @pytest.mark.parametrize("bad,key", [
     ({"seekmodel": {"quick": {"trials": "lots"}}}, "seekmodel.quick.trials"),
     ({"seekmodel": {"trails": 3}}, "trails"),
+    ({"standby": {"quick": {"working_set": "64G"}}}, "standby.quick.working_set"),
+    ({"pagein": {"device": "floppy-1987"}}, "floppy-1987"),
 ])
 def test_snakemake_refuses_bad_config_naming_the_key(repo, env, tmp_path, bad, key):
     p = tmp_path / "bad.yaml"

@@ -118,7 +118,49 @@ def load(path: Path | str | None = None, overrides: dict[str, Any] | None = None
         raise ConfigError(f"{path}: the config must be a mapping, not {type(config).__name__}")
     config.update(overrides or {})
     validate(config)
-    return resolve(config)
+    return check_resources(resolve(config))
+
+
+# Keys whose sizes become memory cgroup limits or working sets, per experiment: the sum must
+# leave the machine headroom (checked against MemTotal before anything is changed).
+MEMORY_KEYS = {
+    "standby": ("working_set", "headroom"),
+    "pagein": ("working_set", "headroom"),
+    "readyboost": ("ram",),
+    "compression": ("working_set",),
+}
+DEVICE_KEYS = {"seekmodel": "devices", "pagein": "device", "readyboost": ("disk_profile", "tier_profile")}
+HEADROOM = 1 << 30  # what the machine keeps for itself beyond an experiment's memory
+
+
+def check_resources(config: dict[str, Any], mem_total: int | None = None) -> dict[str, Any]:
+    """Checks that need the machine or the repository, on a resolved config: memory an
+    experiment would confine to a cgroup must fit in MemTotal minus HEADROOM, and every device
+    named must have a profile in config/devices/. Raises ConfigError naming the key."""
+    from pagelab.units import parse_size
+
+    if mem_total is None:
+        from pagelab.provenance import mem_total_bytes
+
+        mem_total = mem_total_bytes() or 0
+    for exp, keys in MEMORY_KEYS.items():
+        block = config.get(exp, {})
+        total = sum(parse_size(block[k]) for k in keys if k in block)
+        if mem_total and total > mem_total - HEADROOM:
+            key = f"{exp}.{block.get('profile', 'quick')}.{keys[0]}"
+            raise ConfigError(f"{key}: {total >> 20} MiB would not leave the machine 1 GiB "
+                              f"(MemTotal {mem_total >> 20} MiB)")
+    devices = {p.stem for p in (root() / "config" / "devices").glob("*.yaml")}
+    for exp, keys in DEVICE_KEYS.items():
+        block = config.get(exp, {})
+        for key in (keys,) if isinstance(keys, str) else keys:
+            value = block.get(key)
+            names = value if isinstance(value, list) else [value] if value else []
+            for name in names:
+                if name != "own" and name not in devices:
+                    raise ConfigError(f"{exp}.{key}: no device profile {name!r} in config/devices/ "
+                                      f"(have: {', '.join(sorted(devices))})")
+    return config
 
 
 def config_hash(block: dict[str, Any]) -> str:
