@@ -93,7 +93,7 @@ def write(results: Path | str, out_dir: Path | str, experiments: list[str], prof
     }
     from pagelab.latex import write_macros
 
-    write_macros(out_dir / "macros.tex", macros)
+    write_macros(out_dir / "macros.tex", {**macros, **device_macros()})
     import pandas as pd
 
     knob_rows = pd.DataFrame({"Setting": [escape(k) for k in knobs], "Value": [escape(str(v)) for v in knobs.values()]})
@@ -120,3 +120,23 @@ def write(results: Path | str, out_dir: Path | str, experiments: list[str], prof
         "Trials": [str(by_exp.get(e, {}).get("trials", "--")) for e in claims["experiment"]],
     }), column_format="llll")
 
+
+
+def device_macros() -> dict[str, str]:
+    """Every numeric key of every device profile (config/devices/*.yaml) as a macro, e.g.
+    \\DevHddAvgSeekMs, so the paper's method section never types a datasheet value."""
+    import re
+
+    import yaml
+
+    from pagelab.latex import fmt
+
+    out = {}
+    for path in sorted((root() / "config" / "devices").glob("*.yaml")):
+        word = re.sub(r"[^A-Za-z]", "", path.stem.split("-")[0].rstrip("0123456789")).capitalize()
+        for key, value in (yaml.safe_load(path.read_text()) or {}).items():
+            if isinstance(value, bool) or not isinstance(value, int | float):
+                continue
+            camel = "".join(p.capitalize() for p in re.sub(r"[^A-Za-z_]", "", key).split("_"))
+            out[f"Dev{word}{camel}"] = fmt(float(value)) if not float(value).is_integer() else str(int(value))
+    return out

@@ -39,6 +39,7 @@ rule appendix:
         provenance=expand("results/{experiment}/provenance.json", experiment=EXPERIMENTS),
         trials=expand("results/{experiment}/trials.csv", experiment=EXPERIMENTS),
         claims="data/published/claims.csv",
+        devices=sorted(glob.glob("config/devices/*.yaml")),
     output:
         macros="results/appendix/macros.tex",
         tables=expand("results/appendix/{t}.tex", t=["knobs", "versions", "experiments", "claims"]),
@@ -52,7 +53,7 @@ rule appendix:
 
 rule paper:
     input:
-        sources=sorted(glob.glob("paper/**/*.tex", recursive=True)),
+        sources=sorted(glob.glob("paper/**/*.tex", recursive=True) + glob.glob("paper/*.bib")),
         claims="results/published/claims.tex",
         published="results/published/macros.tex",
         appendix=rules.appendix.output,
