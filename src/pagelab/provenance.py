@@ -94,8 +94,18 @@ def block_device_of(path: Path | str) -> dict[str, Any]:
         "dev": f"{major}:{minor}",
         "model": " ".join(x for x in (vendor, model) if x) or UNKNOWN,
         "rotational": read("queue/rotational") == "1",
-        "scheduler": read("queue/scheduler") or UNKNOWN,
+        "scheduler": _selected(read("queue/scheduler")) or UNKNOWN,
     }
+
+
+def _selected(choices: str | None) -> str | None:
+    """The [selected] word of a sysfs choice list ("none [mq-deadline] kyber" -> mq-deadline)."""
+    if not choices:
+        return None
+    for word in choices.split():
+        if word.startswith("[") and word.endswith("]"):
+            return word[1:-1]
+    return choices
 
 
 def tool_version(binary: Path | str) -> str:
