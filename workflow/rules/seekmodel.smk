@@ -28,6 +28,7 @@ rule seekmodel_notebook:
         figure="results/seekmodel/seekmodel.pdf",
         table="results/seekmodel/table.tex",
         macros="results/seekmodel/macros.tex",
+        models64k="results/seekmodel/models64k.tex",
         measurements="results/seekmodel/measurements.json",
     log:
         "results/logs/seekmodel_notebook.log",

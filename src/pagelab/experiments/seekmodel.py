@@ -284,3 +284,32 @@ def measurements(summary: pd.DataFrame, result: _fit.FitResult, device: str = "o
         out[f"{NAME}.{device}.rr{size}_ms"] = {"value": row["t_ms"], "ci_low": row["t_ms_lo"],
                                                "ci_high": row["t_ms_hi"], "unit": "ms", "n": int(row["n"])}
     return out
+
+
+def seed_model_with_rotation_mbps(rpm: float, block: int = 64 * 1024) -> float:
+    """The seed's model plus the average rotational wait it leaves out (half a revolution)."""
+    return predicted_mbps(SEED_T_ACCESS_S + 30.0 / rpm, SEED_BW_BYTES, block)
+
+
+def compare_64k(summaries: dict[str, pd.DataFrame], fits: dict[str, _fit.FitResult],
+                modelled: dict[str, dict[int, float]], rpm: float) -> pd.DataFrame:
+    """Random Read 64K per device: measured, the fitted model, the device model (emulated
+    devices), the seed's model, and the seed's model with rotation added."""
+    from pagelab.latex import fmt
+
+    block = 64 * 1024
+    rows = []
+    for d, summary in summaries.items():
+        row = summary[summary["bs"] == block]
+        f = fits[d]
+        dev = modelled.get(d, {}).get(block)
+        rows.append({
+            "Device": d,
+            "Measured": f"{fmt(row.iloc[0]['mbps'])} [{fmt(row.iloc[0]['mbps_lo'])}, {fmt(row.iloc[0]['mbps_hi'])}]"
+            if len(row) else "n/a",
+            "Fitted model": fmt(predicted_mbps(f["t_access"].value, f["bandwidth"].value, block)),
+            "Device model": fmt(block / dev / MB) if dev else "--",
+            "Seed's model": fmt(seed_model_mbps(block)),
+            "Seed's + rotation": fmt(seed_model_with_rotation_mbps(rpm, block)),
+        })
+    return pd.DataFrame(rows)
