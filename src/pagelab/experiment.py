@@ -91,3 +91,17 @@ def clean_dir(path: Path) -> None:
         else:
             p.unlink()
     path.rmdir()
+
+
+def outliers(frame: pd.DataFrame, by: list[str], metric: str) -> pd.DataFrame:
+    """Tukey's labels for `metric` within each group of `by` (mild: beyond 1.5 IQR, severe:
+    beyond 3): the trials so labelled. Reported, never removed."""
+    from pagelab.stats import tukey_outliers
+
+    if frame.empty:
+        return frame.assign(tukey=pd.Series(dtype=str))
+    labelled = []
+    for _, g in frame.groupby(by, sort=True):
+        labelled.append(g.assign(tukey=tukey_outliers(g[metric]) if len(g) >= 4 else [""] * len(g)))
+    out = pd.concat(labelled)
+    return out[out["tukey"] != ""][["trial_id", *by, metric, "tukey"]]
