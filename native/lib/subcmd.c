@@ -1,0 +1,41 @@
+/* subcmd: see subcmd.h. */
+#include "subcmd.h"
+
+#include <stdio.h>
+#include <string.h>
+
+#include "opts.h"
+
+static void print_help(const struct subcommand_table *t, FILE *out)
+{
+	fprintf(out, "usage: %s <command> [options]\n\n", t->prog);
+	if (t->description)
+		fprintf(out, "%s\n\n", t->description);
+	fprintf(out, "commands:\n");
+	for (int i = 0; i < t->ncommands; i++)
+		fprintf(out, "  %-12s %s\n", t->commands[i].name, t->commands[i].summary);
+	fprintf(out, "\n'%s <command> --help' describes a command's options.\n", t->prog);
+}
+
+int subcmd_main(const struct subcommand_table *t, int argc, char **argv)
+{
+	if (argc < 2) {
+		fprintf(stderr, "%s: missing command\n", t->prog);
+		print_help(t, stderr);
+		return EXIT_USAGE;
+	}
+	if (strcmp(argv[1], "--help") == 0 || strcmp(argv[1], "-h") == 0) {
+		print_help(t, stdout);
+		return 0;
+	}
+	if (strcmp(argv[1], "--version") == 0) {
+		puts(t->version);
+		return 0;
+	}
+	for (int i = 0; i < t->ncommands; i++)
+		if (strcmp(argv[1], t->commands[i].name) == 0)
+			return t->commands[i].run(argc - 1, argv + 1);
+	fprintf(stderr, "%s: unknown command '%s'\n", t->prog, argv[1]);
+	print_help(t, stderr);
+	return EXIT_USAGE;
+}
