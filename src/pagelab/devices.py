@@ -90,6 +90,14 @@ def emulated_swap(st: state.State, profile: str, workdir: Path, size: int, prior
     return disk
 
 
+def capacity(profile: str) -> int | None:
+    """The profile's capacity_bytes (None when it has none, e.g. a tiered profile)."""
+    import yaml
+
+    value = (yaml.safe_load((profiles_dir() / f"{profile}.yaml").read_text()) or {}).get("capacity_bytes")
+    return int(value) if value else None
+
+
 def model(profile: str, rw: str, bs: int, span: int | None = None) -> dict[str, Any]:
     """`simdisk model`: the device model's expected mean service time, computed analytically."""
     from pagelab.tools import run_json

@@ -51,6 +51,7 @@ def iobench_job_cmd(
     count: int | None = None,
     seed: int | None = None,
     size: int | None = None,
+    span: int | None = None,
     binary: Path | str | None = None,
 ) -> list[str]:
     """The exact iobench command line for one job (recorded with every trial)."""
@@ -65,6 +66,8 @@ def iobench_job_cmd(
         cmd += ["--count", str(count)]
     if seed is not None:
         cmd += ["--seed", str(seed)]
+    if span is not None:
+        cmd += ["--span", str(span)]
     cmd += ["--output-format", "json"]
     return cmd
 

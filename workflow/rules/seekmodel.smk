@@ -29,6 +29,7 @@ rule seekmodel_notebook:
         table="results/seekmodel/table.tex",
         macros="results/seekmodel/macros.tex",
         models64k="results/seekmodel/models64k.tex",
+        spans="results/seekmodel/spans.tex",
         measurements="results/seekmodel/measurements.json",
     log:
         "results/logs/seekmodel_notebook.log",

@@ -34,6 +34,7 @@ MB = 1e6  # MB/s in this project is 10^6 bytes per second, as CrystalMark report
 SEED_T_ACCESS_S = 10e-3
 SEED_BW_BYTES = 20 * MB
 OWN = "own"
+SPAN_BS = 4096
 REQUIRED_COLUMNS = ["result.iops", "result.bw_bytes", "result.seconds_per_io", "result.clat_mean_ns"]
 
 
@@ -48,11 +49,17 @@ def usable_devices(cfg: dict[str, Any]) -> tuple[list[str], str | None]:
 
 
 def configurations(cfg: dict[str, Any]) -> list[dict[str, Any]]:
-    return [{"device": d, "bs": parse_size(b)} for d in usable_devices(cfg)[0] for b in cfg["block_sizes"]]
+    """The block-size sweep (random reads over the whole device: span 0) and, on the emulated
+    devices, the span sweep (4 KiB reads within the first `span` bytes: the seek curve)."""
+    devs = usable_devices(cfg)[0]
+    sweep = [{"device": d, "bs": parse_size(b), "span": 0} for d in devs for b in cfg["block_sizes"]]
+    spans = [{"device": d, "bs": SPAN_BS, "span": parse_size(s)} for d in devs if d != OWN for s in cfg["spans"]
+             if parse_size(s) <= (devices.capacity(d) or parse_size(s))]
+    return sweep + spans
 
 
 def conf_name(c: dict[str, Any]) -> str:
-    return f"{c['device']}-bs{format_size(c['bs'])}"
+    return f"{c['device']}-bs{format_size(c['bs'])}" + (f"-span{format_size(c['span'])}" if c["span"] else "")
 
 
 def plan(cfg: dict[str, Any]) -> list[trials.Trial]:
@@ -60,7 +67,7 @@ def plan(cfg: dict[str, Any]) -> list[trials.Trial]:
     warm = []
     if parse_duration(cfg.get("warmup", 0)) > 0:
         biggest = max(parse_size(b) for b in cfg["block_sizes"])
-        warm = [{"device": d, "bs": biggest} for d in usable_devices(cfg)[0]]
+        warm = [{"device": d, "bs": biggest, "span": 0} for d in usable_devices(cfg)[0]]
     return trials.plan(confs, cfg["trials"], cfg["seed"], name=conf_name, warmups=warm)
 
 
@@ -90,7 +97,8 @@ def run(cfg: dict[str, Any], outdir: Path, scratch_dir: Path) -> pd.DataFrame:
             runtime = parse_duration(cfg["warmup"] if trial.warmup else cfg["runtime"])
             path, size = targets[trial.params["device"]]
             cmd = iobench_job_cmd(path, "randread", trial.params["bs"], direct=True, runtime=runtime,
-                                  seed=trial.seed, size=size, binary=iobench)
+                                  seed=trial.seed, size=size, span=trial.params.get("span") or None,
+                                  binary=iobench)
             doc = run_json(cmd, timeout=runtime * 5 + file_size / 20e6 + 120)
             res = summarise_job(doc)
             res["seconds_per_io"] = 1.0 / res["iops"] if res["iops"] > 0 else float("nan")
@@ -114,6 +122,12 @@ def run(cfg: dict[str, Any], outdir: Path, scratch_dir: Path) -> pd.DataFrame:
     records.write_json_atomic(outdir / "provenance.json", prov)
     modelled = {d: {str(parse_size(b)): devices.model(d, "randread", parse_size(b))["mean_service_ns"] / 1e9
                     for b in cfg["block_sizes"]} for d in emulated}
+    modelled_spans: dict[str, dict[str, float]] = {}
+    for c in configurations(cfg):
+        if c["span"]:
+            t = devices.model(c["device"], "randread", SPAN_BS, c["span"])["mean_service_ns"] / 1e9
+            modelled_spans.setdefault(c["device"], {})[str(c["span"])] = t
+    records.write_json_atomic(outdir / "modelled_spans.json", modelled_spans)
     records.write_json_atomic(outdir / "modelled.json", modelled)
     return frame
 
@@ -125,16 +139,43 @@ def to_frame(recs: list[dict[str, Any]]) -> pd.DataFrame:
         rows.append({
             "trial_id": r["trial_id"], "order": r["order"], "repetition": r["repetition"],
             "warmup": r["warmup"], "status": r["status"], "seed": r["seed"],
-            "device": r["params"]["device"], "bs": r["params"]["bs"], "start": r["start"], "end": r["end"],
+            "device": r["params"]["device"], "bs": r["params"]["bs"], "span": r["params"].get("span", 0),
+            "start": r["start"], "end": r["end"],
             **{k: v for k, v in res.items() if k not in ("command",)},
         })
     return pd.DataFrame(rows).sort_values("order").reset_index(drop=True)
 
 
-def load(results_dir: Path | str) -> pd.DataFrame:
-    """The counted trials (status ok, warm-ups excluded) from trials.csv."""
+def load(results_dir: Path | str, spans: bool = False) -> pd.DataFrame:
+    """The counted trials (status ok, warm-ups excluded) from trials.csv: the block-size sweep,
+    or with spans=True the span sweep."""
     frame = pd.read_csv(Path(results_dir) / "trials.csv")
-    return frame[(frame["status"] == "ok") & (~frame["warmup"].astype(bool))].copy()
+    frame = frame[(frame["status"] == "ok") & (~frame["warmup"].astype(bool))]
+    in_span_sweep = frame["span"].fillna(0) > 0 if "span" in frame else pd.Series(False, index=frame.index)
+    return frame[in_span_sweep if spans else ~in_span_sweep].copy()
+
+
+def seek_curve(frame: pd.DataFrame, modelled_spans: dict[str, dict[int, float]], seed: int = 0) -> pd.DataFrame:
+    """Per emulated device and span: mean 4 KiB random-read time with a CI, and the device
+    model's prediction for the same span."""
+    rows = []
+    if frame.empty:
+        return pd.DataFrame(columns=["device", "span", "n", "t_ms", "t_ms_lo", "t_ms_hi", "model_ms"])
+    for (d, span), g in frame.groupby(["device", "span"], sort=True):
+        t = bootstrap_ci(g["seconds_per_io"], seed=seed)
+        model = modelled_spans.get(d, {}).get(int(span))
+        rows.append({"device": d, "span": int(span), "n": t.n, "t_ms": t.value * 1e3, "t_ms_lo": t.ci_low * 1e3,
+                     "t_ms_hi": t.ci_high * 1e3, "model_ms": model * 1e3 if model else float("nan")})
+    return pd.DataFrame(rows)
+
+
+def load_modelled_spans(results_dir: Path | str) -> dict[str, dict[int, float]]:
+    p = Path(results_dir) / "modelled_spans.json"
+    if not p.exists():
+        return {}
+    import json
+
+    return {d: {int(s): t for s, t in m.items()} for d, m in json.loads(p.read_text()).items()}
 
 
 def load_modelled(results_dir: Path | str) -> dict[str, dict[int, float]]:
@@ -313,3 +354,48 @@ def compare_64k(summaries: dict[str, pd.DataFrame], fits: dict[str, _fit.FitResu
             "Seed's + rotation": fmt(seed_model_with_rotation_mbps(rpm, block)),
         })
     return pd.DataFrame(rows)
+
+
+def span_macros(curve: pd.DataFrame) -> dict[str, str]:
+    """Per emulated device: the shortest and longest span's 4 KiB read time, measured and
+    modelled (Seekmodel<Word>SpanShortMs, ...ModelMs, ...SpanShortSize)."""
+    from pagelab.latex import fmt
+
+    m: dict[str, str] = {}
+    for d, g in curve.groupby("device"):
+        g = g.sort_values("span")
+        w = "Seekmodel" + device_word(d)
+        for which, row in (("Short", g.iloc[0]), ("Long", g.iloc[-1])):
+            m[f"{w}Span{which}Size"] = format_size(int(row["span"]))
+            m[f"{w}Span{which}Ms"] = fmt(row["t_ms"])
+            m[f"{w}Span{which}ModelMs"] = fmt(row["model_ms"])
+    return m
+
+
+def span_table(curve: pd.DataFrame) -> pd.DataFrame:
+    from pagelab.latex import fmt
+
+    return pd.DataFrame({
+        "Device": curve["device"], "Span": curve["span"].map(lambda s: format_size(int(s))),
+        "Trials": curve["n"].astype(int),
+        "4K read (ms)": [f"{fmt(v)} [{fmt(a)}, {fmt(b)}]" for v, a, b in
+                         zip(curve["t_ms"], curve["t_ms_lo"], curve["t_ms_hi"], strict=True)],
+        "Device model (ms)": curve["model_ms"].map(fmt),
+    })
+
+
+DEVICE_KEYS = ["TAccessMs", "TAccessLoMs", "TAccessHiMs", "BandwidthMBps", "FourKMs", "FourKMBps", "SixtyFourKMs",
+               "SixtyFourKMBps", "ModelTAccessMs", "ModelBandwidthMBps", "RecoveryPct", "SpanShortSize",
+               "SpanShortMs", "SpanShortModelMs", "SpanLongSize", "SpanLongMs", "SpanLongModelMs"]
+
+
+def placeholder_macros(devices_wanted: list[str], m: dict[str, str]) -> dict[str, str]:
+    """"n/a" for every per-device macro that was not measured here (a device skipped without
+    root), so the paper still builds and says so."""
+    out = dict(m)
+    for d in devices_wanted:
+        if d == OWN:
+            continue
+        for key in DEVICE_KEYS:
+            out.setdefault(f"Seekmodel{device_word(d)}{key}", "n/a")
+    return out
