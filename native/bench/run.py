@@ -1,8 +1,8 @@
 """`make bench`: the native tools against their peers, measured side by side in one run.
 
 Each native/bench/bench_<tool>.py has `cases(scratch: Path) -> list[Case]`; every case runs
-its two commands interleaved A B A B ... `rounds` times and reports the ratio of medians with
-the target it must meet. Prints a table and writes results/bench/native.json (atomically).
+its two commands interleaved A B A B ... `rounds` times and reports the median of the per-round
+ratios ours/peer (and the ratio of medians) with the target it must meet. Prints a table and writes results/bench/native.json (atomically).
 Benchmarks print figures; they are not timed tests (a shared machine is too noisy for that).
 """
 
@@ -47,11 +47,16 @@ class Case:
             self.results["ours"].append(float(self.ours()))
             self.results["peer"].append(float(self.peer()))
         ours, peer = (statistics.median(self.results[k]) for k in ("ours", "peer"))
-        ratio = ours / peer if peer else float("nan")
+        # Each round runs ours then the peer back to back, so a drift of the machine (a virtual
+        # disk's speed moves in steps of 10-20 % within seconds) cancels in the round's ratio;
+        # the median of those per-round ratios is the figure judged against the target.
+        pairs = [a / b for a, b in zip(self.results["ours"], self.results["peer"], strict=True) if b]
+        ratio = statistics.median(pairs) if pairs else float("nan")
         op, bound = self.target.split()
         ok = ratio >= float(bound) if op == ">=" else ratio <= float(bound)
         return {"case": self.name, "metric": self.metric, "ours": ours, "peer": peer,
-                "peer_name": self.peer_name, "ratio": ratio, "target": self.target, "met": ok,
+                "peer_name": self.peer_name, "ratio": ratio, "ratio_of_medians": ours / peer if peer else None,
+                "target": self.target, "met": ok,
                 "samples": self.results}
 
 

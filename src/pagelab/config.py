@@ -129,7 +129,8 @@ MEMORY_KEYS = {
     "readyboost": ("ram",),
     "compression": ("working_set",),
 }
-DEVICE_KEYS = {"seekmodel": "devices", "pagein": "device", "readyboost": ("disk_profile", "tier_profile")}
+DEVICE_KEYS = {"seekmodel": "devices", "pagein": "device", "readyboost": ("disk_profile", "tier_profile"),
+               "crystalmark": ("disk_profile", "tier_profile")}
 HEADROOM = 1 << 30  # what the machine keeps for itself beyond an experiment's memory
 
 

@@ -12,14 +12,16 @@ same file every trial, O_DIRECT: only a cache below the guest could inflate it),
 from __future__ import annotations
 
 import json
+import os
 import subprocess
+from contextlib import nullcontext
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 import pandas as pd
 
-from pagelab import experiment, trials
+from pagelab import devices, experiment, records, state, trials
 from pagelab.stats import bootstrap_ci, ratio_ci
 from pagelab.tools import tool_path
 from pagelab.units import parse_duration, parse_size
@@ -32,14 +34,19 @@ TITLES = {"seq_read": "Seq Read", "seq_write": "Seq Write", "rand_read_512k": "R
 ARMS = {  # arm -> (buffered, reuse the file)
     "direct": (False, False), "direct_reused": (False, True),
     "buffered": (True, False), "buffered_reused": (True, True),
+    # The emulated devices (simdisk serves one file, which is reused as the test file): the
+    # 2008 laptop disk, and the same disk behind the ReadyBoost-like flash tier, whose cache the
+    # sequence's own writes populate before its random reads (seed 003's cached test file).
+    "hdd": (False, True), "tiered": (False, True),
 }
+EMULATED = {"hdd": "disk_profile", "tiered": "tier_profile"}
 
 
 REQUIRED_COLUMNS = [f"result.{t}_best_mbps" for t in TESTS]
 
 
 def configurations(cfg: dict[str, Any]) -> list[dict[str, Any]]:
-    return [{"arm": a} for a in cfg["arms"]]
+    return [{"arm": a} for a in usable_arms(cfg)[0]]
 
 
 def command(cfg: dict[str, Any], arm: str, file: Path, seed: int) -> list[str]:
@@ -55,18 +62,27 @@ def command(cfg: dict[str, Any], arm: str, file: Path, seed: int) -> list[str]:
     return cmd
 
 
-def run_trial(cfg: dict[str, Any], trial: trials.Trial, scratch: Path) -> dict[str, Any]:
+def run_trial(st: state.State | None, cfg: dict[str, Any], trial: trials.Trial, scratch: Path) -> dict[str, Any]:
     arm = trial.params["arm"]
     _, reuse = ARMS[arm]
-    # A reused file keeps its name across trials (and its pages in the cache); a fresh one is new.
-    file = scratch / (f"{NAME}-{arm}.dat" if reuse else f"{NAME}-{trial.trial_id}.dat")
-    cmd = command(cfg, arm, file, trial.seed)
-    out = subprocess.run(cmd, capture_output=True, text=True, timeout=1800)
+    with st.scope() if st is not None else nullcontext(None):
+        if arm in EMULATED:
+            assert st is not None
+            work = scratch / f"{NAME}-{trial.trial_id}"
+            file = devices.emulated_disk(st, cfg[EMULATED[arm]], work, parse_size(cfg["size"])).disk
+        else:
+            work = None
+            # A reused file keeps its name across trials (and its pages in the cache); a fresh one is new.
+            file = scratch / (f"{NAME}-{arm}.dat" if reuse else f"{NAME}-{trial.trial_id}.dat")
+        cmd = command(cfg, arm, file, trial.seed)
+        out = subprocess.run(cmd, capture_output=True, text=True, timeout=1800)
+    if work is not None:
+        experiment.clean_dir(work)
     if out.returncode != 0:
         raise trials.TrialFailed(f"iobench crystalmark exited {out.returncode}: {out.stderr.strip()}")
     doc = json.loads(out.stdout)
     result: dict[str, Any] = {"arm": arm, "command": cmd, "file_state": doc["file"]["state"],
-                              "fill_mb_s": doc["fill"]["mb_s"]}
+                              "fill_mb_s": (doc.get("fill") or {}).get("mb_s", float("nan"))}
     for t in doc["tests"]:
         result[f"{t['name']}_best_mbps"] = t["best_mb_s"]
         result[f"{t['name']}_mean_mbps"] = t["mean_mb_s"]
@@ -74,22 +90,32 @@ def run_trial(cfg: dict[str, Any], trial: trials.Trial, scratch: Path) -> dict[s
     return result
 
 
-def skip_reason(cfg: dict[str, Any]) -> str | None:
-    return None  # needs only a file system that supports O_DIRECT under scratch_dir
+def usable_arms(cfg: dict[str, Any]) -> tuple[list[str], str | None]:
+    """The arms that can run here; the emulated ones need root and FUSE."""
+    emulated = [a for a in cfg["arms"] if a in EMULATED]
+    if emulated and (os.geteuid() != 0 or not Path("/dev/fuse").exists()):
+        return [a for a in cfg["arms"] if a not in EMULATED], \
+            f"skipped {', '.join(emulated)}: needs root and /dev/fuse for the emulated devices"
+    return list(cfg["arms"]), None
 
 
 SCALARS = [f"{t}_{k}" for t in TESTS for k in ("best_mbps", "mean_mbps", "p99_us")] + ["fill_mb_s"]
 
 
 def run(cfg: dict[str, Any], outdir: Path, scratch_dir: Path) -> pd.DataFrame:
+    arms, note = usable_arms(cfg)
     try:
-        return experiment.execute(
+        frame = experiment.execute(
             NAME, cfg, outdir, scratch_dir, configurations(cfg), lambda c: c["arm"],
-            lambda st, t, scratch: run_trial(cfg, t, scratch), lambda r: r["rand_read_64k_best_mbps"], SCALARS,
-            tools=["iobench"], changes_state=False, warmups=[{"arm": "direct"}])
+            lambda st, t, scratch: run_trial(st, cfg, t, scratch), lambda r: r["rand_read_64k_best_mbps"],
+            SCALARS, tools=["iobench"] + (["simdisk"] if any(a in EMULATED for a in arms) else []),
+            changes_state=any(a in EMULATED for a in arms), warmups=[{"arm": arms[0]}])
     finally:
         for arm in ARMS:
             (scratch_dir.resolve() / f"{NAME}-{arm}.dat").unlink(missing_ok=True)
+    if note:
+        records.write_text_atomic(outdir / "skipped.txt", note + "\n")
+    return frame
 
 
 def load(results_dir: Path | str) -> pd.DataFrame:
@@ -130,11 +156,14 @@ def table(summary: pd.DataFrame) -> pd.DataFrame:
 
 
 def measurements(summary: pd.DataFrame, infl: dict[str, Any] | None, device: str = "own") -> dict[str, Any]:
+    """Keys crystalmark.own.<arm>.<test>_mbps; the emulated arms are keyed by their device
+    (crystalmark.hdd.rr64k_mbps, crystalmark.tiered.rr64k_mbps)."""
     out: dict[str, Any] = {}
     short = {"rand_read_64k": "rr64k", "rand_write_64k": "rw64k", "rand_read_512k": "rr512k",
              "rand_write_512k": "rw512k", "seq_read": "seqr", "seq_write": "seqw"}
     for _, r in summary.iterrows():
-        out[f"{NAME}.{device}.{r['arm']}.{short[r['test']]}_mbps"] = {
+        where = r["arm"] if r["arm"] in EMULATED else f"{device}.{r['arm']}"
+        out[f"{NAME}.{where}.{short[r['test']]}_mbps"] = {
             "value": r["mbps"], "ci_low": r["lo"], "ci_high": r["hi"], "unit": "MB/s", "n": int(r["n"])}
     if infl:
         out[f"{NAME}.{device}.reuse_inflation_rr64k"] = infl
@@ -155,6 +184,9 @@ def macros(summary: pd.DataFrame, infl: dict[str, Any] | None, cfg: dict[str, An
         "CrystalmarkDirectRRSixtyFourK": get("direct", "rand_read_64k"),
         "CrystalmarkDirectSeqRead": get("direct", "seq_read"),
         "CrystalmarkReusedRRSixtyFourK": get("buffered_reused", "rand_read_64k"),
+        "CrystalmarkHddRRSixtyFourK": get("hdd", "rand_read_64k"),
+        "CrystalmarkTieredRRSixtyFourK": get("tiered", "rand_read_64k"),
+        "CrystalmarkHddSeqRead": get("hdd", "seq_read"),
         "CrystalmarkInflation": fmt(infl["value"]) if infl else "n/a",
         "CrystalmarkInflationLo": fmt(infl["ci_low"]) if infl else "n/a",
         "CrystalmarkInflationHi": fmt(infl["ci_high"]) if infl else "n/a",
