@@ -2,7 +2,8 @@
 
 Each native/bench/bench_<tool>.py has `cases(scratch: Path) -> list[Case]`; every case runs
 its two commands interleaved A B A B ... `rounds` times and reports the median of the per-round
-ratios ours/peer (and the ratio of medians) with the target it must meet. Prints a table and writes results/bench/native.json (atomically).
+ratios ours/peer (and the ratio of medians) with the target it must meet. Prints a table and
+writes results/bench/native.json (atomically).
 Benchmarks print figures; they are not timed tests (a shared machine is too noisy for that).
 """
 
@@ -10,7 +11,6 @@ from __future__ import annotations
 
 import argparse
 import importlib.util
-import json
 import shutil
 import statistics
 import sys
