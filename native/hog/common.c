@@ -52,7 +52,7 @@ struct opt hog_opt_force(struct hog_common *c)
 struct opt hog_opt_touch(struct hog_common *c)
 {
 	return (struct opt){ .name = "touch", .kind = OPT_ENUM, .dest = &c->touch,
-			     .choices = touch_method_names, .default_text = "prefault",
+			     .choices = touch_method_names, .default_text = "fault",
 			     .help = "fault: each first write faults the page in; prefault: the"
 				     " kernel populates 256 KiB at a time (MADV_POPULATE_WRITE),"
 				     " then the pages are written" };
