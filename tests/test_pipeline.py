@@ -87,8 +87,7 @@ def test_trials_ran_in_the_recorded_seeded_order_with_provenance(built):
     records = sorted((json.loads(p.read_text()) for p in (r / "trials").glob("*.json")),
                      key=lambda rec: rec["start"])
     assert [rec["trial_id"] for rec in records] == [t.trial_id for t in planned]
-    devices = seekmodel.usable_devices(cfg)[0]
-    assert sum(not rec["warmup"] for rec in records) == cfg["trials"] * len(cfg["block_sizes"]) * len(devices)
+    assert sum(not rec["warmup"] for rec in records) == cfg["trials"] * len(seekmodel.configurations(cfg))
     for rec in records:
         assert rec["status"] == "ok"
         prov = rec["provenance"]
