@@ -1,3 +1,5 @@
+#include <stdarg.h>
+#include <stdio.h>
 /*
  * report.c - output pieces shared by iobench's commands (see report.h).
  */
@@ -50,4 +52,16 @@ void report_json_latency(struct json *j, const char *key, const struct hist *h)
 		json_object_end(j);
 	}
 	json_object_end(j);
+}
+
+int report_runtime_error(const char *fmt, ...)
+{
+	va_list ap;
+
+	fputs("iobench: ", stderr);
+	va_start(ap, fmt);
+	vfprintf(stderr, fmt, ap);
+	va_end(ap);
+	fputc('\n', stderr);
+	return 1;
 }

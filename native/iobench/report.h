@@ -26,4 +26,7 @@ void report_json_stamp(struct json *j);
  */
 void report_json_latency(struct json *j, const char *key, const struct hist *h);
 
+/* "iobench: <message>" on stderr; returns 1, the exit status of a runtime failure. */
+int report_runtime_error(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+
 #endif
