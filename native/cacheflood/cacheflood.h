@@ -17,6 +17,7 @@
 #include "fileset.h"
 #include "pagecache.h"
 #include "procfs.h"
+#include "fail.h"
 
 #define CACHEFLOOD_VERSION "cacheflood-0.1.0"
 
@@ -63,6 +64,5 @@ void flood_report_normal(const struct flood_spec *spec, const struct fileset *se
 			 const struct flood_result *res, FILE *out);
 
 /* "cacheflood: <reason>" on stderr; returns 1. */
-int runtime_error(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 
 #endif

@@ -41,19 +41,6 @@ static const char description[] =
 	"from the disk; rchar: all bytes read). Exit status: 0 done, 1 runtime failure\n"
 	"(IO error, interrupted), 2 usage error (including files that cannot be read).";
 
-__attribute__((format(printf, 1, 2)))
-int runtime_error(const char *fmt, ...)
-{
-	va_list ap;
-
-	fputs("cacheflood: ", stderr);
-	va_start(ap, fmt);
-	vfprintf(stderr, fmt, ap);
-	va_end(ap);
-	fputc('\n', stderr);
-	return 1;
-}
-
 /* Checks that need more than one option, and the operands; 0 or EXIT_USAGE. */
 static int check_options(struct cli *cli, const struct flood_spec *spec,
 			 const struct operands *ops)

@@ -71,18 +71,6 @@ struct opt hog_opt_output_format(struct hog_common *c)
 			     .help = "what to print on stdout: a text summary or one JSON document" };
 }
 
-int runtime_error(const char *fmt, ...)
-{
-	va_list ap;
-
-	fputs("hog: ", stderr);
-	va_start(ap, fmt);
-	vfprintf(stderr, fmt, ap);
-	va_end(ap);
-	fputc('\n', stderr);
-	return 1;
-}
-
 void format_size(uint64_t bytes, char *buf, size_t len)
 {
 	static const char *const units[] = { "B", "KiB", "MiB", "GiB", "TiB", "PiB", "EiB" };

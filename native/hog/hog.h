@@ -17,6 +17,7 @@
 #include "json.h"
 #include "memlimit.h"
 #include "opts.h"
+#include "fail.h"
 
 enum output_format { OUTPUT_NORMAL, OUTPUT_JSON };
 extern const char *const output_format_names[];
@@ -72,7 +73,6 @@ enum {
 int hog_resolve(struct cli *cli, struct hog_common *c, unsigned needs);
 
 /* "hog: <message>" on stderr; returns 1 (runtime failure). */
-int runtime_error(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 
 /*
  * Maps size bytes of private anonymous memory with transparent huge pages

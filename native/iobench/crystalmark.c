@@ -163,10 +163,10 @@ static int check_options(struct cli *cli, const struct cm_spec *spec)
 static int io_error(const char *what, const struct io_unit *io, const char *file)
 {
 	if (io->result < 0)
-		return report_runtime_error("%s: %s of %zu bytes at offset %llu of %s: %s", what,
+		return runtime_error("%s: %s of %zu bytes at offset %llu of %s: %s", what,
 				     dir_name(io->dir), io->len, (unsigned long long)io->offset,
 				     file, strerror((int)-io->result));
-	return report_runtime_error("%s: short %s at offset %llu of %s: %zd of %zu bytes", what,
+	return runtime_error("%s: short %s at offset %llu of %s: %zd of %zu bytes", what,
 			     dir_name(io->dir), (unsigned long long)io->offset, file,
 			     io->result, io->len);
 }
@@ -230,14 +230,14 @@ static int create_and_fill(struct cli *cli, struct cm_run *run)
 	err = engine_open(&engine, &psync_engine, fd, 1);
 	if (err) {
 		close(fd);
-		return report_runtime_error("filling %s: %s", spec->file, strerror(-err));
+		return runtime_error("filling %s: %s", spec->file, strerror(-err));
 	}
 	rng_seed(&data, spec->seed ^ DATA_SEED_SALT);
 	uint64_t start = monotonic_ns();
 
 	for (io.offset = 0; io.offset < spec->size && !status; io.offset += FILL_BLOCK) {
 		if (interrupted) {
-			status = report_runtime_error("interrupted");
+			status = runtime_error("interrupted");
 			break;
 		}
 		rng_fill(&data, run->buf, FILL_BLOCK);   /* fresh data per block */
@@ -257,7 +257,7 @@ static int create_and_fill(struct cli *cli, struct cm_run *run)
 	run->filled = !status;
 	engine.ops->close(&engine);
 	if (close(fd) && !status)
-		status = report_runtime_error("closing %s: %s", spec->file, strerror(errno));
+		status = runtime_error("closing %s: %s", spec->file, strerror(errno));
 	return status;
 }
 
@@ -275,13 +275,13 @@ static int run_test(struct cm_run *run, size_t t)
 
 	fd = open(spec->file, flags | (spec->buffered ? 0 : O_DIRECT));
 	if (fd < 0)
-		return report_runtime_error("%s: opening %s: %s", test->title, spec->file, strerror(errno));
+		return runtime_error("%s: opening %s: %s", test->title, spec->file, strerror(errno));
 	posix_fadvise(fd, 0, 0, test->access == SEQUENTIAL ? POSIX_FADV_SEQUENTIAL
 							   : POSIX_FADV_RANDOM);
 	err = engine_open(&engine, &psync_engine, fd, 1);
 	if (err) {
 		close(fd);
-		return report_runtime_error("%s: %s", test->title, strerror(-err));
+		return runtime_error("%s: %s", test->title, strerror(-err));
 	}
 	rng_seed(&offsets, spec->seed ^ OFFSET_SEED_SALT ^ (uint64_t)(t + 1));
 
@@ -294,7 +294,7 @@ static int run_test(struct cm_run *run, size_t t)
 
 		for (uint64_t i = 0; i < blocks; i++) {
 			if (interrupted) {
-				status = report_runtime_error("interrupted");
+				status = runtime_error("interrupted");
 				break;
 			}
 			if (i > 0 && set_end >= deadline)
@@ -320,7 +320,7 @@ static int run_test(struct cm_run *run, size_t t)
 	}
 	engine.ops->close(&engine);
 	if (close(fd) && !status)
-		status = report_runtime_error("%s: closing %s: %s", test->title, spec->file,
+		status = runtime_error("%s: closing %s: %s", test->title, spec->file,
 				       strerror(errno));
 	return status;
 }
@@ -517,7 +517,7 @@ int crystalmark_command(int argc, char **argv)
 	run = calloc(1, sizeof(*run));
 	if (!run || posix_memalign(&run->buf, DIRECT_ALIGN, MiB)) {
 		free(run);
-		return report_runtime_error("out of memory");
+		return runtime_error("out of memory");
 	}
 	run->spec = &spec;
 	for (size_t t = 0; t < NTESTS; t++)
@@ -543,7 +543,7 @@ int crystalmark_command(int argc, char **argv)
 		status = run_test(run, t);
 
 	if (run->trace && fclose(run->trace) && !status)
-		status = report_runtime_error("writing %s: %s", spec.trace, strerror(errno));
+		status = runtime_error("writing %s: %s", spec.trace, strerror(errno));
 	run->trace = NULL;
 	if (!status) {
 		if (spec.output_format == OUTPUT_JSON)
@@ -551,14 +551,14 @@ int crystalmark_command(int argc, char **argv)
 		else
 			report_normal(run, stdout);
 		if (fflush(stdout) || ferror(stdout))
-			status = report_runtime_error("writing the report: %s", strerror(errno));
+			status = runtime_error("writing the report: %s", strerror(errno));
 	}
 out:
 	if (run->trace)
 		fclose(run->trace);
 	/* A half-filled file is never kept: --keep-file would reuse it. */
 	if (run->created && (!spec.keep_file || !run->filled) && unlink(spec.file) && !status)
-		status = report_runtime_error("removing %s: %s", spec.file, strerror(errno));
+		status = runtime_error("removing %s: %s", spec.file, strerror(errno));
 	free(run->buf);
 	free(run);
 	return status;

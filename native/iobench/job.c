@@ -114,7 +114,7 @@ static int lay_out_file(const struct job_spec *spec, int fd, uint64_t from)
 	int err = 0;
 
 	if (!chunk)
-		return report_runtime_error("out of memory");
+		return runtime_error("out of memory");
 	rng_seed(&rng, spec->seed ^ FILL_SEED_SALT);
 	for (uint64_t at = from; at < spec->size && !err; at += LAYOUT_CHUNK) {
 		uint64_t left = spec->size - at;
@@ -127,7 +127,7 @@ static int lay_out_file(const struct job_spec *spec, int fd, uint64_t from)
 		err = -errno;
 	free(chunk);
 	if (err)
-		return report_runtime_error("laying out %s: %s", spec->file, strerror(-err));
+		return runtime_error("laying out %s: %s", spec->file, strerror(-err));
 	return 0;
 }
 
@@ -172,7 +172,7 @@ static int open_job_file(struct cli *cli, struct job_spec *spec, int *status)
 		}
 		err = file_size_of(fd, &have);
 		if (err)
-			*status = report_runtime_error("%s: %s", spec->file, strerror(-err));
+			*status = runtime_error("%s: %s", spec->file, strerror(-err));
 		else if (have < spec->size)
 			*status = lay_out_file(spec, fd, have);
 		else
@@ -192,7 +192,7 @@ static int open_job_file(struct cli *cli, struct job_spec *spec, int *status)
 	}
 	err = file_size_of(fd, &spec->file_size);
 	if (err) {
-		*status = report_runtime_error("%s: %s", spec->file, strerror(-err));
+		*status = runtime_error("%s: %s", spec->file, strerror(-err));
 		goto fail;
 	}
 
@@ -271,10 +271,10 @@ static int io_failure(const struct job_spec *spec, const struct io_unit *io)
 	const char *op = io->dir == IO_READ ? "read" : "write";
 
 	if (io->result < 0)
-		return report_runtime_error("%s of %zu bytes at offset %llu of %s: %s",
+		return runtime_error("%s of %zu bytes at offset %llu of %s: %s",
 				     op, io->len, (unsigned long long)io->offset,
 				     spec->file, strerror((int)-io->result));
-	return report_runtime_error("short %s at offset %llu of %s: %zd of %zu bytes",
+	return runtime_error("short %s at offset %llu of %s: %zd of %zu bytes",
 			     op, (unsigned long long)io->offset, spec->file,
 			     io->result, io->len);
 }
@@ -309,7 +309,7 @@ static int alloc_slots(const struct job_spec *spec, struct job_slots *slots)
 		slots->buffers = buffers;
 	if (!slots->units || !slots->free || !slots->done || !slots->buffers) {
 		free_slots(slots);
-		return report_runtime_error("cannot allocate %llu buffers of %llu bytes",
+		return runtime_error("cannot allocate %llu buffers of %llu bytes",
 				     (unsigned long long)qd, (unsigned long long)spec->bs);
 	}
 	if (job_dir(spec) == IO_WRITE) {
@@ -349,7 +349,7 @@ static int run_job(const struct job_spec *spec, int fd, FILE *lat_log, struct jo
 	err = engine_open(&engine, spec->engine, fd, (unsigned)spec->qd);
 	if (err) {
 		free_slots(&slots);
-		return report_runtime_error("starting the %s engine: %s", spec->engine->name,
+		return runtime_error("starting the %s engine: %s", spec->engine->name,
 				     strerror(-err));
 	}
 	rng_seed(&rng, spec->seed);
@@ -382,7 +382,7 @@ static int run_job(const struct job_spec *spec, int fd, FILE *lat_log, struct jo
 			err = spec->engine->queue(&engine, io);
 			if (err) {
 				slots.free[slots.nfree++] = io;
-				status = report_runtime_error("%s engine: %s", spec->engine->name,
+				status = runtime_error("%s engine: %s", spec->engine->name,
 						       strerror(-err));
 				failed = true;
 				break;
@@ -399,7 +399,7 @@ static int run_job(const struct job_spec *spec, int fd, FILE *lat_log, struct jo
 
 		if (ndone < 0) {
 			if (!failed)
-				status = report_runtime_error("%s engine: %s", spec->engine->name,
+				status = runtime_error("%s engine: %s", spec->engine->name,
 						       strerror(-ndone));
 			break;   /* close() below waits for what is in flight */
 		}
@@ -506,7 +506,7 @@ int job_command(int argc, char **argv)
 
 	res = calloc(1, sizeof(*res));
 	if (!res) {
-		status = report_runtime_error("out of memory");
+		status = runtime_error("out of memory");
 		goto out;
 	}
 	for (int d = IO_READ; d <= IO_WRITE; d++) {
@@ -524,7 +524,7 @@ int job_command(int argc, char **argv)
 
 	status = run_job(&spec, fd, lat_log, res);
 	if (lat_log && fclose(lat_log) && !status)
-		status = report_runtime_error("writing %s: %s", spec.lat_log, strerror(errno));
+		status = runtime_error("writing %s: %s", spec.lat_log, strerror(errno));
 	lat_log = NULL;
 	if (status)
 		goto out;
@@ -534,7 +534,7 @@ int job_command(int argc, char **argv)
 	else
 		job_report_normal(&spec, res, stdout);
 	if (fflush(stdout) || ferror(stdout))
-		status = report_runtime_error("writing the report: %s", strerror(errno));
+		status = runtime_error("writing the report: %s", strerror(errno));
 out:
 	if (lat_log)
 		fclose(lat_log);

@@ -54,14 +54,3 @@ void report_json_latency(struct json *j, const char *key, const struct hist *h)
 	json_object_end(j);
 }
 
-int report_runtime_error(const char *fmt, ...)
-{
-	va_list ap;
-
-	fputs("iobench: ", stderr);
-	va_start(ap, fmt);
-	vfprintf(stderr, fmt, ap);
-	va_end(ap);
-	fputc('\n', stderr);
-	return 1;
-}

@@ -12,6 +12,7 @@
 
 #include "hist.h"
 #include "json.h"
+#include "fail.h"
 
 /* Per second of ns: amount * 1e9 / ns, or 0 when ns is 0. */
 double report_rate(uint64_t amount, uint64_t ns);
@@ -25,8 +26,5 @@ void report_json_stamp(struct json *j);
  * there are no samples, as fio does.
  */
 void report_json_latency(struct json *j, const char *key, const struct hist *h);
-
-/* "iobench: <message>" on stderr; returns 1, the exit status of a runtime failure. */
-int report_runtime_error(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 
 #endif

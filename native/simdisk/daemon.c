@@ -63,6 +63,7 @@
 #include "profile.h"
 #include "timing.h"
 #include "fullio.h"
+#include "fail.h"
 
 #ifndef PR_SET_IO_FLUSHER
 #define PR_SET_IO_FLUSHER 57
@@ -132,19 +133,6 @@ static void warn(const char *fmt, ...)
 	vfprintf(stderr, fmt, ap);
 	va_end(ap);
 	fputc('\n', stderr);
-}
-
-__attribute__((format(printf, 1, 2)))
-static int runtime_error(const char *fmt, ...)
-{
-	va_list ap;
-
-	fputs("simdisk: ", stderr);
-	va_start(ap, fmt);
-	vfprintf(stderr, fmt, ap);
-	va_end(ap);
-	fputc('\n', stderr);
-	return 1;
 }
 
 static void *aligned_buffer(size_t bytes)
