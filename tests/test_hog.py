@@ -166,6 +166,34 @@ def test_run_text_summary_and_prefault(hog: Path) -> None:
     assert lines[-1].startswith("touch: median")
 
 
+def test_touch_auto_prefaults_while_the_cgroup_has_room(hog: Path) -> None:
+    """--touch auto (the default) has the kernel populate the pages while the memory cgroup
+    has room above a margin, and lets the rest fault; fault never prefaults, prefault always.
+    Under a real 256 MiB memory cgroup (no swap needed: the hog stays below the limit)."""
+    size = 64 * MiB
+    by = {t: hog_json(hog, "run", "--size", size, "--fill", "zero", *t)["rounds"][0]
+          for t in [(), ("--touch", "fault"), ("--touch", "prefault")]}
+    assert by[()]["prefaulted_pages"] == size // PAGE            # no limit here: all of it
+    assert by[("--touch", "fault")]["prefaulted_pages"] == 0
+    assert by[("--touch", "prefault")]["prefaulted_pages"] == size // PAGE
+    if os.geteuid() != 0:
+        pytest.skip("a memory cgroup needs root")
+    from pagelab import state
+
+    limit, size = 256 * MiB, 240 * MiB
+    with state.session() as st:
+        cg = st.cgroup("hogtouch", memory_limit=limit)
+        done = subprocess.run([str(hog), "run", "--size", str(size), "--fill", "zero", "--json"],
+                              capture_output=True, text=True, timeout=60, preexec_fn=cg.preexec())
+    assert done.returncode == 0, done.stderr
+    r = json.loads(done.stdout)["rounds"][0]
+    margin = max(32 * MiB, limit // 8)
+    prefaulted = r["prefaulted_pages"] * PAGE
+    # the room was the limit less this process's few MiB, less the margin; the rest faulted
+    assert limit - margin - 16 * MiB <= prefaulted <= limit - margin
+    assert r["minflt"] >= size // PAGE
+
+
 @pytest.mark.parametrize("method", ["map", "write"])
 def test_populate_reports_the_kernel_populating(hog: Path, method: str) -> None:
     report = hog_json(hog, "populate", "--size", "32M", "--method", method, "--repeat", "2")

@@ -327,28 +327,37 @@ def peer_file(iobench: Path, scratch: Path) -> Path:
 
 
 def paired_ratio(ours_args: list[str], fio_args: list[str], path: Path, iobench: Path,
-                 pairs: int = 5) -> tuple[float, str]:
-    """Runs iobench and fio interleaved A B A B ...; returns the median of the per-pair IOPS
-    ratios and a summary line.
+                 pairs: int = 8) -> tuple[float, str]:
+    """Runs iobench and fio in pairs, back to back, the order alternating (A B, B A, ...);
+    returns the median of the per-pair IOPS ratios and a summary line.
 
     A virtual disk's speed drifts by 2x within seconds when the host is busy; each pair runs
-    back to back so drift mostly cancels in its ratio, and the median ignores a pair that
-    straddled a burst.
+    back to back so drift mostly cancels in its ratio, alternating the order cancels a trend
+    within the pair, and the median ignores the pairs that straddled a burst.
     """
     import statistics
 
-    ours: list[float] = []
-    theirs: list[float] = []
-    for i in range(pairs):
-        report = job_json(iobench, "--file", path, *ours_args, "--runtime", "1s",
-                          "--seed", str(i + 1))
-        ours.append(report["jobs"][0]["read"]["iops"])
+    def ours(seed: int) -> float:
+        report = job_json(iobench, "--file", path, *ours_args, "--runtime", "500ms",
+                          "--seed", str(seed))
+        return report["jobs"][0]["read"]["iops"]
+
+    def theirs(seed: int) -> float:
         report = fio_json("--name=peer", f"--filename={path}", *fio_args, "--size=256m",
-                          "--runtime=1", "--time_based", f"--randseed={i + 1}")
-        theirs.append(report["jobs"][0]["read"]["iops"])
-    ratio = statistics.median(a / b for a, b in zip(ours, theirs, strict=True))
-    return ratio, (f"iobench IOPS {[round(x) for x in ours]}; fio IOPS "
-                   f"{[round(x) for x in theirs]}; median ratio {ratio:.3f}")
+                          "--runtime=500ms", "--time_based", f"--randseed={seed}")
+        return report["jobs"][0]["read"]["iops"]
+
+    results: list[tuple[float, float]] = []
+    for i in range(pairs):
+        if i % 2:
+            b = theirs(i + 1)
+            results.append((ours(i + 1), b))
+        else:
+            a = ours(i + 1)
+            results.append((a, theirs(i + 1)))
+    ratio = statistics.median(a / b for a, b in results)
+    return ratio, (f"iobench IOPS {[round(a) for a, _ in results]}; fio IOPS "
+                   f"{[round(b) for _, b in results]}; median ratio {ratio:.3f}")
 
 
 @needs_fio

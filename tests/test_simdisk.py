@@ -131,6 +131,38 @@ def trace_rows(path: Path) -> list[dict]:
         return list(csv.DictReader(f))
 
 
+def read_rows(trace: Path) -> list[dict]:
+    return [r for r in trace_rows(trace) if r["op"] == "read"]
+
+
+def service_ms(rows: list[dict]) -> np.ndarray:
+    return np.array([int(r["service_ns"]) for r in rows]) / 1e6
+
+
+def fio_latencies(log_prefix: Path) -> tuple[np.ndarray, np.ndarray]:
+    """Per-IO completion latencies (ms) and offsets from fio's --write_lat_log=PREFIX
+    --log_offset=1 log, in completion order."""
+    rows = np.loadtxt(f"{log_prefix}_clat.1.log", delimiter=",", ndmin=2)
+    return rows[:, 1] / 1e6, rows[:, 4].astype(np.int64)
+
+
+def assert_on_time(seen_ms: list[float] | np.ndarray, rows: list[dict]) -> None:
+    """Every request as its client saw it, against the service time the daemon's trace gives
+    that same request (one request at a time, so the orders agree). A working deadline puts
+    nearly every reply within a millisecond of it; a shared host stalls a few replies by
+    milliseconds (the hypervisor, the host disk; the daemon counts them as late), so the
+    judgement is on the median and on the share on time, not on the mean, which one stall
+    moves. A broken deadline (no sleep, a sleep twice, a relative sleep that drifts) moves
+    them all and fails both."""
+    seen = np.asarray(seen_ms, dtype=float)
+    service = service_ms(rows)
+    assert len(seen) == len(service) > 0
+    error = seen - service
+    assert -0.05 < np.median(error) < 0.5, (np.median(error), error)      # ms
+    on_time = np.mean(np.abs(error) <= np.maximum(1.0, 0.1 * service))
+    assert on_time >= 0.8, (on_time, error)
+
+
 # --- command line and profiles ----------------------------------------------------------------
 
 def test_help_and_usage_errors(simdisk: Path, tmp_path: Path) -> None:
@@ -268,36 +300,32 @@ def test_model_matches_independent_arithmetic(simdisk: Path) -> None:
 @needs_fio
 def test_hdd_random_read_matches_the_model(simdisk: Path, disk_tmp: Path) -> None:
     """64K random reads, QD1, O_DIRECT, across the whole 120 GB (sparse) disk. 600 reads: the
-    per-read standard deviation is ~5 ms (seek and rotation), so the mean is known to ~1 %.
-    On a busy 2-core machine the daemon itself can be scheduled late (its stats count late
-    replies); then the run is repeated once, and the second must match."""
+    per-read standard deviation is ~5 ms (seek and rotation), so the mean service time is known
+    to ~1 %, and fio's fixed default seed makes it the same every run. What fio saw of each
+    read is then compared with that read's service time in the daemon's trace."""
     expected = model(simdisk, "--profile", HDD, "--rw", "randread", "--bs", "64k")
-    for attempt in (1, 2):
-        where = disk_tmp / f"attempt{attempt}"
-        where.mkdir()
-        with mounted(simdisk, where, HDD) as m:
-            assert m.disk.stat().st_size == 120_000_000_000
-            job = fio("--name=rr", f"--filename={m.disk}", "--rw=randread", "--bs=64k",
-                      "--number_ios=600", "--norandommap")
-            stats = m.stats()
-        read = job["read"]
-        mean_ms = read["clat_ns"]["mean"] / 1e6
-        if attempt == 1 and abs(mean_ms / expected["mean_service_ms"] - 1) > 0.03:
-            print(f"attempt 1: {mean_ms:.3f} ms vs model {expected['mean_service_ms']:.3f} ms, "
-                  f"{stats['timing']['late_ios']} late replies; repeating once")
-            continue
-        break
+    with mounted(simdisk, disk_tmp, HDD) as m:
+        assert m.disk.stat().st_size == 120_000_000_000
+        job = fio("--name=rr", f"--filename={m.disk}", "--rw=randread", "--bs=64k",
+                  "--number_ios=600", "--norandommap", f"--write_lat_log={disk_tmp / 'lat'}",
+                  "--log_offset=1")
+        stats = m.stats()
+    read = job["read"]
     assert read["total_ios"] == 600
-    assert 15 <= mean_ms <= 22
-    assert mean_ms == pytest.approx(expected["mean_service_ms"], rel=0.03)
+    rows = trace_rows(m.trace)
+    assert len(rows) == 600 and {r["op"] for r in rows} == {"read"}
+    service_ms = np.mean([int(r["service_ns"]) for r in rows]) / 1e6
+    assert 15 <= service_ms <= 22
+    assert service_ms == pytest.approx(expected["mean_service_ms"], rel=0.03)
+    seen_ms, offsets = fio_latencies(disk_tmp / "lat")
+    assert list(offsets) == [int(r["offset"]) for r in rows]
+    assert_on_time(seen_ms, rows)
     assert stats["reads"] == 600 and stats["read_bytes"] == 600 * 64 * KiB
     assert stats["backing_io"] == "direct"
     times = stats["time_ns"]
     assert times["seek"] > 0 and times["rotation"] > 0 and times["transfer"] > 0
     assert times["service"] == sum(times[k] for k in ("device_wait", "overhead", "seek",
                                                        "rotation", "transfer", "gc"))
-    rows = trace_rows(m.trace)
-    assert len(rows) == 600 and {r["op"] for r in rows} == {"read"}
     parts = ("device_wait_ns", "overhead_ns", "seek_ns", "rotation_ns", "transfer_ns", "gc_ns")
     for r in rows:
         assert int(r["service_ns"]) == sum(int(r[k]) for k in parts)
@@ -456,7 +484,9 @@ def test_tiered_cache_warm_cold_and_data_in_every_state(simdisk: Path, disk_tmp:
         stats = m.stats()
     assert stats["cache_hits"] == len(offsets) and stats["cache_misses"] == 0
     assert stats["cache_hit_bytes"] == len(offsets) * CHUNK
-    assert np.mean(hot) == pytest.approx(flash_ms, rel=0.25)
+    rows = read_rows(m.trace)
+    assert np.median(service_ms(rows)) == pytest.approx(flash_ms, rel=0.25)
+    assert_on_time(hot, rows)
     assert_hits_agree_with_trace(stats, m.trace)
     assert state.stat().st_size > 0
 
@@ -469,12 +499,14 @@ def test_tiered_cache_warm_cold_and_data_in_every_state(simdisk: Path, disk_tmp:
         data.update(changed)
         after = read_chunks(m.disk, data)
         stats = m.stats()
-    assert np.mean(warm) == pytest.approx(flash_ms, rel=0.25)
+    rows = read_rows(m.trace)
+    assert np.median(service_ms(rows[:len(warm)])) == pytest.approx(flash_ms, rel=0.25)
+    assert_on_time(warm + after, rows)
     assert stats["device"]["invalidations"] == 4 * (CHUNK // 4096)
     assert stats["cache_hits"] == 2 * len(offsets) - 4 and stats["cache_misses"] == 4
     last = [r["hit"] for r in trace_rows(m.trace) if r["op"] == "read"][-len(offsets):]
     assert last == ["miss"] * 4 + ["hit"] * (len(offsets) - 4)
-    assert np.mean(after[:4]) > 5 > np.mean(after[4:])           # ms: disk, then flash
+    assert np.median(after[:4]) > 5 > np.median(after[4:])       # ms: disk, then flash
     assert_hits_agree_with_trace(stats, m.trace)
 
     # 3. cold: no state file; every read goes to the disk.
@@ -483,8 +515,10 @@ def test_tiered_cache_warm_cold_and_data_in_every_state(simdisk: Path, disk_tmp:
         cold = read_chunks(m.disk, data)
         stats = m.stats()
     assert stats["cache_hits"] == 0 and stats["cache_misses"] == len(offsets)
-    assert np.mean(cold) == pytest.approx(disk_ms, rel=0.35)
-    assert np.mean(cold) > 4 * np.mean(warm)
+    rows = read_rows(m.trace)
+    assert np.mean(service_ms(rows)) == pytest.approx(disk_ms, rel=0.35)   # 24 random seeks
+    assert_on_time(cold, rows)
+    assert np.median(cold) > 4 * np.median(warm)
 
     # 4. a cache too small for the data: evictions, data still right, lz4 measures ~2:1.
     with mounted(simdisk, disk_tmp / "4", "tiered-readyboost", "--set",
@@ -515,8 +549,9 @@ def test_tiered_prefetch_copies_hot_blocks_when_idle(simdisk: Path, disk_tmp: Pa
         again = read_chunks(m.disk, data)
         stats = m.stats()
     assert stats["device"]["prefetches"] == 6                   # only the blocks read twice
-    assert np.mean(again[:6]) < 5 < np.mean(first[:6])          # ms: flash after, disk before
-    assert np.mean(again[6:]) > 5
+    assert np.median(again[:6]) < 5 < np.median(first[:6])      # ms: flash after, disk before
+    assert np.median(again[6:]) > 5
+    assert_on_time(again, read_rows(m.trace)[-len(again):])
     rows = trace_rows(m.trace)
     assert sum(r["op"] == "prefetch" for r in rows) == 6
     last = [r["hit"] for r in rows if r["op"] == "read"][-len(offsets):]

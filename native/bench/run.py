@@ -28,14 +28,15 @@ from pagelab.records import write_json_atomic  # noqa: E402
 @dataclass
 class Case:
     """One comparison: `ours()` and `peer()` each return one measurement (higher_is_better
-    says which way is good); the ratio ours/peer must satisfy `target` (e.g. ">= 0.97")."""
+    says which way is good); the ratio ours/peer must satisfy `target` (e.g. ">= 0.97");
+    a case with no target is shown for context and judged by nothing."""
 
     name: str
     metric: str
     ours: Callable[[], float]
     peer: Callable[[], float]
     peer_name: str
-    target: str
+    target: str = ""
     rounds: int = 5
     setup: Callable[[], None] | None = None
     results: dict[str, list[float]] = field(default_factory=lambda: {"ours": [], "peer": []})
@@ -52,12 +53,17 @@ class Case:
         # the median of those per-round ratios is the figure judged against the target.
         pairs = [a / b for a, b in zip(self.results["ours"], self.results["peer"], strict=True) if b]
         ratio = statistics.median(pairs) if pairs else float("nan")
-        op, bound = self.target.split()
-        ok = ratio >= float(bound) if op == ">=" else ratio <= float(bound)
+        ok = None
+        if self.target:
+            op, bound = self.target.split()
+            ok = ratio >= float(bound) if op == ">=" else ratio <= float(bound)
         return {"case": self.name, "metric": self.metric, "ours": ours, "peer": peer,
                 "peer_name": self.peer_name, "ratio": ratio, "ratio_of_medians": ours / peer if peer else None,
                 "target": self.target, "met": ok,
                 "samples": self.results}
+
+
+VERDICT = {True: "met", False: "NOT MET", None: "(shown, no target)"}
 
 
 def load_modules(only: list[str]) -> list:
@@ -88,11 +94,12 @@ def main(argv: list[str] | None = None) -> int:
                 rows.append(row)
                 print(f"{row['case']:<44} {row['metric']:<16} ours {row['ours']:>12.4g}  "
                       f"{row['peer_name']} {row['peer']:>12.4g}  ratio {row['ratio']:.3f}  "
-                      f"target {row['target']:<7} {'met' if row['met'] else 'NOT MET'}", flush=True)
+                      f"target {row['target'] or '-':<7} {VERDICT[row['met']]}", flush=True)
     finally:
         shutil.rmtree(scratch, ignore_errors=True)
     write_json_atomic(args.out, rows)
-    print(f"{sum(r['met'] for r in rows)} of {len(rows)} targets met; table in {args.out}")
+    judged = [r for r in rows if r["met"] is not None]
+    print(f"{sum(r['met'] for r in judged)} of {len(judged)} targets met; table in {args.out}")
     return 0
 
 

@@ -19,7 +19,7 @@
 #endif
 
 const char *const output_format_names[] = { "normal", "json", NULL };
-const char *const touch_method_names[] = { "fault", "prefault", NULL };
+const char *const touch_method_names[] = { "auto", "fault", "prefault", NULL };
 
 struct opt hog_opt_size(struct hog_common *c, const char *help)
 {
@@ -52,10 +52,11 @@ struct opt hog_opt_force(struct hog_common *c)
 struct opt hog_opt_touch(struct hog_common *c)
 {
 	return (struct opt){ .name = "touch", .kind = OPT_ENUM, .dest = &c->touch,
-			     .choices = touch_method_names, .default_text = "fault",
+			     .choices = touch_method_names, .default_text = "auto",
 			     .help = "fault: each first write faults the page in; prefault: the"
 				     " kernel populates 256 KiB at a time (MADV_POPULATE_WRITE),"
-				     " then the pages are written" };
+				     " then the pages are written; auto: prefault while the memory"
+				     " cgroup has room, fault near its limit" };
 }
 
 struct opt hog_opt_json(struct hog_common *c)
@@ -186,18 +187,50 @@ void *hog_map(uint64_t size)
 	return buf;
 }
 
-int hog_touch_pages(const struct hog_common *c, unsigned char *buf)
+/* auto: bytes that may be prefaulted before the cgroup's room is looked at again. */
+static uint64_t prefault_budget(const struct hog_common *c)
+{
+	uint64_t room = mem_limits_cgroup_room(&c->limits);
+	uint64_t margin = c->limits.cgroup_limit / TOUCH_ROOM_MARGIN_DIVISOR;
+
+	if (room == MEM_UNLIMITED)
+		return UINT64_MAX;
+	margin = margin > TOUCH_ROOM_MARGIN_MIN ? margin : TOUCH_ROOM_MARGIN_MIN;
+	return room > margin ? room - margin : 0;
+}
+
+int hog_touch_pages(const struct hog_common *c, unsigned char *buf, uint64_t *prefaulted)
 {
 	const struct fill *f = &c->fill;
+	uint64_t budget = c->touch == TOUCH_AUTO ? prefault_budget(c) : 0;
+	uint64_t since_check = 0;
 
+	*prefaulted = 0;
 	for (uint64_t first = 0; first < c->pages; first += TOUCH_CHUNK_PAGES) {
 		uint64_t n = c->pages - first < TOUCH_CHUNK_PAGES ? c->pages - first
 								   : TOUCH_CHUNK_PAGES;
 		unsigned char *chunk = buf + first * f->page_size;
+		uint64_t bytes = n * f->page_size;
 
-		if (c->touch == TOUCH_PREFAULT &&
-		    madvise(chunk, n * f->page_size, MADV_POPULATE_WRITE))
-			return errno;
+		if (c->touch == TOUCH_PREFAULT) {
+			if (madvise(chunk, bytes, MADV_POPULATE_WRITE))
+				return errno;
+			*prefaulted += n;
+		} else if (c->touch == TOUCH_AUTO) {
+			if (budget < bytes && (since_check += n) >= TOUCH_RECHECK_PAGES) {
+				budget = prefault_budget(c);
+				since_check = 0;
+			}
+			if (budget >= bytes) {
+				/* a chunk the kernel could not populate (ENOMEM, or no
+				 * MADV_POPULATE_WRITE before Linux 5.14) faults instead */
+				if (madvise(chunk, bytes, MADV_POPULATE_WRITE) == 0)
+					*prefaulted += n;
+				else
+					budget = 0;
+				budget = budget >= bytes ? budget - bytes : 0;
+			}
+		}
 		for (uint64_t i = 0; i < n; i++)
 			fill_page(f, first + i, chunk + i * f->page_size);
 	}

@@ -27,10 +27,17 @@ extern const char *const output_format_names[];
  * fault (what any program does); TOUCH_PREFAULT has the kernel populate each
  * chunk first (MADV_POPULATE_WRITE, one system call per TOUCH_CHUNK_PAGES)
  * and then writes it, which saves the fault entry and exit per page.
+ * TOUCH_AUTO (the default) prefaults while the memory cgroup has room for the
+ * chunk above TOUCH_ROOM_MARGIN and lets pages fault once it has not: near the
+ * limit every new page needs reclaim, and batched population outruns reclaim
+ * to a slow swap device (the memcg OOM-kills), where faulting keeps pace.
  */
-enum touch_method { TOUCH_FAULT, TOUCH_PREFAULT };
+enum touch_method { TOUCH_AUTO, TOUCH_FAULT, TOUCH_PREFAULT };
 extern const char *const touch_method_names[];
 #define TOUCH_CHUNK_PAGES 64
+#define TOUCH_RECHECK_PAGES 16384          /* auto: look at the room again every 64 MiB */
+#define TOUCH_ROOM_MARGIN_MIN (32ULL << 20) /* auto: keep the larger of this and 1/8 */
+#define TOUCH_ROOM_MARGIN_DIVISOR 8         /* of the cgroup limit free of prefaulting */
 
 /* The options several subcommands take, and what they resolve to. */
 struct hog_common {
@@ -82,10 +89,12 @@ int hog_resolve(struct cli *cli, struct hog_common *c, unsigned needs);
 void *hog_map(uint64_t size);
 
 /*
- * Writes every page of fresh memory buf with its fill, by --touch method.
- * Returns 0, or an errno value if MADV_POPULATE_WRITE failed.
+ * Writes every page of fresh memory buf with its fill, by --touch method;
+ * *prefaulted is how many pages the kernel populated first. Returns 0, or an
+ * errno value if MADV_POPULATE_WRITE failed under --touch prefault (auto lets
+ * the pages of a chunk it could not populate fault instead).
  */
-int hog_touch_pages(const struct hog_common *c, unsigned char *buf);
+int hog_touch_pages(const struct hog_common *c, unsigned char *buf, uint64_t *prefaulted);
 
 /* How many of the pages of buf mincore(2) reports resident; -1 on error. */
 int64_t hog_resident_pages(void *buf, uint64_t size, size_t page_size);

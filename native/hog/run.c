@@ -29,6 +29,7 @@ static const char description[] =
 
 struct round {
 	uint64_t alloc_ns, touch_ns, hold_ns, free_ns;
+	uint64_t prefaulted_pages;
 	struct faults faults;
 };
 
@@ -48,7 +49,7 @@ static int run_round(const struct run_spec *spec, struct round *r)
 	if (!buf)
 		return runtime_error("cannot map %llu bytes: %s", (unsigned long long)spec->c.size,
 				     strerror(errno));
-	int err = hog_touch_pages(&spec->c, buf);
+	int err = hog_touch_pages(&spec->c, buf, &r->prefaulted_pages);
 	uint64_t t2 = monotonic_ns();
 
 	if (err) {
@@ -113,6 +114,7 @@ static void report_json(const struct run_spec *spec, const struct round *rounds)
 		json_kv_uint(&j, "round", i + 1);
 		json_kv_uint(&j, "alloc_ns", r->alloc_ns);
 		json_kv_uint(&j, "touch_ns", r->touch_ns);
+		json_kv_uint(&j, "prefaulted_pages", r->prefaulted_pages);
 		json_kv_uint(&j, "hold_ns", r->hold_ns);
 		json_kv_uint(&j, "free_ns", r->free_ns);
 		json_kv_uint(&j, "minflt", r->faults.minor);

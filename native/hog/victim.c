@@ -80,6 +80,7 @@ struct victim_result {
 	unsigned char *buf;
 	uint64_t build_ns;
 	struct faults build_faults;
+	uint64_t build_prefaulted;
 	int64_t resident_after_build;
 	uint64_t wait_ns;
 	uint64_t trim_ns;
@@ -287,6 +288,7 @@ static void report_json(const struct victim_spec *spec, const struct victim_resu
 	json_kv_uint(&j, "ns", res->build_ns);
 	json_kv_uint(&j, "minflt", res->build_faults.minor);
 	json_kv_uint(&j, "majflt", res->build_faults.major);
+	json_kv_uint(&j, "prefaulted_pages", res->build_prefaulted);
 	json_kv_int(&j, "resident_pages", res->resident_after_build);
 	json_object_end(&j);
 
@@ -420,7 +422,7 @@ static int run_victim(const struct victim_spec *spec, struct victim_result *res)
 		return runtime_error("cannot map %llu bytes: %s", (unsigned long long)size,
 				     strerror(errno));
 	}
-	status = hog_touch_pages(&spec->c, res->buf);
+	status = hog_touch_pages(&spec->c, res->buf, &res->build_prefaulted);
 	if (status) {
 		free(order);
 		return runtime_error("madvise(MADV_POPULATE_WRITE): %s", strerror(status));

@@ -217,3 +217,29 @@ uint64_t mem_limits_allowance(const struct mem_limits *m)
 
 	return m->cgroup_limit < available ? m->cgroup_limit : available;
 }
+
+uint64_t mem_limits_cgroup_room(const struct mem_limits *m)
+{
+	static const char *const pairs[][2] = {
+		{ "memory.limit_in_bytes", "memory.usage_in_bytes" },
+		{ "memory.max", "memory.current" },
+	};
+	char path[MEM_PATH_MAX];
+	const char *slash = strrchr(m->cgroup_limit_file, '/');
+	uint64_t usage;
+
+	if (m->cgroup_limit == MEM_UNLIMITED)
+		return MEM_UNLIMITED;
+	if (!slash)
+		return 0;
+	for (size_t i = 0; i < sizeof(pairs) / sizeof(pairs[0]); i++) {
+		if (strcmp(slash + 1, pairs[i][0]))
+			continue;
+		if (snprintf(path, sizeof(path), "%.*s/%s", (int)(slash - m->cgroup_limit_file),
+			     m->cgroup_limit_file, pairs[i][1]) >= (int)sizeof(path) ||
+		    read_limit_file(path, &usage) != 1)
+			return 0;
+		return usage < m->cgroup_limit ? m->cgroup_limit - usage : 0;
+	}
+	return 0;
+}

@@ -45,4 +45,12 @@ uint64_t mem_limits_available_after_margin(const struct mem_limits *m);
 /* The largest allocation to allow: the smaller of the cgroup limit and the above. */
 uint64_t mem_limits_allowance(const struct mem_limits *m);
 
+/*
+ * Room left now under the cgroup limit that mem_limits_read() found: the
+ * limit less the usage in the same cgroup (v1 memory.usage_in_bytes beside
+ * memory.limit_in_bytes, v2 memory.current beside memory.max), 0 if over it.
+ * MEM_UNLIMITED when no cgroup limits memory; 0 if the usage cannot be read.
+ */
+uint64_t mem_limits_cgroup_room(const struct mem_limits *m);
+
 #endif
