@@ -114,7 +114,7 @@ def test_help_documents_every_option(cacheflood: Path) -> None:
     done = run(cacheflood, "--help")
     assert done.returncode == 0
     for option in ["--files", "--make-set", "--set-size", "--file-size", "--bytes", "--bs",
-                   "--order", "--seed", "--cold", "--keep-set", "--output-format"]:
+                   "--order", "--fadvise", "--seed", "--cold", "--keep-set", "--output-format"]:
         assert f"\n  {option} " in done.stdout or f"\n  {option}\n" in done.stdout, option
     assert "Exit status" in done.stdout
 
@@ -166,6 +166,22 @@ def test_evicted_set_comes_from_the_disk_and_a_cached_one_does_not(
     again = flood(cacheflood, "--files", *files, "--bytes", "64M", "--cold")
     assert again["set"]["resident_before"]["percent"] <= 1.0   # --cold dropped it first
     assert again["process"]["read_bytes"] >= 0.9 * SET
+
+
+def test_fadvise_hint_decides_the_readahead(cacheflood: Path, disk_tmp: Path) -> None:
+    """The hint is given and the kernel acts on it: 4 KiB reads of the first 4 MiB of a cold
+    32 MiB file. With random (no readahead) the disk delivers exactly those 4 MiB; with
+    sequential (the default, as cat) and none, readahead fetches beyond what was asked."""
+    files = write_files(disk_tmp, 1, 32 * MiB)
+    from_disk = {}
+    for advice in ["random", "none", "sequential"]:
+        drop_from_page_cache(files)
+        args = [] if advice == "sequential" else ["--fadvise", advice]
+        doc = flood(cacheflood, "--files", *files, "--bytes", "4M", "--bs", "4K", *args)
+        assert doc["options"]["fadvise"] == advice
+        from_disk[advice] = doc["process"]["read_bytes"]
+    assert 4 * MiB <= from_disk["random"] <= 4 * MiB + 64 * 1024, from_disk
+    assert from_disk["none"] > 5 * MiB and from_disk["sequential"] > 5 * MiB, from_disk
 
 
 def test_keep_set_reuses_and_otherwise_removes(cacheflood: Path, disk_tmp: Path) -> None:

@@ -2,7 +2,8 @@
 page cache. Before every run of either tool each file is dropped from the page cache with
 POSIX_FADV_DONTNEED and the residency tool must see the set ~0 % resident; throughput is the
 set's bytes over the wall time of the whole process (start-up, opening and cacheflood's own
-before/after measurements included), in MB/s (1e6 B/s).
+before/after measurements included), in MB/s (1e6 B/s). Both tools run pinned to the same
+CPU (run.py), the order alternating round by round.
 
 Why 1 GiB and not 512 MiB: on the development VM the wall time of a cold read came in steps of
 about 50 ms (a rate limiter behind the virtio disk?), so a 0.35 s run was either ~1290 or ~1465
@@ -84,9 +85,9 @@ def cases(scratch: Path) -> list[Case]:
     name = "cacheflood cold 1GiB/16 files"
     return [
         Case(name=f"{name}, --bs 128K (default)", metric="MB/s", ours=ours("128K"), peer=cat,
-             peer_name="cat", target=">= 0.95", setup=setup, rounds=7),
+             peer_name="cat", target=">= 0.95", setup=setup, rounds=7, pin=True),
         Case(name=f"{name}, --bs 1M (info)", metric="MB/s", ours=ours("1M"), peer=cat,
-             peer_name="cat", target=">= 0.90", setup=setup, rounds=7),
+             peer_name="cat", target=">= 0.90", setup=setup, rounds=7, pin=True),
         Case(name=f"{name}, --bs 1M", metric="MB/s", ours=ours("1M"), peer=dd_1m,
-             peer_name="dd bs=1M", target=">= 0.95", setup=setup, rounds=7),
+             peer_name="dd bs=1M", target=">= 0.95", setup=setup, rounds=7, pin=True),
     ]

@@ -1,5 +1,5 @@
 """hog run's touch phase against the kernel populating the same mapping, interleaved (run.py runs
-ours, peer, ours, ...).
+ours, peer, then peer, ours, ...).
 
 What is compared: writing every byte of every page of 1 GiB of fresh anonymous memory
 (`hog run --size 1G --fill zero`, the touch phase from its own JSON, so mmap, munmap and start-up

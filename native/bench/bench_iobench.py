@@ -1,11 +1,12 @@
-"""iobench job against fio on the same file, interleaved (run.py runs ours, peer, ours, ...).
+"""iobench job against fio on the same file, interleaved (run.py alternates ours-peer, peer-ours).
 
 IOPS cases (ratio iobench/fio, target >= 0.97): 4K and 64K random reads at QD1 (psync,
 O_DIRECT), 1 MiB sequential reads (psync, O_DIRECT) and 4K random reads at QD32 (io_uring,
-O_DIRECT). CPU case (target <= 1.0): CPU seconds per IO for buffered 4K random reads of a file
-held in the page cache, both sides measured the same way: (usr_cpu + sys_cpu) / 100 x
-job_runtime / total_ios from each tool's own JSON (each tool's getrusage over its measured
-window, so start-up and layout are left out for both).
+O_DIRECT); and fio against itself (A/A, no target: the noise floor of this run). CPU case
+(target <= 1.0): CPU seconds per IO for buffered 4K random reads of a file held in the page
+cache, both sides measured the same way: (usr_cpu + sys_cpu) / 100 x job_runtime / total_ios
+from each tool's own JSON (each tool's getrusage over its measured window, so start-up and
+layout are left out for both). Every case runs both tools pinned to the same CPU (run.py).
 """
 
 from __future__ import annotations
@@ -23,8 +24,10 @@ from run import Case  # noqa: E402
 
 REPO = Path(__file__).resolve().parents[2]
 IOBENCH = REPO / "native" / "build" / "iobench"
-RUNTIME_S = 1
-ROUNDS = 9  # short, many pairs: a shared virtual disk drifts by 2x within seconds
+RUNTIME_MS = 500
+ROUNDS = 21  # short, many pairs: a shared virtual disk drifts by 2x within seconds, so one
+# pair's ratio scatters by +-10 %; the median of 21 resolves a few per cent (the fio-vs-fio
+# case shows this run's resolution)
 DISK_FILE_SIZE = "512M"
 CACHED_FILE_SIZE = "64M"
 
@@ -37,13 +40,13 @@ def run_json(cmd: list[str]) -> dict:
 
 
 def iobench(path: Path, seed: int, *args: str) -> dict:
-    return run_json([str(IOBENCH), "job", "--file", str(path), "--runtime", f"{RUNTIME_S}s",
+    return run_json([str(IOBENCH), "job", "--file", str(path), "--runtime", f"{RUNTIME_MS}ms",
                      "--seed", str(seed), *args])["jobs"][0]
 
 
 def fio(path: Path, size: str, seed: int, *args: str) -> dict:
     return run_json(["fio", "--name=bench", f"--filename={path}", f"--size={size.lower()}",
-                     f"--runtime={RUNTIME_S}", "--time_based", f"--randseed={seed}",
+                     f"--runtime={RUNTIME_MS}ms", "--time_based", f"--randseed={seed}",
                      "--output-format=json", *args])["jobs"][0]
 
 
@@ -74,7 +77,7 @@ def disk_case(name: str, path: Path, ours_args: list[str], fio_args: list[str],
         name=name, metric="IOPS",
         ours=lambda: iops(iobench(path, next(seeds_ours), *ours_args)),
         peer=lambda: iops(fio(path, DISK_FILE_SIZE, next(seeds_fio), *fio_args)),
-        peer_name="fio", target=">= 0.97", setup=setup, rounds=ROUNDS)
+        peer_name="fio", target=">= 0.97", setup=setup, rounds=ROUNDS, pin=True)
 
 
 def cases(scratch: Path) -> list[Case]:
@@ -88,7 +91,7 @@ def cases(scratch: Path) -> list[Case]:
                        check=True, capture_output=True)
         cached.read_bytes()  # every page in the page cache
 
-    seeds_ours, seeds_fio = count(1), count(1)
+    seeds_ours, seeds_fio, seeds_aa = count(1), count(1), count(1)
     direct_qd1 = ["--direct=1", "--ioengine=psync", "--iodepth=1"]
     return [
         disk_case("job randread 4K QD1 direct", disk,
@@ -97,6 +100,12 @@ def cases(scratch: Path) -> list[Case]:
         disk_case("job randread 64K QD1 direct", disk,
                   ["--rw", "randread", "--bs", "64K", "--direct"],
                   ["--rw=randread", "--bs=64k", *direct_qd1], None),
+        Case(name="fio vs fio (A/A): randread 64K QD1 direct", metric="IOPS",
+             ours=lambda: iops(fio(disk, DISK_FILE_SIZE, next(seeds_aa), "--rw=randread",
+                                   "--bs=64k", *direct_qd1)),
+             peer=lambda: iops(fio(disk, DISK_FILE_SIZE, next(seeds_aa), "--rw=randread",
+                                   "--bs=64k", *direct_qd1)),
+             peer_name="fio", rounds=ROUNDS, pin=True),
         disk_case("job read 1M QD1 direct", disk,
                   ["--rw", "read", "--bs", "1M", "--direct"],
                   ["--rw=read", "--bs=1m", *direct_qd1], None),
@@ -112,5 +121,5 @@ def cases(scratch: Path) -> list[Case]:
             peer=lambda: cpu_seconds_per_io(fio(
                 cached, CACHED_FILE_SIZE, next(seeds_fio), "--rw=randread", "--bs=4k",
                 "--ioengine=psync", "--invalidate=0")),
-            peer_name="fio", target="<= 1.0", setup=setup_cached, rounds=ROUNDS),
+            peer_name="fio", target="<= 1.0", setup=setup_cached, rounds=ROUNDS, pin=True),
     ]

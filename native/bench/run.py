@@ -1,7 +1,7 @@
 """`make bench`: the native tools against their peers, measured side by side in one run.
 
 Each native/bench/bench_<tool>.py has `cases(scratch: Path) -> list[Case]`; every case runs
-its two commands interleaved A B A B ... `rounds` times and reports the median of the per-round
+its two commands interleaved A B, B A ... `rounds` times and reports the median of the per-round
 ratios ours/peer (and the ratio of medians) with the target it must meet. Prints a table and
 writes results/bench/native.json (atomically).
 Benchmarks print figures; they are not timed tests (a shared machine is too noisy for that).
@@ -11,11 +11,13 @@ from __future__ import annotations
 
 import argparse
 import importlib.util
+import os
 import shutil
 import statistics
 import sys
 import uuid
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -39,17 +41,25 @@ class Case:
     target: str = ""
     rounds: int = 5
     setup: Callable[[], None] | None = None
+    pin: bool = False     # run both sides on one CPU (see pinned_to_one_cpu)
     results: dict[str, list[float]] = field(default_factory=lambda: {"ours": [], "peer": []})
 
     def run(self) -> dict:
+        with pinned_to_one_cpu(self.pin):
+            return self._run()
+
+    def _run(self) -> dict:
         if self.setup:
             self.setup()
-        for _ in range(self.rounds):
-            self.results["ours"].append(float(self.ours()))
-            self.results["peer"].append(float(self.peer()))
+        for i in range(self.rounds):
+            first, second = ("ours", "peer") if i % 2 == 0 else ("peer", "ours")
+            for side in (first, second):
+                self.results[side].append(float(getattr(self, side)()))
         ours, peer = (statistics.median(self.results[k]) for k in ("ours", "peer"))
-        # Each round runs ours then the peer back to back, so a drift of the machine (a virtual
+        # Each round runs ours and the peer back to back, so a drift of the machine (a virtual
         # disk's speed moves in steps of 10-20 % within seconds) cancels in the round's ratio;
+        # the order alternates (A B, B A, ...), so neither side always runs after the other
+        # (a host's IO budget, spent by the first, would otherwise count against the second);
         # the median of those per-round ratios is the figure judged against the target.
         pairs = [a / b for a, b in zip(self.results["ours"], self.results["peer"], strict=True) if b]
         ratio = statistics.median(pairs) if pairs else float("nan")
@@ -61,6 +71,24 @@ class Case:
                 "peer_name": self.peer_name, "ratio": ratio, "ratio_of_medians": ours / peer if peer else None,
                 "target": self.target, "met": ok,
                 "samples": self.results}
+
+
+@contextmanager
+def pinned_to_one_cpu(pin: bool) -> Iterator[None]:
+    """With pin, this process and every child it starts run on one CPU, the same for ours and
+    the peer. On a small VM a disk's completion interrupts go to one CPU, and a process that
+    waits on that CPU is woken without an inter-processor interrupt: QD1 latency differs by
+    ~30 % between the CPUs here, so unpinned tools are compared by where the scheduler put
+    them as much as by what they do (fio runs its job in a forked child, iobench does not)."""
+    if not pin:
+        yield
+        return
+    allowed = os.sched_getaffinity(0)
+    os.sched_setaffinity(0, {max(allowed)})
+    try:
+        yield
+    finally:
+        os.sched_setaffinity(0, allowed)
 
 
 VERDICT = {True: "met", False: "NOT MET", None: "(shown, no target)"}

@@ -22,6 +22,9 @@
 #define CACHEFLOOD_VERSION "cacheflood-0.1.0"
 
 enum flood_order { ORDER_SEQ, ORDER_RANDOM };
+/* --fadvise: the readahead hint given on every file of the set before reading */
+enum flood_advice { ADVICE_SEQUENTIAL, ADVICE_NONE, ADVICE_RANDOM };
+extern const char *const flood_advice_names[];
 enum output_format { OUTPUT_JSON, OUTPUT_NORMAL };
 
 extern const char *const flood_order_names[];
@@ -32,6 +35,7 @@ struct flood_spec {
 	uint64_t set_size, file_size;
 	uint64_t bytes, bs, seed;
 	int order;                /* enum flood_order */
+	int advice;               /* enum flood_advice */
 	int output_format;        /* enum output_format */
 	bool keep_set, cold;
 };

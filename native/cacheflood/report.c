@@ -85,6 +85,7 @@ static void report_options(struct json *j, const struct flood_spec *spec)
 	json_kv_uint(j, "bytes", spec->bytes);
 	json_kv_uint(j, "bs", spec->bs);
 	json_kv_string(j, "order", flood_order_names[spec->order]);
+	json_kv_string(j, "fadvise", flood_advice_names[spec->advice]);
 	json_kv_uint(j, "seed", spec->seed);
 	json_key(j, "cold");
 	json_bool(j, spec->cold);
@@ -212,11 +213,11 @@ void flood_report_normal(const struct flood_spec *spec, const struct fileset *se
 	char a[32], b[32], c[32], d[32];
 
 	fprintf(out, "cacheflood: read %s (%" PRIu64 " bytes) in %.2f passes over %zu files "
-		"(%s), %s reads, %s order\n",
+		"(%s), %s reads, %s order, fadvise %s\n",
 		iec((double)res->bytes, a, sizeof(a)), res->bytes,
 		set->bytes ? (double)res->bytes / (double)set->bytes : 0.0, set->count,
 		iec((double)set->bytes, b, sizeof(b)), iec((double)spec->bs, c, sizeof(c)),
-		flood_order_names[spec->order]);
+		flood_order_names[spec->order], flood_advice_names[spec->advice]);
 	if (set->dir)
 		fprintf(out, "  set in %s: %zu files made, %zu reused, %s\n", set->dir,
 			set->created, set->reused, res->set_removed ? "removed" : "kept");
