@@ -1,5 +1,6 @@
 /*
- * pagecache.c - page-cache residency with mmap + mincore (see pagecache.h).
+ * pagecache.c - page-cache residency with cachestat(2), or mmap + mincore
+ * where the kernel has no cachestat (see pagecache.h).
  */
 #include "pagecache.h"
 
@@ -11,7 +12,38 @@
 #include <sys/ioctl.h>
 #include <sys/mman.h>
 #include <sys/stat.h>
+#include <sys/syscall.h>
 #include <unistd.h>
+
+#ifndef __NR_cachestat
+#define __NR_cachestat 451              /* Linux 6.5, the same number on every architecture */
+#endif
+
+/* The kernel's struct cachestat_range and struct cachestat (linux/mman.h, 6.5). */
+struct cs_range {
+	uint64_t off, len;
+};
+
+struct cs_result {
+	uint64_t nr_cache, nr_dirty, nr_writeback, nr_evicted, nr_recently_evicted;
+};
+
+/*
+ * Cached pages of [0, size) in one system call: the kernel walks the file's
+ * page cache itself, without mapping it (mincore asks page by page through a
+ * mapping: ~0.4 ms per 64 MiB here, against a few microseconds). 0, or -errno
+ * (-ENOSYS before Linux 6.5).
+ */
+static int cachestat_pages(int fd, uint64_t size, uint64_t *pages)
+{
+	struct cs_range range = { .off = 0, .len = size };
+	struct cs_result cs;
+
+	if (syscall(__NR_cachestat, fd, &range, &cs, 0))
+		return -errno;
+	*pages = cs.nr_cache;
+	return 0;
+}
 
 uint64_t pagecache_page_size(void)
 {
@@ -62,7 +94,7 @@ static bool residency_visible(int fd)
 	return faccessat(AT_FDCWD, link, W_OK, AT_EACCESS) == 0;
 }
 
-int pagecache_residency(int fd, uint64_t size, struct residency *out)
+static int residency(int fd, uint64_t size, struct residency *out, bool try_cachestat)
 {
 	uint64_t page = pagecache_page_size();
 	uint64_t window_pages = PAGECACHE_WINDOW / page;
@@ -79,6 +111,12 @@ int pagecache_residency(int fd, uint64_t size, struct residency *out)
 		out->hidden = true;
 		return 0;
 	}
+	if (try_cachestat && cachestat_pages(fd, size, &out->resident_pages) == 0) {
+		if (out->resident_pages > out->pages)
+			out->resident_pages = out->pages;
+		return 0;
+	}
+	out->resident_pages = 0;
 	vec = malloc(out->pages < window_pages ? out->pages : window_pages);
 	if (!vec)
 		return -ENOMEM;
@@ -100,6 +138,16 @@ int pagecache_residency(int fd, uint64_t size, struct residency *out)
 	if (err)
 		out->resident_pages = 0;
 	return err;
+}
+
+int pagecache_residency(int fd, uint64_t size, struct residency *out)
+{
+	return residency(fd, size, out, true);
+}
+
+int pagecache_residency_mincore(int fd, uint64_t size, struct residency *out)
+{
+	return residency(fd, size, out, false);
 }
 
 int pagecache_evict(int fd)

@@ -1,14 +1,16 @@
 /*
  * pagecache.h - how much of a file is in the page cache, and dropping it.
  *
- * For: measuring residency the way fincore(1) and vmtouch do: map the file
- * (PROT_READ, MAP_SHARED, in windows of PAGECACHE_WINDOW bytes, so any size
- * works) and ask mincore(2) which of its pages are resident. Mapping does not
- * read the file, so measuring does not change what it measures. Block devices
- * are measured too (their own page cache). Also the size of a file or block
- * device, and dropping a file's clean pages (posix_fadvise DONTNEED).
- * Not for: anonymous memory or the swap cache, dirty or writeback counts
- * (cachestat(2) has those), or reading data into the cache.
+ * For: measuring residency the way fincore(1) and vmtouch do: cachestat(2)
+ * (Linux 6.5) counts the cached pages of the file in one call; on older
+ * kernels the file is mapped (PROT_READ, MAP_SHARED, in windows of
+ * PAGECACHE_WINDOW bytes, so any size works) and mincore(2) says which of its
+ * pages are resident. Neither reads the file, so measuring does not change
+ * what it measures. Block devices are measured too (their own page cache).
+ * Also the size of a file or block device, and dropping a file's clean pages
+ * (posix_fadvise DONTNEED).
+ * Not for: anonymous memory or the swap cache, dirty or writeback counts,
+ * or reading data into the cache.
  *
  * Caveat from the kernel (since 5.0): mincore() reveals the page cache of a
  * file mapping only to its owner, a caller that may write the file, or one
@@ -42,6 +44,9 @@ int pagecache_size_of(int fd, uint64_t *size);
  * A file whose residency the kernel hides is 0, with out->hidden set.
  */
 int pagecache_residency(int fd, uint64_t size, struct residency *out);
+
+/* The same, always by mmap + mincore (what pagecache_residency falls back to). */
+int pagecache_residency_mincore(int fd, uint64_t size, struct residency *out);
 
 /* Drops fd's clean cached pages (dirty ones stay); 0 or -errno. */
 int pagecache_evict(int fd);

@@ -1,5 +1,5 @@
 /*
- * test_pagecache.c - residency with mmap + mincore on real files: a file
+ * test_pagecache.c - residency (cachestat, checked against mmap + mincore) on real files: a file
  * just written is resident, dropped with POSIX_FADV_DONTNEED it is not,
  * reading part of it brings back that part; empty and sparse files, a file
  * larger than one mapping window, sizes, and what is not a file.
@@ -56,6 +56,13 @@ static struct residency measure(int fd)
 	err = pagecache_residency(fd, size, &r);
 	CHECK(err == 0 && !r.hidden, "residency measured: %llu of %llu pages resident",
 	      (unsigned long long)r.resident_pages, (unsigned long long)r.pages);
+	/* cachestat (where the kernel has it) and mincore must tell the same story */
+	struct residency m;
+
+	err = pagecache_residency_mincore(fd, size, &m);
+	CHECK(err == 0 && m.pages == r.pages && m.resident_pages == r.resident_pages,
+	      "mincore agrees: %llu of %llu pages resident", (unsigned long long)m.resident_pages,
+	      (unsigned long long)m.pages);
 	return r;
 }
 
