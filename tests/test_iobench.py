@@ -5,7 +5,6 @@ psync and io_uring engines, and side-by-side IOPS checks against the real fio on
 from __future__ import annotations
 
 import json
-import os
 import shutil
 import subprocess
 import uuid
@@ -13,6 +12,8 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
+
+from pagelab.tools import pinned_to_one_cpu
 
 REPO = Path(__file__).resolve().parents[1]
 
@@ -348,12 +349,8 @@ def paired_ratio(ours_args: list[str], fio_args: list[str], path: Path, iobench:
                           "--runtime=500ms", "--time_based", f"--randseed={seed}")
         return report["jobs"][0]["read"]["iops"]
 
-    # Both tools on one CPU (children inherit it): a disk's completion interrupts go to one
-    # CPU, and QD1 latency differs by ~30 % with the CPU a tool lands on (native/bench/run.py).
-    allowed = os.sched_getaffinity(0)
-    os.sched_setaffinity(0, {max(allowed)})
     results: list[tuple[float, float]] = []
-    try:
+    with pinned_to_one_cpu():            # both tools on the same CPU (children inherit it)
         for i in range(pairs):
             if i % 2:
                 b = theirs(i + 1)
@@ -361,8 +358,6 @@ def paired_ratio(ours_args: list[str], fio_args: list[str], path: Path, iobench:
             else:
                 a = ours(i + 1)
                 results.append((a, theirs(i + 1)))
-    finally:
-        os.sched_setaffinity(0, allowed)
     ratio = statistics.median(a / b for a, b in results)
     return ratio, (f"iobench IOPS {[round(a) for a, _ in results]}; fio IOPS "
                    f"{[round(b) for _, b in results]}; median ratio {ratio:.3f}")
@@ -392,3 +387,19 @@ def test_iops_agree_with_fio(iobench: Path, peer_file: Path) -> None:
         peer_file, iobench)
     print(summary)
     assert 0.8 <= ratio <= 1.25, summary
+
+
+def test_pinning_holds_for_children_and_is_undone() -> None:
+    """pinned_to_one_cpu puts this process and the tools it starts on one CPU, then back."""
+    import os
+    import sys
+
+    allowed = os.sched_getaffinity(0)
+    with pinned_to_one_cpu():
+        assert os.sched_getaffinity(0) == {max(allowed)}
+        child = subprocess.run([sys.executable, "-c", "import os; print(sorted(os.sched_getaffinity(0)))"],
+                               capture_output=True, text=True, check=True)
+        assert json.loads(child.stdout) == [max(allowed)]
+    assert os.sched_getaffinity(0) == allowed
+    with pinned_to_one_cpu(False):
+        assert os.sched_getaffinity(0) == allowed

@@ -11,13 +11,11 @@ from __future__ import annotations
 
 import argparse
 import importlib.util
-import os
 import shutil
 import statistics
 import sys
 import uuid
-from collections.abc import Callable, Iterator
-from contextlib import contextmanager
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -25,6 +23,7 @@ REPO = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(REPO / "src"))
 
 from pagelab.records import write_json_atomic  # noqa: E402
+from pagelab.tools import pinned_to_one_cpu  # noqa: E402
 
 
 @dataclass
@@ -41,7 +40,7 @@ class Case:
     target: str = ""
     rounds: int = 5
     setup: Callable[[], None] | None = None
-    pin: bool = False     # run both sides on one CPU (see pinned_to_one_cpu)
+    pin: bool = False     # run both sides on one CPU (pagelab.tools.pinned_to_one_cpu)
     results: dict[str, list[float]] = field(default_factory=lambda: {"ours": [], "peer": []})
 
     def run(self) -> dict:
@@ -71,24 +70,6 @@ class Case:
                 "peer_name": self.peer_name, "ratio": ratio, "ratio_of_medians": ours / peer if peer else None,
                 "target": self.target, "met": ok,
                 "samples": self.results}
-
-
-@contextmanager
-def pinned_to_one_cpu(pin: bool) -> Iterator[None]:
-    """With pin, this process and every child it starts run on one CPU, the same for ours and
-    the peer. On a small VM a disk's completion interrupts go to one CPU, and a process that
-    waits on that CPU is woken without an inter-processor interrupt: QD1 latency differs by
-    ~30 % between the CPUs here, so unpinned tools are compared by where the scheduler put
-    them as much as by what they do (fio runs its job in a forked child, iobench does not)."""
-    if not pin:
-        yield
-        return
-    allowed = os.sched_getaffinity(0)
-    os.sched_setaffinity(0, {max(allowed)})
-    try:
-        yield
-    finally:
-        os.sched_setaffinity(0, allowed)
 
 
 VERDICT = {True: "met", False: "NOT MET", None: "(shown, no target)"}

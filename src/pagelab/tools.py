@@ -7,7 +7,10 @@ of either tool; that is what lets a test hold iobench against the real fio.
 from __future__ import annotations
 
 import json
+import os
 import subprocess
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
@@ -96,3 +99,22 @@ def summarise_job(doc: dict[str, Any], ddir: str = "read") -> dict[str, Any]:
         if key in pct:
             out[f"clat_p{key.rstrip('0').rstrip('.').replace('.', '_')}_ns"] = float(pct[key])
     return out
+
+
+@contextmanager
+def pinned_to_one_cpu(pin: bool = True) -> Iterator[None]:
+    """With pin, this process and every child it starts run on one CPU, the same for a tool
+    and the peer it is compared with. On a small VM a disk's completion interrupts go to one
+    CPU, and a process that waits on that CPU is woken without an inter-processor interrupt:
+    QD1 latency differs by ~30 % between the CPUs here, so unpinned tools are compared by where
+    the scheduler put them as much as by what they do (fio runs its job in a forked child,
+    iobench does not)."""
+    if not pin:
+        yield
+        return
+    allowed = os.sched_getaffinity(0)
+    os.sched_setaffinity(0, {max(allowed)})
+    try:
+        yield
+    finally:
+        os.sched_setaffinity(0, allowed)
