@@ -93,6 +93,7 @@ int main(void)
 	CHECK(mem_limits_margin(&m) == 24684084ULL * 1024 / 100 * 5, "margin is 5 %% of MemTotal");
 	CHECK(mem_limits_allowance(&m) == m.mem_available - mem_limits_margin(&m),
 	      "allowance is MemAvailable less the margin");
+	CHECK(mem_limits_cgroup_room(&m) == MEM_UNLIMITED, "no limit: unlimited room");
 
 	fresh_tree("9:name=systemd:/\n4:memory:/a/b\n0::/\n");
 	put("cg/memory/memory.limit_in_bytes", "9223372036854771712\n");
@@ -103,6 +104,12 @@ int main(void)
 	CHECK(strstr(m.cgroup_limit_file, "/cg/memory/a/memory.limit_in_bytes") != NULL,
 	      "v1: names the file that set it: %s", m.cgroup_limit_file);
 	CHECK(mem_limits_allowance(&m) == 2 * GiB, "allowance is the cgroup limit when smaller");
+	CHECK(mem_limits_cgroup_room(&m) == 0, "v1: usage unreadable: no room claimed");
+	put("cg/memory/a/memory.usage_in_bytes", "%llu\n", 1536 * MiB);
+	CHECK(mem_limits_cgroup_room(&m) == 512 * MiB,
+	      "v1: room is the limit less usage_in_bytes of the limiting cgroup");
+	put("cg/memory/a/memory.usage_in_bytes", "%llu\n", 3 * GiB);
+	CHECK(mem_limits_cgroup_room(&m) == 0, "v1: usage over the limit: no room");
 
 	fresh_tree("5:cpu,memory:/x\n");
 	put("cg/memory/x/memory.limit_in_bytes", "%llu\n", 512 * MiB);
@@ -120,6 +127,8 @@ int main(void)
 	put("cg/user.slice/job/memory.max", "%llu\n", 300 * MiB);
 	CHECK(read_limits(&m, why, sizeof(why)) == 0 && m.cgroup_limit == 300 * MiB,
 	      "v2: memory.max of the process's cgroup");
+	put("cg/user.slice/job/memory.current", "%llu\n", 100 * MiB);
+	CHECK(mem_limits_cgroup_room(&m) == 200 * MiB, "v2: room is memory.max less memory.current");
 
 	fresh_tree("0::/job/\n");
 	put("cg/unified/cgroup.controllers", "\n");
