@@ -25,7 +25,6 @@ enum flood_order { ORDER_SEQ, ORDER_RANDOM };
 /* --fadvise: the readahead hint given on every file of the set before reading */
 enum flood_advice { ADVICE_SEQUENTIAL, ADVICE_NONE, ADVICE_RANDOM };
 extern const char *const flood_advice_names[];
-enum output_format { OUTPUT_JSON, OUTPUT_NORMAL };
 
 extern const char *const flood_order_names[];
 

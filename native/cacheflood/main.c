@@ -21,7 +21,6 @@
 
 const char *const flood_order_names[] = { "seq", "random", NULL };
 const char *const flood_advice_names[] = { "sequential", "none", "random", NULL };
-static const char *const output_format_names[] = { "json", "normal", NULL };
 
 static const char description[] =
 	"Buffered reads (no O_DIRECT) of a set of files until --bytes have gone through\n"
@@ -196,9 +195,7 @@ int main(int argc, char **argv)
 		  .help = "first drop the set's pages from the page cache (POSIX_FADV_DONTNEED)" },
 		{ .name = "keep-set", .kind = OPT_FLAG, .dest = &spec.keep_set,
 		  .help = "leave the made set in DIR for the next run" },
-		{ .name = "output-format", .kind = OPT_ENUM, .dest = &spec.output_format,
-		  .choices = output_format_names, .default_text = "json",
-		  .help = "what to print on stdout" },
+		opt_output_format(&spec.output_format, "json", "what to print on stdout"),
 		{ .name = NULL },
 	};
 	struct cli cli = {
@@ -210,14 +207,8 @@ int main(int argc, char **argv)
 
 	if (operands_split(&cli, NULL, argc, argv, &ops))
 		return runtime_error("out of memory");
-	switch (opts_parse(&cli, ops.argc, ops.argv)) {
-	case OPTS_HELP:
-		status = 0;
-		break;
-	case OPTS_ERROR:
-		status = EXIT_USAGE;
-		break;
-	default:
+	status = opts_parse_status(&cli, ops.argc, ops.argv);
+	if (status == OPTS_GO_ON) {
 		status = check_options(&cli, &spec, &ops);
 		if (!status)
 			status = flood(&cli, &spec, &ops);

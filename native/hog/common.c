@@ -18,7 +18,6 @@
 #define MADV_POPULATE_WRITE 23   /* Linux 5.14 */
 #endif
 
-const char *const output_format_names[] = { "normal", "json", NULL };
 const char *const touch_method_names[] = { "auto", "fault", "prefault", NULL };
 
 struct opt hog_opt_size(struct hog_common *c, const char *help)
@@ -67,9 +66,8 @@ struct opt hog_opt_json(struct hog_common *c)
 
 struct opt hog_opt_output_format(struct hog_common *c)
 {
-	return (struct opt){ .name = "output-format", .kind = OPT_ENUM, .dest = &c->output_format,
-			     .choices = output_format_names, .default_text = "normal",
-			     .help = "what to print on stdout: a text summary or one JSON document" };
+	return opt_output_format(&c->output_format, "normal",
+				 "what to print on stdout: a text summary or one JSON document");
 }
 
 void format_size(uint64_t bytes, char *buf, size_t len)

@@ -40,11 +40,9 @@ int dump_command(int argc, char **argv)
 	unsigned char *chunk;
 	int status, fd = STDOUT_FILENO, err = 0;
 
-	switch (opts_parse(&cli, argc, argv)) {
-	case OPTS_HELP:  return 0;
-	case OPTS_ERROR: return EXIT_USAGE;
-	case OPTS_OK:    break;
-	}
+	status = opts_parse_status(&cli, argc, argv);
+	if (status != OPTS_GO_ON)
+		return status;
 	status = hog_resolve(&cli, &c, HOG_NEEDS_FILL);
 	if (status)
 		return status;

@@ -19,8 +19,6 @@
 #include "opts.h"
 #include "fail.h"
 
-enum output_format { OUTPUT_NORMAL, OUTPUT_JSON };
-extern const char *const output_format_names[];
 
 /*
  * How fresh pages get written: TOUCH_FAULT lets every first write take a page

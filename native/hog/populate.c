@@ -147,11 +147,9 @@ int populate_command(int argc, char **argv)
 	struct round *rounds;
 	int status;
 
-	switch (opts_parse(&cli, argc, argv)) {
-	case OPTS_HELP:  return 0;
-	case OPTS_ERROR: return EXIT_USAGE;
-	case OPTS_OK:    break;
-	}
+	status = opts_parse_status(&cli, argc, argv);
+	if (status != OPTS_GO_ON)
+		return status;
 	if (spec.repeat == 0 || spec.repeat > (1u << 24))
 		return usage_error(&cli, "--repeat must be from 1 to %u", 1u << 24);
 	status = hog_resolve(&cli, &spec.c, HOG_NEEDS_MEMORY | HOG_HAS_OUTPUT);

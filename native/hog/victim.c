@@ -495,11 +495,9 @@ int victim_command(int argc, char **argv)
 	struct victim_result *res;
 	int status;
 
-	switch (opts_parse(&cli, argc, argv)) {
-	case OPTS_HELP:  return 0;
-	case OPTS_ERROR: return EXIT_USAGE;
-	case OPTS_OK:    break;
-	}
+	status = opts_parse_status(&cli, argc, argv);
+	if (status != OPTS_GO_ON)
+		return status;
 	status = check_options(&cli, &spec);
 	if (!status)
 		status = hog_resolve(&cli, &spec.c, HOG_NEEDS_FILL | HOG_NEEDS_MEMORY | HOG_HAS_OUTPUT);

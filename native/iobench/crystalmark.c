@@ -75,8 +75,6 @@ static const struct cm_test cm_tests[] = {
 };
 #define NTESTS (sizeof(cm_tests) / sizeof(cm_tests[0]))
 
-enum output_format { OUTPUT_JSON, OUTPUT_NORMAL };
-static const char *const output_format_names[] = { "json", "normal", NULL };
 
 struct cm_spec {
 	const char *file;
@@ -493,9 +491,7 @@ int crystalmark_command(int argc, char **argv)
 		  .help = "seed for the random offsets and the data" },
 		{ .name = "trace", .kind = OPT_STRING, .dest = &spec.trace, .metavar = "FILE",
 		  .help = "write every IO to FILE (format above)" },
-		{ .name = "output-format", .kind = OPT_ENUM, .dest = &spec.output_format,
-		  .choices = output_format_names, .default_text = "json",
-		  .help = "what to print on stdout" },
+		opt_output_format(&spec.output_format, "json", "what to print on stdout"),
 		{ .name = NULL },
 	};
 	struct cli cli = {
@@ -505,11 +501,9 @@ int crystalmark_command(int argc, char **argv)
 	struct cm_run *run = NULL;
 	int status;
 
-	switch (opts_parse(&cli, argc, argv)) {
-	case OPTS_HELP:  return 0;
-	case OPTS_ERROR: return EXIT_USAGE;
-	case OPTS_OK:    break;
-	}
+	status = opts_parse_status(&cli, argc, argv);
+	if (status != OPTS_GO_ON)
+		return status;
 	status = check_options(&cli, &spec);
 	if (status)
 		return status;

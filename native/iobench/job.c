@@ -46,7 +46,6 @@
 #define FILL_SEED_SALT 0x66696c6c64617461ULL   /* "filldata" */
 
 const char *const rw_pattern_names[] = { "read", "write", "randread", "randwrite", NULL };
-static const char *const output_format_names[] = { "json", "normal", NULL };
 
 static const char description[] =
 	"Runs one job and prints its results shaped like fio --output-format=json.\n"
@@ -476,9 +475,7 @@ int job_command(int argc, char **argv)
 		  .help = "where the region starts" },
 		{ .name = "lat-log", .kind = OPT_STRING, .dest = &spec.lat_log, .metavar = "FILE",
 		  .help = "log every measured IO to FILE" },
-		{ .name = "output-format", .kind = OPT_ENUM, .dest = &spec.output_format,
-		  .choices = output_format_names, .default_text = "json",
-		  .help = "what to print on stdout" },
+		opt_output_format(&spec.output_format, "json", "what to print on stdout"),
 		{ .name = "name", .kind = OPT_STRING, .dest = &spec.name, .metavar = "NAME",
 		  .default_text = "iobench",
 		  .help = "job name in the report" },
@@ -492,11 +489,9 @@ int job_command(int argc, char **argv)
 	FILE *lat_log = NULL;
 	int status, fd;
 
-	switch (opts_parse(&cli, argc, argv)) {
-	case OPTS_HELP:  return 0;
-	case OPTS_ERROR: return EXIT_USAGE;
-	case OPTS_OK:    break;
-	}
+	status = opts_parse_status(&cli, argc, argv);
+	if (status != OPTS_GO_ON)
+		return status;
 	status = check_options(&cli, &spec);
 	if (status)
 		return status;

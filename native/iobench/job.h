@@ -15,7 +15,6 @@
 #include "hist.h"
 
 enum rw_pattern { RW_READ, RW_WRITE, RW_RANDREAD, RW_RANDWRITE };
-enum output_format { OUTPUT_JSON, OUTPUT_NORMAL };
 
 extern const char *const rw_pattern_names[];
 

@@ -30,6 +30,28 @@ static void vreport(const struct cli *cli, const char *fmt, va_list ap)
 	fprintf(err, "try '%s --help'\n", cli->command);
 }
 
+const char *const output_format_names[] = { "json", "normal", NULL };
+
+struct opt opt_output_format(int *dest, const char *default_text, const char *help)
+{
+	return (struct opt){ .name = "output-format", .kind = OPT_ENUM, .dest = dest,
+			     .choices = output_format_names, .default_text = default_text,
+			     .help = help };
+}
+
+int opts_parse_status(struct cli *cli, int argc, char **argv)
+{
+	switch (opts_parse(cli, argc, argv)) {
+	case OPTS_HELP:
+		return 0;
+	case OPTS_ERROR:
+		return EXIT_USAGE;
+	case OPTS_OK:
+		break;
+	}
+	return OPTS_GO_ON;
+}
+
 int usage_error(const struct cli *cli, const char *fmt, ...)
 {
 	va_list ap;

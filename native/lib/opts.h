@@ -70,6 +70,18 @@ enum opts_result { OPTS_OK, OPTS_HELP, OPTS_ERROR };
  */
 enum opts_result opts_parse(struct cli *cli, int argc, char **argv);
 
+/*
+ * opts_parse, turned into what a command's main does next: OPTS_GO_ON, or the
+ * exit status to return (0 after --help, EXIT_USAGE after a mistake).
+ */
+#define OPTS_GO_ON (-1)
+int opts_parse_status(struct cli *cli, int argc, char **argv);
+
+/* --output-format, the same in every tool: one JSON document or a text summary. */
+enum output_format { OUTPUT_JSON, OUTPUT_NORMAL };
+extern const char *const output_format_names[];
+struct opt opt_output_format(int *dest, const char *default_text, const char *help);
+
 /* Writes the help text generated from the table. */
 void opts_print_help(const struct cli *cli, FILE *out);
 

@@ -19,6 +19,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "fail.h"
 #include "json.h"
 #include "operands.h"
 #include "opts.h"
@@ -26,8 +27,6 @@
 
 #define RESIDENCY_VERSION "residency-0.1.0"
 
-enum output_format { OUTPUT_JSON, OUTPUT_NORMAL };
-static const char *const output_format_names[] = { "json", "normal", NULL };
 
 static const char description[] =
 	"Reports how much of each FILE is in the page cache, like fincore(1): each file\n"
@@ -276,9 +275,7 @@ int main(int argc, char **argv)
 	struct opt opts[] = {
 		{ .name = "recursive", .kind = OPT_FLAG, .dest = &run.recursive,
 		  .help = "(-r) measure every regular file under a directory" },
-		{ .name = "output-format", .kind = OPT_ENUM, .dest = &run.format,
-		  .choices = output_format_names, .default_text = "json",
-		  .help = "what to print on stdout" },
+		opt_output_format(&run.format, "json", "what to print on stdout"),
 		{ .name = NULL },
 	};
 	struct cli cli = {
@@ -288,18 +285,10 @@ int main(int argc, char **argv)
 	struct operands ops;
 	int status;
 
-	if (operands_split(&cli, aliases, argc, argv, &ops)) {
-		fputs("residency: out of memory\n", stderr);
-		return 1;
-	}
-	switch (opts_parse(&cli, ops.argc, ops.argv)) {
-	case OPTS_HELP:
-		status = 0;
-		break;
-	case OPTS_ERROR:
-		status = EXIT_USAGE;
-		break;
-	default:
+	if (operands_split(&cli, aliases, argc, argv, &ops))
+		return runtime_error("out of memory");
+	status = opts_parse_status(&cli, ops.argc, ops.argv);
+	if (status == OPTS_GO_ON) {
 		if (ops.count == 0)
 			status = usage_error(&cli, "no files given");
 		else

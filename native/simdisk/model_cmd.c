@@ -56,15 +56,10 @@ int model_command(int argc, char **argv)
 	struct profile *p;
 	struct io_cost mean;
 	struct json j;
+	int status = opts_parse_status(&cli, argc, argv);
 
-	switch (opts_parse(&cli, argc, argv)) {
-	case OPTS_HELP:
-		return 0;
-	case OPTS_ERROR:
-		return EXIT_USAGE;
-	case OPTS_OK:
-		break;
-	}
+	if (status != OPTS_GO_ON)
+		return status;
 	if (!profile_dir) {
 		profile_default_dir(dir, sizeof(dir));
 		profile_dir = dir;
@@ -73,8 +68,8 @@ int model_command(int argc, char **argv)
 	if (!p)
 		return usage_error(&cli, "%s", err);
 	uint64_t capacity = p->model->capacity(p);
-	int status = 0;
 
+	status = 0;
 	if (!opts_find(&cli, "span")->given)
 		span = offset < capacity ? capacity - offset : 0;
 	if (bs == 0)
