@@ -42,7 +42,7 @@ def test_partial_profile_block_keeps_the_profiles_other_defaults(tmp_path):
 
 
 @pytest.mark.parametrize("text,key", [
-    ("seekmodel: {seed: many}", "seekmodel.seed"),
+    ("seekmodel: {rng_seed: many}", "seekmodel.rng_seed"),
     ("seekmodel: {quick: {trials: lots}}", "seekmodel.quick.trials"),
     ("seekmodel: {quick: {trials: 1}}", "seekmodel.quick.trials"),
     ("seekmodel: {block_sizes: [4K, 3X]}", "seekmodel.block_sizes"),

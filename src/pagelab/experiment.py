@@ -54,7 +54,7 @@ def execute(
     with state.session() if changes_state else nullcontext(None) as st:
         recs, stops = trials.run_adaptive(
             name, configurations, conf_name, lambda t: run_trial(st, t, scratch_dir), metric, outdir, prov,
-            seed=cfg["seed"], n_min=reps["n_min"], n_max=reps["n_max"], ci_pct=reps["ci_pct"], warmups=warmups)
+            seed=cfg["rng_seed"], n_min=reps["n_min"], n_max=reps["n_max"], ci_pct=reps["ci_pct"], warmups=warmups)
     rows = []
     for r in recs:
         res = r.get("result", {})

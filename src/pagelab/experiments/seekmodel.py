@@ -68,7 +68,7 @@ def plan(cfg: dict[str, Any]) -> list[trials.Trial]:
     if parse_duration(cfg.get("warmup", 0)) > 0:
         biggest = max(parse_size(b) for b in cfg["block_sizes"])
         warm = [{"device": d, "bs": biggest, "span": 0} for d in usable_devices(cfg)[0]]
-    return trials.plan(confs, cfg["trials"], cfg["seed"], name=conf_name, warmups=warm)
+    return trials.plan(confs, cfg["trials"], cfg["rng_seed"], name=conf_name, warmups=warm)
 
 
 def run(cfg: dict[str, Any], outdir: Path, scratch_dir: Path) -> pd.DataFrame:
