@@ -133,3 +133,45 @@ def test_adaptive_rejects_bad_bounds(tmp_path):
     with pytest.raises(ValueError, match="n_min"):
         trials.run_adaptive("e", CONFS, name, lambda t: {}, lambda r: 0.0, tmp_path,
                             {"config_hash": "h"}, seed=1, n_min=5, n_max=3, ci_pct=5)
+
+
+def _valid_adaptive(tmp_path, invalid_ids=frozenset(), always_invalid=False):
+    calls = []
+
+    def run_one(t):
+        calls.append(t.trial_id)
+        return {"value": 100.0, "evicted": 0.0 if (always_invalid or t.trial_id in invalid_ids) else 1.0}
+
+    def validity(params, result):
+        return None if result["evicted"] >= 0.9 else f"evicted {result['evicted']:.0%}, design needs >= 90 %"
+
+    recs, stops = trials.run_adaptive("exp", CONFS, name, run_one, lambda r: r["value"], tmp_path,
+                                      {"config_hash": "h"}, seed=3, n_min=3, n_max=5, ci_pct=2.0,
+                                      log=lambda s: None, validity=validity)
+    return calls, recs, stops
+
+
+def test_an_invalid_trial_is_recorded_with_its_reason_not_counted_and_replaced(tmp_path):
+    bad = "bs4096-r01"
+    calls, recs, stops = _valid_adaptive(tmp_path, {bad})
+    rec = read_record(tmp_path / "trials" / f"{bad}.json")
+    assert rec["status"] == "ok" and rec["valid"] is False and "design needs" in rec["invalid_reason"]
+    by = {s.config: s for s in stops}
+    assert by["bs4096"].n == 3 and by["bs4096"].invalid == 1  # three valid trials, one more run
+    assert sum(1 for c in calls if c.startswith("bs4096")) == 4
+    assert [trials.is_counted(r) for r in recs].count(False) == 1
+    # A resumed run reads the invalid record back and decides the same.
+    calls2, recs2, stops2 = _valid_adaptive(tmp_path, {bad})
+    assert calls2 == [] and [s.n for s in stops2] == [s.n for s in stops]
+
+
+def test_a_manipulation_that_never_happens_stops_the_run_with_the_reason(tmp_path):
+    with pytest.raises(trials.TrialFailed, match="invalid.*design needs >= 90 %"):
+        _valid_adaptive(tmp_path, always_invalid=True)
+
+
+def test_adaptive_never_stops_before_n_min_valid_trials(tmp_path):
+    bad = {"bs65536-r00", "bs65536-r02"}
+    _, recs, stops = _valid_adaptive(tmp_path, bad)
+    counted = [r for r in recs if trials.is_counted(r) and r["params"]["bs"] == 65536]
+    assert len(counted) >= 3 and {s.config: s.n for s in stops}["bs65536"] >= 3

@@ -37,12 +37,17 @@ def execute(
     changes_state: bool = True,
     warmups: list[dict[str, Any]] | None = None,
     extra_provenance: dict[str, Any] | None = None,
+    validity: trials.Validity | None = None,
 ) -> pd.DataFrame:
+    """Run the experiment (or record why it is skipped) and write trials.csv: one row per
+    trial with its configuration, status, validity (`valid`, `invalid_reason`: see
+    trials.Validity) and the `scalars` of its result."""
     outdir.mkdir(parents=True, exist_ok=True)
     (outdir / "skipped.txt").unlink(missing_ok=True)
     if skip_reason:
         records.write_text_atomic(outdir / "skipped.txt", skip_reason + "\n")
-        cols = ["trial_id", "order", "warmup", "status", *sorted({k for c in configurations for k in c})]
+        cols = ["trial_id", "order", "warmup", "status", "valid", "invalid_reason",
+                *sorted({k for c in configurations for k in c})]
         records.write_text_atomic(outdir / "trials.csv", ",".join(cols) + "\n")
         records.write_json_atomic(outdir / "provenance.json", provenance(config_hash(cfg)))
         return pd.DataFrame(columns=cols)
@@ -54,11 +59,13 @@ def execute(
     with state.session() if changes_state else nullcontext(None) as st:
         recs, stops = trials.run_adaptive(
             name, configurations, conf_name, lambda t: run_trial(st, t, scratch_dir), metric, outdir, prov,
-            seed=cfg["rng_seed"], n_min=reps["n_min"], n_max=reps["n_max"], ci_pct=reps["ci_pct"], warmups=warmups)
+            seed=cfg["rng_seed"], n_min=reps["n_min"], n_max=reps["n_max"], ci_pct=reps["ci_pct"], warmups=warmups,
+            validity=validity)
     rows = []
     for r in recs:
         res = r.get("result", {})
         rows.append({"trial_id": r["trial_id"], "order": r["order"], "warmup": r["warmup"], "status": r["status"],
+                     "valid": bool(r.get("valid", True)), "invalid_reason": r.get("invalid_reason", ""),
                      **r["params"], "seed": r["seed"], "start": r["start"], "end": r["end"],
                      **{k: res.get(k) for k in scalars}})
     frame = pd.DataFrame(rows).sort_values("order").reset_index(drop=True)
@@ -71,14 +78,56 @@ def execute(
     return frame
 
 
-def load(results_dir: Path | str) -> tuple[pd.DataFrame, str | None]:
-    """The counted trials (status ok, warm-ups excluded) and the skip reason, if any."""
+def _read_trials(results_dir: Path | str) -> tuple[pd.DataFrame, str | None]:
     d = Path(results_dir)
     skipped = (d / "skipped.txt").read_text().strip() if (d / "skipped.txt").exists() else None
-    frame = pd.read_csv(d / "trials.csv")
-    if len(frame):
-        frame = frame[(frame["status"] == "ok") & (~frame["warmup"].astype(bool))].copy()
+    frame = pd.read_csv(d / "trials.csv", keep_default_na=False, na_values=[""])
+    if "valid" not in frame.columns:  # recorded before validity was checked: nothing was judged
+        frame["valid"] = True
+        frame["invalid_reason"] = ""
+    frame["invalid_reason"] = frame["invalid_reason"].fillna("").astype(str)
+    frame["valid"] = frame["valid"].map(lambda v: str(v).strip().lower() in ("true", "1"))
     return frame, skipped
+
+
+def counted_mask(frame: pd.DataFrame) -> pd.Series:
+    """The trials that count as results: finished, not warm-ups, valid."""
+    if frame.empty:
+        return pd.Series(dtype=bool)
+    return (frame["status"] == "ok") & (~frame["warmup"].astype(bool)) & frame["valid"].astype(bool)
+
+
+def load(results_dir: Path | str) -> tuple[pd.DataFrame, str | None]:
+    """The counted trials (status ok, warm-ups excluded, valid) and the skip reason, if any."""
+    frame, skipped = _read_trials(results_dir)
+    if len(frame):
+        frame = frame[counted_mask(frame)].copy()
+    return frame, skipped
+
+
+def rejected(results_dir: Path | str, by: list[str] | None = None) -> pd.DataFrame:
+    """The trials that ran but were not counted because their manipulation did not happen,
+    with their reasons; with `by`, one row per configuration: by..., rejected, reasons."""
+    frame, _ = _read_trials(results_dir)
+    if len(frame):
+        frame = frame[(frame["status"] == "ok") & (~frame["warmup"].astype(bool)) & (~frame["valid"])]
+    if by is None:
+        return frame.copy()
+    if frame.empty:
+        return pd.DataFrame(columns=[*by, "rejected", "reasons"])
+    return (frame.groupby(by, sort=True)["invalid_reason"]
+            .agg(rejected="size", reasons=lambda r: "; ".join(sorted(set(r))))
+            .reset_index())
+
+
+def pairs(frame: pd.DataFrame, by: str, metric: str, a: str, b: str) -> tuple[list[float], list[float]]:
+    """The metric of arm `a` and arm `b` (values of column `by`) paired round by round: the
+    k-th counted trial of a (in trial order) with the k-th of b; the longer arm's extra trials
+    are left out. For stats.paired_ratio_ci."""
+    xa = frame[frame[by] == a].sort_values("order")[metric].tolist()
+    xb = frame[frame[by] == b].sort_values("order")[metric].tolist()
+    n = min(len(xa), len(xb))
+    return xa[:n], xb[:n]
 
 
 def clean_dir(path: Path) -> None:

@@ -24,6 +24,17 @@ class TrialFailed(RuntimeError):
     """A trial that ran but did not produce a result; it is recorded as failed."""
 
 
+# A trial's validity check: None when the manipulation happened, else a one-line reason
+# ("the hogs evicted 12 % of the working set; the design needs >= 90 %"), computed from the
+# trial's own counters. An invalid trial is recorded with its reason and never counted.
+Validity = Callable[[dict[str, Any], dict[str, Any]], "str | None"]
+
+
+def is_counted(rec: dict[str, Any]) -> bool:
+    """A record that counts as a result: finished, not a warm-up, and valid."""
+    return rec.get("status") == "ok" and not rec.get("warmup") and rec.get("valid", True)
+
+
 @dataclass
 class Trial:
     trial_id: str
@@ -88,8 +99,12 @@ def run(
     outdir: Path,
     provenance: dict[str, Any],
     log: Callable[[str], None] = lambda s: print(s, file=sys.stderr),
+    validity: Validity | None = None,
 ) -> list[dict[str, Any]]:
-    """Run the trials in order, skipping finished ones; return every record of this plan."""
+    """Run the trials in order, skipping finished ones; return every record of this plan.
+
+    With `validity`, each finished trial's record says whether its manipulation happened
+    ("valid") and if not why ("invalid_reason"); warm-ups are not judged."""
     config_hash = provenance["config_hash"]
     records = []
     for trial in trials:
@@ -108,6 +123,9 @@ def run(
         try:
             rec["result"] = run_one(trial)
             rec["status"] = "ok"
+            reason = validity(trial.params, rec["result"]) if validity and not trial.warmup else None
+            rec["valid"] = reason is None
+            rec["invalid_reason"] = reason or ""
         except TrialFailed as exc:
             rec["status"] = "failed"
             rec["error"] = str(exc)
@@ -120,7 +138,8 @@ def run(
             raise
         rec["end"] = now_iso()
         write_json_atomic(path, rec)
-        log(f"{experiment}: {trial.trial_id}: {rec['status']}")
+        status = rec["status"] if rec.get("valid", True) else f"invalid ({rec['invalid_reason']})"
+        log(f"{experiment}: {trial.trial_id}: {status}")
         records.append(rec)
     return records
 
@@ -134,17 +153,17 @@ class Stopping:
     reason: str  # "ci" (precise enough), "n_max" (cap reached), "failed" (a trial failed)
     median: float | None = None
     half_width: float | None = None
+    invalid: int = 0  # trials run but not counted: their manipulation did not happen
 
 
-def precise_enough(values: list[float], ci_pct: float, seed: int = 0) -> tuple[bool, float, float]:
-    """Is the 95 % bootstrap CI half-width of the median at most ci_pct % of the median?"""
-    import numpy as np
+def precise_enough(values: list[float], ci_pct: float) -> tuple[bool, float, float]:
+    """Is the 95 % order-statistic CI of the median within +- ci_pct % of the median (the
+    larger of its two sides)? Below 6 values that interval is [min, max]."""
+    from pagelab.stats import median_ci
 
-    from pagelab.stats import bootstrap_ci
-
-    est = bootstrap_ci(values, statistic=np.median, seed=seed, n_resamples=2000)
-    limit = abs(est.value) * ci_pct / 100.0
-    return est.half_width <= limit, est.value, est.half_width
+    est = median_ci(values)
+    half = max(est.value - est.ci_low, est.ci_high - est.value)
+    return half <= abs(est.value) * ci_pct / 100.0, est.value, half
 
 
 def run_adaptive(
@@ -161,10 +180,14 @@ def run_adaptive(
     ci_pct: float,
     warmups: list[dict[str, Any]] | None = None,
     log: Callable[[str], None] = lambda s: print(s, file=sys.stderr),
+    validity: Validity | None = None,
 ) -> tuple[list[dict[str, Any]], list[Stopping]]:
     """Run n_min repetitions of every configuration (interleaved, seeded), then add rounds of
-    one more repetition for each configuration whose primary metric is not yet precise enough
-    (95 % CI half-width of the median > ci_pct % of it), until all are or n_max is reached.
+    one more repetition for each configuration that has fewer than n_min valid trials or whose
+    primary metric is not yet precise enough (95 % CI of the median wider than +- ci_pct % of
+    it), until all are or n_max valid trials exist. Only valid trials count; a configuration
+    with more invalid trials than max(n_min, 3) stops the run (TrialFailed): the manipulation
+    does not happen on this machine, and more trials would not make it happen.
 
     Every decision depends only on the seed and the recorded results, so a resumed run makes
     the same decisions. Returns the records and each configuration's stopping reason.
@@ -186,7 +209,7 @@ def run_adaptive(
         for t in planned:
             t.order, order = order, order + 1
             t.seed = rng.getrandbits(31)
-        records.extend(run(experiment, planned, run_one, outdir, provenance, log))
+        records.extend(run(experiment, planned, run_one, outdir, provenance, log, validity))
         for c in confs:
             reps[name(c)] += rounds
 
@@ -201,10 +224,19 @@ def run_adaptive(
             if any(r["status"] != "ok" for r in mine):
                 stopping[cname] = Stopping(cname, reps[cname], "failed")
                 continue
-            values = [metric(r["result"]) for r in mine]
-            ok, med, hw = precise_enough(values, ci_pct, seed)
-            if ok or reps[cname] >= n_max:
-                stopping[cname] = Stopping(cname, reps[cname], "ci" if ok else "n_max", med, hw)
+            counted = [r for r in mine if is_counted(r)]
+            invalid = [r for r in mine if not r.get("valid", True)]
+            if len(invalid) > max(n_min, 3):
+                reasons = "; ".join(sorted({r["invalid_reason"] for r in invalid}))
+                raise TrialFailed(f"{experiment}: {cname}: {len(invalid)} of {len(mine)} trials invalid "
+                                  f"(the manipulation did not happen on this machine): {reasons}")
+            if len(counted) < n_min:
+                pending.append(conf)
+                continue
+            values = [metric(r["result"]) for r in counted]
+            ok, med, hw = precise_enough(values, ci_pct)
+            if ok or len(counted) >= n_max:
+                stopping[cname] = Stopping(cname, len(counted), "ci" if ok else "n_max", med, hw, len(invalid))
             else:
                 pending.append(conf)
         if not pending:
