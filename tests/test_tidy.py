@@ -38,3 +38,14 @@ def test_check_names_each_problem():
     zero = pd.DataFrame([tidy.flatten(rec(0, "a", pswpin=0))])
     assert tidy.check(zero, [{"arm": "a"}], []) == ["every counter is zero"]
     assert tidy.check(pd.DataFrame(), [], []) == ["no trials"]
+
+
+def test_check_counts_only_valid_trials_against_n_min(tmp_path):
+    for i, arm in enumerate(["a", "b", "a", "b", "a"]):
+        r = rec(i, arm)
+        r["valid"] = not (arm == "b" and i == 3)
+        write_json_atomic(tmp_path / "trials" / f"{i}.json", r)
+    frame = tidy.tidy(tmp_path)
+    assert tidy.check(frame, [{"arm": "a"}, {"arm": "b"}], [], n_min=2) == [
+        "configurations with fewer than 2 valid trials: arm=b (1 valid)"]
+    assert tidy.check(frame, [{"arm": "a"}, {"arm": "b"}], [], n_min=1) == []

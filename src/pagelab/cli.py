@@ -75,7 +75,8 @@ def cmd_tidy(args: argparse.Namespace) -> int:
     if (results / "skipped.txt").exists() and frame.empty:
         problems: list[str] = []
     else:
-        problems = tidy.check(frame, module.configurations(block), module.REQUIRED_COLUMNS)
+        n_min = int(block.get("repetitions", {}).get("n_min", block.get("trials", 1)))
+        problems = tidy.check(frame, module.configurations(block), module.REQUIRED_COLUMNS, n_min)
     report = "ok\n" if not problems else "".join(f"{p}\n" for p in problems)
     if problems:
         print(f"pagelab: {args.experiment}: " + "; ".join(problems), file=sys.stderr)

@@ -40,9 +40,11 @@ def tidy(results_dir: Path | str) -> pd.DataFrame:
     return frame
 
 
-def check(frame: pd.DataFrame, configurations: list[dict[str, Any]], required: list[str]) -> list[str]:
+def check(frame: pd.DataFrame, configurations: list[dict[str, Any]], required: list[str],
+          n_min: int = 1) -> list[str]:
     """What is wrong with a tidy table: a failed trial among the counted ones, a missing
-    configuration, a required column absent or empty, counters that never moved."""
+    configuration, one with fewer than n_min valid trials, a required column absent or empty,
+    counters that never moved."""
     problems = []
     if frame.empty:
         return ["no trials"]
@@ -50,16 +52,22 @@ def check(frame: pd.DataFrame, configurations: list[dict[str, Any]], required: l
     bad = counted[counted["status"] != "ok"]
     if len(bad):
         problems.append(f"{len(bad)} counted trial(s) not ok: {', '.join(bad['trial_id'])}")
-    missing = []
+    valid = counted["valid"].fillna(True).astype(bool) if "valid" in counted else pd.Series(True, index=counted.index)
+    missing, few = [], []
     for conf in configurations:
         sel = pd.Series(True, index=counted.index)
         for k, v in conf.items():
             col = f"params.{k}"
             sel &= counted[col] == v if col in counted else False
+        label = ", ".join(f"{k}={v}" for k, v in conf.items())
         if not sel.any():
-            missing.append(", ".join(f"{k}={v}" for k, v in conf.items()))
+            missing.append(label)
+        elif (sel & valid).sum() < n_min:
+            few.append(f"{label} ({int((sel & valid).sum())} valid)")
     if missing:
         problems.append(f"configurations without a trial: {'; '.join(missing)}")
+    if few:
+        problems.append(f"configurations with fewer than {n_min} valid trials: {'; '.join(few)}")
     for col in required:
         if col not in frame.columns:
             problems.append(f"column {col} missing")
