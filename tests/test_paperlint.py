@@ -22,3 +22,18 @@ def test_the_papers_sections_are_clean():
 def test_units():
     assert [s for _, s in hand_typed("at 500 IOPS and 2 GB/s")] == ["500 IOPS", "2 GB/s"]
     assert hand_typed("Table 3 lists 6 tests") == []
+
+
+def test_a_typed_judgement_in_a_results_block_is_caught_and_a_macro_is_not(tmp_path):
+    from pagelab.paperlint import hand_judged
+
+    text = ("The method is faster to explain than to run.\n"      # outside: allowed
+            "% begin results\n"
+            "The warm arm is \\ReadyboostWarmVsCold{} the cold one.\n"   # from a macro: fine
+            "Both arms converge at \\ReadyboostWarmS{} s.\n"            # typed: caught
+            "% the old text said it was faster\n"                       # comment: fine
+            "% end results\n")
+    assert hand_judged(text) == [(4, "converge")]
+    assert hand_judged("% begin results\nnothing closed\n")[-1][1].startswith("'% begin results' without")
+    (tmp_path / "s.tex").write_text(text)
+    assert any("hand-typed judgement 'converge'" in p for p in lint(tmp_path))

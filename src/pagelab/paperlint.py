@@ -1,4 +1,9 @@
-"""Fail the paper build when a section types a measurement by hand.
+"""Fail the paper build when a section types a measurement, or a judgement of one, by hand.
+
+Judgements: between the lines `% begin results` and `% end results` of a section, a
+comparative word about a result ("faster", "larger", "converge", "reproduces", ...) must come
+from a macro the pipeline wrote from the data, never from the typed text, so that a sentence
+changes when the data says the opposite.
 
 A measurement here is a number followed by a unit of time or rate (s, ms, us, MB/s, GB/s,
 IOPS, ...) in running text. Math ($...$, equation environments), comments and \\cite{} are
@@ -31,9 +36,47 @@ def hand_typed(text: str) -> list[tuple[int, str]]:
     return out
 
 
+_COMPARATIVE = re.compile(
+    r"\b(faster|slower|quicker|larger|smaller|bigger|higher|lower|greater|fewer|more than|less than|"
+    r"better|worse|exceeds?|outperforms?|dominates?|converges?|converged|differs?|differed|identical|"
+    r"similar|same as|matches|matched|agrees?|agreed|reproduces?|reproduced|confirms?|confirmed|"
+    r"contradicts?|inflates?|inflated|speed-?up|slow-?down|times as)\b", re.I)
+_MACRO = re.compile(r"\\[A-Za-z]+\*?(\{[^{}]*\})*")
+_BEGIN, _END = "% begin results", "% end results"
+
+
+def hand_judged(text: str) -> list[tuple[int, str]]:
+    """(line number, word) of every comparative word typed inside a results block (macros,
+    math and comments removed); also an unclosed block."""
+    out: list[tuple[int, str]] = []
+    inside = False
+    for i, raw in enumerate(text.splitlines(), 1):
+        stripped = raw.strip()
+        if stripped.startswith(_BEGIN):
+            inside = True
+            continue
+        if stripped.startswith(_END):
+            inside = False
+            continue
+        if not inside:
+            continue
+        line = _COMMENT.sub("", raw)
+        line = _MATH.sub(" ", line)
+        line = _MACRO.sub(" ", line)
+        for m in _COMPARATIVE.finditer(line):
+            out.append((i, m.group(0)))
+    if inside:
+        out.append((len(text.splitlines()), f"'{_BEGIN}' without '{_END}'"))
+    return out
+
+
 def lint(paper_dir: Path | str) -> list[str]:
     problems = []
     for path in sorted(Path(paper_dir).rglob("*.tex")):
-        for line, snippet in hand_typed(path.read_text()):
+        text = path.read_text()
+        for line, snippet in hand_typed(text):
             problems.append(f"{path}:{line}: hand-typed measurement {snippet!r}: use a generated macro")
+        for line, word in hand_judged(text):
+            problems.append(f"{path}:{line}: hand-typed judgement {word!r} in a results block: "
+                            "let the notebook write the sentence as a macro")
     return problems

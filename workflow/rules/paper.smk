@@ -24,12 +24,15 @@ rule claims:
     output:
         tex="results/claims/verdicts.tex",
         csv="results/claims/verdicts.csv",
+        macros="results/claims/macros.tex",
+    params:
+        profile=PROFILE,
     log:
         "results/logs/claims.log",
     run:
         from pagelab.claims import write_verdicts
 
-        write_verdicts("results", output.tex, output.csv, input.claims)
+        write_verdicts("results", output.tex, output.csv, input.claims, params.profile, output.macros)
 
 
 rule appendix:
@@ -58,6 +61,7 @@ rule paper:
         published="results/published/macros.tex",
         appendix=rules.appendix.output,
         verdicts="results/claims/verdicts.tex",
+        verdict_macros="results/claims/macros.tex",
         generated=expand("results/{experiment}/{file}", experiment=EXPERIMENTS,
                          file=["macros.tex", "table.tex", "measurements.json"]),
         figures=expand("results/{experiment}/{experiment}.pdf", experiment=EXPERIMENTS),
