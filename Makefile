@@ -1,6 +1,7 @@
 # paging-lab. `make` sets up what is missing and builds results/paper.pdf from a fresh run of the
 # default profile on this machine; `make test` sets up the same way and runs every test.
 #   make PROFILE=full      the paper as it is meant to be built (longer)
+#   make PROFILE=seed      readyboost at the seed article's own scale (3 GiB of "RAM": hours)
 #   make setup             only the set-up (Debian packages, venv, native tools)
 #   make bench             native tools against their peers, side by side (prints a table)
 #   make clean             remove results/ and build outputs (keeps the venv)
@@ -11,9 +12,8 @@ BIN := $(abspath $(VENV)/bin)
 STAMP := $(VENV)/.installed-from-lock
 PROFILE ?=
 SNAKEMAKE_FLAGS ?=
-ifneq ($(strip $(PROFILE)),)
-SNAKEMAKE_FLAGS += --config profile=$(PROFILE)
-endif
+# --config takes every following word as name=value, so it comes after the target.
+PROFILE_FLAGS := $(if $(strip $(PROFILE)),--config profile=$(PROFILE))
 export PATH := $(BIN):$(PATH)
 
 .PHONY: all paper setup system venv native test bench clean distclean
@@ -21,7 +21,7 @@ export PATH := $(BIN):$(PATH)
 all: paper
 
 paper: setup
-	snakemake --workflow-profile workflow/profiles/default $(SNAKEMAKE_FLAGS) results/paper.pdf
+	snakemake --workflow-profile workflow/profiles/default $(SNAKEMAKE_FLAGS) results/paper.pdf $(PROFILE_FLAGS)
 	@echo "make: results/paper.pdf is up to date"
 
 setup: system venv native

@@ -25,7 +25,7 @@ def test_defaults_fill_an_empty_config(tmp_path):
     p.write_text("{}\n")
     cfg = config.load(p)
     assert cfg["seekmodel"]["block_sizes"] == ["4K", "16K", "64K", "256K", "1M"]
-    assert cfg["seekmodel"]["trials"] == 3
+    assert cfg["seekmodel"]["trials"] == 5
 
 
 def test_one_key_selects_the_full_profile():
@@ -36,9 +36,25 @@ def test_one_key_selects_the_full_profile():
 
 def test_partial_profile_block_keeps_the_profiles_other_defaults(tmp_path):
     p = tmp_path / "c.yaml"
-    p.write_text("profile: full\nseekmodel:\n  full: {trials: 4}\n")
+    p.write_text("profile: full\nseekmodel:\n  full: {trials: 12}\n")
     sm = config.load(p)["seekmodel"]
-    assert sm["trials"] == 4 and sm["file_size"] == "4G"
+    assert sm["trials"] == 12 and sm["file_size"] == "4G"
+
+
+def test_a_profile_cannot_ask_for_fewer_trials_than_a_verdict_needs(tmp_path):
+    p = tmp_path / "c.yaml"
+    p.write_text("profile: full\nseekmodel:\n  full: {trials: 6}\n")
+    with pytest.raises(config.ConfigError, match="seekmodel.full.trials: 6 is fewer than the 10"):
+        config.load(p)
+    p.write_text("standby: {quick: {repetitions: {n_min: 3}}}\n")
+    with pytest.raises(config.ConfigError, match="standby.quick.repetitions.n_min"):
+        config.load(p)
+
+
+def test_the_seed_profile_falls_back_to_quick_where_an_experiment_has_no_seed_block():
+    cfg = config.load(overrides={"profile": "seed"})
+    assert cfg["seekmodel"]["profile"] == "seed"
+    assert cfg["seekmodel"]["file_size"] == config.load()["seekmodel"]["file_size"]
 
 
 @pytest.mark.parametrize("text,key", [
@@ -81,6 +97,22 @@ def test_config_hash_is_stable_and_sensitive():
 def test_cli_bad_override_exits_2(capsys):
     assert main(["config", "show", "--set", "profile=huge"]) == 2
     assert "profile" in capsys.readouterr().err
+
+
+@pytest.mark.parametrize("profile", ["", "quick", "full", "seed"])
+def test_the_makefiles_own_command_line_parses_for_every_profile(repo, env, profile):
+    """`make PROFILE=x` runs the command Make prints; Snakemake must accept it (dry run)."""
+    out = subprocess.run(["make", "-n", "--no-print-directory", "paper", f"PROFILE={profile}"], cwd=repo,
+                         env=env, capture_output=True, text=True, timeout=60)
+    assert out.returncode == 0, out.stderr
+    lines = [ln for ln in out.stdout.splitlines() if ln.startswith("snakemake ")]
+    assert len(lines) == 1, out.stdout
+    cmd = lines[0].split()
+    if profile:
+        assert cmd.index("--config") > cmd.index("results/paper.pdf") and f"profile={profile}" in cmd
+    dry = subprocess.run([cmd[0], "-n", "--quiet", *cmd[1:]], cwd=repo, env=env, capture_output=True,
+                         text=True, timeout=180)
+    assert dry.returncode == 0, lines[0] + "\n" + dry.stdout[-2000:] + dry.stderr[-2000:]
 
 
 def _snakemake(repo, env, *args):

@@ -5,7 +5,7 @@ a USB stick).
 Measurement: iobench random reads, every device x block size `trials` times in one seeded random
 order: on `own` a scratch file on the disk under test, on an emulated device the file that
 `simdisk` serves (mounted for the run, journaled). Analysis: per-device, per-block-size
-summaries with bootstrap CIs and the fit t(b) = t_access + b / BW, set beside the seed's
+summaries with order-statistic CIs of the median and the fit t(b) = t_access + b / BW, set beside the seed's
 10 ms + 64 KiB / 20 MB/s model and, for emulated devices, beside the same fit of the device
 model's own predictions (`simdisk model`), which the measured fit must recover.
 """
@@ -24,7 +24,7 @@ from pagelab import devices, records, state, trials
 from pagelab import fit as _fit
 from pagelab.config import config_hash
 from pagelab.provenance import provenance
-from pagelab.stats import bootstrap_ci
+from pagelab.stats import median_ci
 from pagelab.tools import iobench_job_cmd, run_json, summarise_job, tool_path
 from pagelab.units import format_size, parse_duration, parse_size
 
@@ -156,13 +156,13 @@ def load(results_dir: Path | str, spans: bool = False) -> pd.DataFrame:
 
 
 def seek_curve(frame: pd.DataFrame, modelled_spans: dict[str, dict[int, float]], seed: int = 0) -> pd.DataFrame:
-    """Per emulated device and span: mean 4 KiB random-read time with a CI, and the device
+    """Per emulated device and span: median 4 KiB random-read time with a CI, and the device
     model's prediction for the same span."""
     rows = []
     if frame.empty:
         return pd.DataFrame(columns=["device", "span", "n", "t_ms", "t_ms_lo", "t_ms_hi", "model_ms"])
     for (d, span), g in frame.groupby(["device", "span"], sort=True):
-        t = bootstrap_ci(g["seconds_per_io"], seed=seed)
+        t = median_ci(g["seconds_per_io"])
         model = modelled_spans.get(d, {}).get(int(span))
         rows.append({"device": d, "span": int(span), "n": t.n, "t_ms": t.value * 1e3, "t_ms_lo": t.ci_low * 1e3,
                      "t_ms_hi": t.ci_high * 1e3, "model_ms": model * 1e3 if model else float("nan")})
@@ -196,12 +196,12 @@ def device_word(device: str) -> str:
 
 
 def summarise(frame: pd.DataFrame, seed: int = 0) -> pd.DataFrame:
-    """Per block size (of one device's trials): n, mean service time and throughput with
-    bootstrap 95 % CIs."""
+    """Per block size (of one device's trials): n, the median over trials of the mean service
+    time and of the throughput, with order-statistic 95 % CIs."""
     rows = []
     for bs, g in frame.groupby("bs"):
-        t = bootstrap_ci(g["seconds_per_io"], seed=seed)
-        mbps = bootstrap_ci(g["bw_bytes"] / MB, seed=seed)
+        t = median_ci(g["seconds_per_io"])
+        mbps = median_ci(g["bw_bytes"] / MB)
         rows.append({
             "bs": int(bs), "n": t.n,
             "t_ms": t.value * 1e3, "t_ms_lo": t.ci_low * 1e3, "t_ms_hi": t.ci_high * 1e3,
