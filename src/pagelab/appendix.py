@@ -58,7 +58,8 @@ def experiment_rows(results: Path, experiments: list[str]) -> list[dict[str, Any
         d = results / exp
         prov = json.loads((d / "provenance.json").read_text()) if (d / "provenance.json").exists() else {}
         trials = list(csv.DictReader(open(d / "trials.csv"))) if (d / "trials.csv").exists() else []
-        counted = [t for t in trials if t.get("status") == "ok" and t.get("warmup") in ("False", "false", "0")]
+        finished = [t for t in trials if t.get("status") == "ok" and t.get("warmup") in ("False", "false", "0")]
+        counted = [t for t in finished if t.get("valid", "True") not in ("False", "false", "0")]
         bench = d.parent / "benchmarks" / f"{exp}.tsv"
         seconds = ""
         if bench.exists():
@@ -66,7 +67,8 @@ def experiment_rows(results: Path, experiments: list[str]) -> list[dict[str, Any
             seconds = f"{float(rowsb[-1]['s']):.0f}" if rowsb else ""
         skipped = (d / "skipped.txt").read_text().strip() if (d / "skipped.txt").exists() else ""
         git = prov.get("git", {})
-        rows.append({"experiment": exp, "trials": len(counted), "seconds": seconds,
+        rows.append({"experiment": exp, "trials": len(counted), "rejected": len(finished) - len(counted),
+                     "seconds": seconds,
                      "config_hash": prov.get("config_hash", ""),
                      "commit": (git.get("commit") or "")[:10] + ("+dirty" if git.get("dirty") else ""),
                      "skipped": skipped})
@@ -90,6 +92,7 @@ def write(results: Path | str, out_dir: Path | str, experiments: list[str], prof
                                f"scheduler {disk.get('scheduler', '?')})"),
         "AppendixVirt": escape(virtualisation()),
         "AppendixProfile": profile,
+        "AppendixClaimsCommit": escape(claims_commit()),
     }
     from pagelab.latex import write_macros
 
@@ -106,20 +109,36 @@ def write(results: Path | str, out_dir: Path | str, experiments: list[str], prof
     write_table(out_dir / "experiments.tex", pd.DataFrame({
         "Experiment": [r"\texttt{" + escape(r["experiment"]) + "}" for r in exp_rows],
         "Trials": [str(r["trials"]) for r in exp_rows],
+        "Rejected": [str(r["rejected"]) for r in exp_rows],
         "Compute (s)": [r["seconds"] for r in exp_rows],
         "Config hash": [r"\texttt{" + escape(r["config_hash"]) + "}" for r in exp_rows],
         "Commit": [r"\texttt{" + escape(r["commit"]) + "}" for r in exp_rows],
         "Note": [escape(r["skipped"]) for r in exp_rows],
-    }), column_format="llrlll")
+    }), column_format="llrrlll")
     claims = load_claims()
-    by_exp = {r["experiment"]: r for r in exp_rows}
+    # n per claim: the counted trials of the configurations the claim's measurement uses (as
+    # the verdict table reports them), not the experiment's total.
+    verdicts = results / "claims" / "verdicts.csv"
+    n_by_claim = {r["id"]: r["n"] for r in csv.DictReader(open(verdicts))} if verdicts.exists() else {}
     write_table(out_dir / "claims.tex", pd.DataFrame({
         "Claim": [escape(c) for c in claims["id"]],
         "Experiment": [r"\texttt{" + escape(e) + "}" for e in claims["experiment"]],
         "Command": [r"\texttt{snakemake results/" + escape(e) + "/measurements.json}" for e in claims["experiment"]],
-        "Trials": [str(by_exp.get(e, {}).get("trials", "--")) for e in claims["experiment"]],
+        "n": [escape(n_by_claim.get(c) or "--") for c in claims["id"]],
     }), column_format="llll")
 
+
+
+def claims_commit() -> str:
+    """The commit that last changed data/published/claims.csv (the windows were fixed there,
+    before the run), '+ local edits' when the file differs from it."""
+    path = "data/published/claims.csv"
+    out = subprocess.run(["git", "log", "-1", "--format=%h %cs", "--", path], cwd=root(), capture_output=True,
+                         text=True)
+    if out.returncode != 0 or not out.stdout.strip():
+        return "not committed"
+    dirty = subprocess.run(["git", "diff", "--quiet", "HEAD", "--", path], cwd=root()).returncode != 0
+    return out.stdout.strip() + (" + local edits" if dirty else "")
 
 
 def device_macros() -> dict[str, str]:

@@ -42,6 +42,7 @@ rule appendix:
         provenance=expand("results/{experiment}/provenance.json", experiment=EXPERIMENTS),
         trials=expand("results/{experiment}/trials.csv", experiment=EXPERIMENTS),
         claims="data/published/claims.csv",
+        verdicts="results/claims/verdicts.csv",
         devices=sorted(glob.glob("config/devices/*.yaml")),
     output:
         macros="results/appendix/macros.tex",
