@@ -21,7 +21,7 @@ export PATH := $(BIN):$(PATH)
 all: paper
 
 paper: setup
-	snakemake --workflow-profile workflow/profiles/default $(SNAKEMAKE_FLAGS) results/paper.pdf $(PROFILE_FLAGS)
+	bash workflow/scripts/run_pipeline.sh --workflow-profile workflow/profiles/default $(SNAKEMAKE_FLAGS) results/paper.pdf $(PROFILE_FLAGS)
 	@echo "make: results/paper.pdf is up to date"
 
 setup: system venv native

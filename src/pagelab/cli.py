@@ -100,6 +100,15 @@ def cmd_state(args: argparse.Namespace) -> int:
             undone = state.restore()
         print(f"restored {len(undone)} change(s)" + (": " + ", ".join(undone) if undone else ""))
         return 0
+    if args.action == "recover":
+        # What `make` runs first: a run that was killed (kill -9, power loss) left its journal;
+        # when no other run holds the state lock, undo it before anything else happens.
+        with state.exclusive(wait=False):
+            pending = state.Journal().entries()
+            if pending:
+                undone = state.restore()
+                print(f"pagelab: restored {len(undone)} change(s) an interrupted run left: " + ", ".join(undone))
+        return 0
     print(json.dumps(state.show(), indent=2))
     return 0
 
@@ -135,7 +144,7 @@ def parser() -> argparse.ArgumentParser:
     t.set_defaults(func=cmd_trial)
 
     st = sub.add_parser("state", help="show the paging state, or restore what a run changed")
-    st.add_argument("action", choices=["show", "restore"])
+    st.add_argument("action", choices=["show", "restore", "recover"])
     st.set_defaults(func=cmd_state)
 
     td = sub.add_parser("tidy", help="one Parquet table of an experiment's trials, checked")
