@@ -60,7 +60,11 @@ def test_make_recovers_after_kill_minus_9(tmp_path_factory, env):
     assert any((repo / ".snakemake" / "locks").iterdir())
     mounts = open("/proc/mounts").read()
     assert str(repo) in mounts or str(repo.resolve()) in mounts
-    again = subprocess.run(cmd, cwd=repo, env=e, capture_output=True, text=True, timeout=900)
+    try:
+        again = subprocess.run(cmd, cwd=repo, env=e, capture_output=True, text=True, timeout=900)
+    finally:  # whatever happened, leave nothing behind
+        if _journal_kinds(journal):
+            state.restore(state.Journal(journal))
     assert again.returncode == 0, again.stdout[-2000:] + again.stderr[-3000:]
     assert "restored" in again.stdout + again.stderr
     assert "removing the lock an interrupted run left" in again.stderr
