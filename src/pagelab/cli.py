@@ -113,6 +113,21 @@ def cmd_state(args: argparse.Namespace) -> int:
     return 0
 
 
+def cmd_compare(args: argparse.Namespace) -> int:
+    """Two runs (results directories or recordings) side by side, Criterion-style."""
+    from pagelab import compare
+
+    rows = compare.compare(args.a, args.b, noise=args.noise)
+    text = compare.render(rows, args.format, str(args.a), str(args.b), args.noise)
+    if args.out:
+        from pagelab.records import write_text_atomic
+
+        write_text_atomic(args.out, text)
+    else:
+        sys.stdout.write(text)
+    return 0
+
+
 def cmd_paper(args: argparse.Namespace) -> int:
     from pagelab.paper import build
 
@@ -157,6 +172,15 @@ def parser() -> argparse.ArgumentParser:
     pv = sub.add_parser("provenance", help="print machine, git and disk facts")
     pv.add_argument("--path", default=".")
     pv.set_defaults(func=cmd_provenance)
+
+    cp = sub.add_parser("compare", help="two runs side by side: medians, ratio B/A with CI, same/faster/slower")
+    cp.add_argument("a", type=Path, help="the baseline: a results directory or a recording")
+    cp.add_argument("b", type=Path, help="the run to compare with it")
+    cp.add_argument("--format", choices=["text", "json", "tex"], default="text")
+    cp.add_argument("--noise", type=float, default=0.05,
+                    help="the noise band: a change needs the ratio's CI outside 1 +- this (default 0.05)")
+    cp.add_argument("--out", default=None, help="write here (atomically) instead of stdout")
+    cp.set_defaults(func=cmd_compare)
 
     pp = sub.add_parser("paper", help="build paper/main.tex with latexmk")
     pp.add_argument("--out", required=True)

@@ -119,8 +119,14 @@ def ratio_ci(
     rng = np.random.default_rng(seed)
     ix = rng.integers(0, x.size, size=(n_resamples, x.size))
     iy = rng.integers(0, y.size, size=(n_resamples, y.size))
+    def along_rows(sample: np.ndarray) -> np.ndarray:
+        try:  # numpy reductions (median, mean) take an axis: one vectorised call
+            return np.asarray(statistic(sample, axis=1), dtype=float)
+        except TypeError:
+            return np.apply_along_axis(statistic, 1, sample)
+
     with np.errstate(divide="ignore", invalid="ignore"):
-        boot = np.apply_along_axis(statistic, 1, x[ix]) / np.apply_along_axis(statistic, 1, y[iy])
+        boot = along_rows(x[ix]) / along_rows(y[iy])
     boot = boot[np.isfinite(boot)]
     alpha = (1 - level) / 2
     lo, hi = np.quantile(boot, [alpha, 1 - alpha])

@@ -1,0 +1,74 @@
+"""pagelab compare on two synthetic runs whose answers are known: a time that doubled is
+slower, a rate that doubled is faster, a count that moved is different, noise within the band
+is the same, and Holm's correction keeps a family of null metrics from crying change."""
+
+import json
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from pagelab import compare
+from pagelab.cli import main
+
+
+def write_run(d, rng, scale_time=1.0, scale_rate=1.0, shift_count=0, n=8):
+    rows = []
+    for i in range(n):
+        for arm in ("a", "b"):
+            rows.append({"trial_id": f"{arm}-r{i}", "order": len(rows), "warmup": False, "status": "ok",
+                         "valid": True, "invalid_reason": "", "arm": arm, "seed": i, "start": "s", "end": "e",
+                         "retouch_s": scale_time * rng.normal(1.0, 0.01),
+                         "pagein_mbps": scale_rate * rng.normal(100, 1),
+                         "pswpin": 1000 + shift_count + int(rng.integers(0, 3)),
+                         **{f"null{k}": rng.normal(10, 1) for k in range(20)}})
+    # An invalid trial is never compared.
+    rows.append({**rows[0], "trial_id": "a-bad", "valid": False, "invalid_reason": "evicted 1 %",
+                 "retouch_s": 1e6})
+    (d / "toy").mkdir(parents=True)
+    pd.DataFrame(rows).to_csv(d / "toy" / "trials.csv", index=False)
+    (d / "toy" / "config.json").write_text("{}")
+
+
+def test_known_changes_and_a_quiet_family(tmp_path):
+    rng = np.random.default_rng(7)
+    write_run(tmp_path / "A", rng)
+    write_run(tmp_path / "B", rng, scale_time=2.0, scale_rate=2.0, shift_count=500)
+    rows = {(r.configuration, r.metric): r for r in compare.compare(tmp_path / "A", tmp_path / "B")}
+    assert rows[("arm=a", "retouch_s")].word == "slower"
+    assert rows[("arm=a", "retouch_s")].ratio == pytest.approx(2.0, rel=0.05)
+    assert rows[("arm=a", "retouch_s")].n_a == 8  # the invalid trial is not counted
+    assert rows[("arm=b", "pagein_mbps")].word == "faster"
+    assert rows[("arm=a", "pswpin")].word == "different"
+    nulls = [r for (c, m), r in rows.items() if m.startswith("null")]
+    assert len(nulls) == 40 and all(r.word == "same" for r in nulls)
+    assert all(r.p_holm >= r.p for r in rows.values())
+
+
+def test_a_change_inside_the_noise_band_is_the_same(tmp_path):
+    rng = np.random.default_rng(3)
+    write_run(tmp_path / "A", rng, n=12)
+    write_run(tmp_path / "B", rng, scale_time=1.03, n=12)  # 3 %: significant, but inside 5 %
+    r = {(x.configuration, x.metric): x for x in compare.compare(tmp_path / "A", tmp_path / "B")}
+    assert r[("arm=a", "retouch_s")].p_holm < 0.05 and r[("arm=a", "retouch_s")].word == "same"
+    r = {(x.configuration, x.metric): x for x in compare.compare(tmp_path / "A", tmp_path / "B", noise=0.005)}
+    assert r[("arm=a", "retouch_s")].word == "slower"
+
+
+def test_cli_formats_and_errors(tmp_path, capsys):
+    rng = np.random.default_rng(1)
+    write_run(tmp_path / "A", rng)
+    write_run(tmp_path / "B", rng, scale_time=2.0)
+    assert main(["compare", str(tmp_path / "A"), str(tmp_path / "B"), "--format", "json"]) == 0
+    doc = json.loads(capsys.readouterr().out)
+    assert doc["noise"] == 0.05 and any(r["word"] == "slower" for r in doc["rows"])
+    assert main(["compare", str(tmp_path / "A"), str(tmp_path / "B"), "--format", "tex",
+                 "--out", str(tmp_path / "c.tex")]) == 0
+    assert "\\toprule" in (tmp_path / "c.tex").read_text()
+    assert main(["compare", str(tmp_path / "A"), str(tmp_path / "B")]) == 0
+    assert "slower" in capsys.readouterr().out
+    assert main(["compare", str(tmp_path / "A"), str(tmp_path / "nowhere")]) == 1
+    assert "not a directory" in capsys.readouterr().err
+    (tmp_path / "empty").mkdir()
+    assert main(["compare", str(tmp_path / "A"), str(tmp_path / "empty")]) == 1
+    assert "no experiment in common" in capsys.readouterr().err
