@@ -70,3 +70,30 @@ def copy_repo(dest: Path) -> Path:
         shutil.copy2(src, target)
     subprocess.run(["git", "init", "-q"], cwd=dest, check=True)
     return dest
+
+
+@pytest.fixture(scope="session")
+def recorded_results(tmp_path_factory) -> Path:
+    """Every experiment's notebook run once by papermill on the recorded quick run in
+    tests/data/ (a results directory as the pipeline would have written it); each
+    experiment's papermill exit status and output are kept in papermill.json."""
+    import json
+
+    from pagelab import config
+
+    out = tmp_path_factory.mktemp("recorded")
+    env = dict(os.environ)
+    env["PATH"] = f"{VENV_BIN}:{env.get('PATH', '')}"
+    for experiment in config.experiments():
+        data = REPO / "tests" / "data" / experiment
+        assert (data / "trials.csv").exists(), f"no recorded trials for {experiment} in tests/data"
+        dest = out / experiment
+        shutil.copytree(data, dest)
+        run = subprocess.run(
+            [str(VENV_BIN / "papermill"), "--cwd", str(REPO), "-k", "python3",
+             str(REPO / "notebooks" / f"{experiment}.ipynb"), str(dest / f"{experiment}.ipynb"),
+             "-p", "results_dir", str(dest), "-p", "profile", "quick"],
+            capture_output=True, text=True, env=env, timeout=600)
+        (dest / "papermill.json").write_text(json.dumps(
+            {"returncode": run.returncode, "output": run.stdout[-2000:] + run.stderr[-3000:]}))
+    return out

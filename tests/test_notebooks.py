@@ -1,32 +1,23 @@
 """Every experiment's notebook, executed by papermill on real trial records from a quick run
 (committed under tests/data/), produces its figure, table, macros and measurements; the
-macros compile as LaTeX definitions (letters-only names, no duplicates)."""
+macros compile as LaTeX definitions (letters-only names, no duplicates); and the verdicts
+judged from that recorded run are computed by the same rules as a live run's."""
 
 import json
 import re
-import shutil
-import subprocess
 
 import pytest
 
-from conftest import REPO, VENV_BIN
-from pagelab import config
+from pagelab import claims, config
 
 EXPERIMENTS = config.experiments()
 
 
 @pytest.mark.parametrize("experiment", EXPERIMENTS)
-def test_notebook_runs_on_recorded_trials(experiment, tmp_path, env):
-    data = REPO / "tests" / "data" / experiment
-    assert (data / "trials.csv").exists(), f"no recorded trials for {experiment} in tests/data"
-    out = tmp_path / experiment
-    shutil.copytree(data, out)
-    run = subprocess.run(
-        [str(VENV_BIN / "papermill"), "--cwd", str(REPO), "-k", "python3",
-         str(REPO / "notebooks" / f"{experiment}.ipynb"), str(out / f"{experiment}.ipynb"),
-         "-p", "results_dir", str(out), "-p", "profile", "quick"],
-        capture_output=True, text=True, env=env, timeout=600)
-    assert run.returncode == 0, run.stdout[-2000:] + run.stderr[-3000:]
+def test_notebook_runs_on_recorded_trials(experiment, recorded_results):
+    out = recorded_results / experiment
+    run = json.loads((out / "papermill.json").read_text())
+    assert run["returncode"] == 0, run["output"]
     for name in (f"{experiment}.pdf", f"{experiment}.png", "table.tex", "macros.tex", "measurements.json"):
         assert (out / name).stat().st_size > 0, name
     macros = (out / "macros.tex").read_text()
@@ -37,3 +28,21 @@ def test_notebook_runs_on_recorded_trials(experiment, tmp_path, env):
     measurements = json.loads((out / "measurements.json").read_text())
     assert all(k.startswith(experiment + ".") for k in measurements)
     assert measurements, "a recorded run that measured nothing"
+    for key, m in measurements.items():
+        assert "n" in m, f"{key}: every measurement says how many counted trials stand behind it"
+
+
+def test_every_claim_gets_a_verdict_from_the_recorded_run(recorded_results):
+    table = claims.verdicts(recorded_results, profile="quick").set_index("id")
+    assert set(table["verdict"]) <= set(claims.VERDICTS)
+    # Every claim the quick profile can judge has its measurement in the recorded run.
+    from pagelab.published import load_claims
+
+    judged = load_claims()
+    for c in judged.to_dict("records"):
+        if c["profiles"] == "all":
+            assert "not measured" not in table.loc[c["id"], "note"], (c["id"], table.loc[c["id"], "note"])
+    for cid in table.index[table["verdict"] == claims.REPRODUCED]:
+        r = table.loc[cid]
+        if r["value"] == r["value"]:  # a window claim: its point estimate lies inside the window
+            assert r["ci_low"] <= r["value"] <= r["ci_high"]

@@ -58,8 +58,21 @@ def test_paper_prints_the_access_time_the_notebook_fitted(built):
     import csv
     verdicts = list(csv.DictReader(open(built / "results/claims/verdicts.csv")))
     assert {v["id"] for v in verdicts} >= {"RB1", "CM1", "CM2", "SB2"}
+    from pagelab import claims as _claims
+
     for v in verdicts:
-        assert v["id"] in text and v["verdict"] in ("reproduced", "not reproduced", "not applicable here")
+        assert v["id"] in text and v["verdict"] in _claims.VERDICTS
+        if v["verdict"] == _claims.REPRODUCED and v["value"]:
+            assert float(v["ci_low"]) <= float(v["value"]) <= float(v["ci_high"])
+    tex = (built / "results/claims/verdicts.tex").read_text()
+    for col in ("Published", "Window", "Ours/Pub", "Verdict", "Note"):
+        assert col in tex
+    # The abstract's and the conclusion's counts are the table's.
+    import pandas as pd
+
+    expected = _claims.summary_sentence(pd.DataFrame(verdicts))
+    flat = " ".join(re.sub(r"-\s*\n\s*", "", text).split())
+    assert flat.count(expected.split(" (")[0]) >= 2, expected  # abstract, claims section, conclusion
     assert "??" not in text
     # The generated appendix states this machine's facts.
     import platform
@@ -133,3 +146,21 @@ def test_standby_ran_or_says_why(built):
     assert by_arm["zswpin_retouch"].min()["zswap"] > 0
     m = json.loads((r / "measurements.json").read_text())
     assert m["standby.own.trim_only.pswpin_pages"]["value"] == 0
+
+
+def test_verdicts_are_stable_against_the_recorded_quick_run(built, recorded_results):
+    """The same rules judge this run and the quick run recorded in tests/data. A claim that is
+    reproduced in one and not reproduced in the other is a defect of its window, statistic or
+    trial validity; every other difference is reported."""
+    import pandas as pd
+
+    from pagelab import claims
+
+    live = pd.read_csv(built / "results/claims/verdicts.csv", keep_default_na=False).set_index("id")
+    rec = claims.verdicts(recorded_results, profile="quick").set_index("id")
+    diffs = [(cid, rec.loc[cid, "verdict"], live.loc[cid, "verdict"]) for cid in live.index
+             if rec.loc[cid, "verdict"] != live.loc[cid, "verdict"]]
+    for cid, a, b in diffs:
+        print(f"verdict differs: {cid}: recorded run {a!r}, this run {b!r}")
+    flips = [d for d in diffs if {d[1], d[2]} == {claims.REPRODUCED, claims.NOT_REPRODUCED}]
+    assert not flips, f"verdicts that flip between two runs of the same configuration: {flips}"

@@ -119,11 +119,13 @@ def judge(claim: dict[str, str], measurements: dict[str, dict[str, Any]], skippe
         below = all(cis[i][1] < cis[i + 1][0] for i in range(len(cis) - 1))
         above = any(cis[i][0] > cis[i + 1][1] for i in range(len(cis) - 1))
         if few:
-            return {**row, "verdict": INCONCLUSIVE, "note": f"{min(few)} counted trials, the {profile} profile needs {need}"}
+            return {**row, "verdict": INCONCLUSIVE,
+                    "note": f"{min(few)} counted trials, the {profile} profile needs {need}"}
         if below:
             return {**row, "verdict": REPRODUCED}
         if above:
-            return {**row, "verdict": NOT_REPRODUCED, "note": "an interval lies wholly above the next: the order is reversed"}
+            return {**row, "verdict": NOT_REPRODUCED,
+                    "note": "an interval lies wholly above the next: the order is reversed"}
         return {**row, "verdict": INCONCLUSIVE, "note": "neighbouring intervals overlap"}
     m = ms[0]
     lo, hi = _ci(m)
