@@ -2,6 +2,8 @@
 # default profile on this machine; `make test` sets up the same way and runs every test.
 #   make PROFILE=full      the paper as it is meant to be built (longer)
 #   make PROFILE=seed      readyboost at the seed article's own scale (3 GiB of "RAM": hours)
+#   make PROFILE=recorded  the paper from a recorded reference run (RECORDING=<machine>/<profile>),
+#                          without root and without running a trial
 #   make setup             only the set-up (Debian packages, venv, native tools)
 #   make bench             native tools against their peers, side by side (prints a table)
 #   make clean             remove results/ and build outputs (keeps the venv)
@@ -12,8 +14,14 @@ BIN := $(abspath $(VENV)/bin)
 STAMP := $(VENV)/.installed-from-lock
 PROFILE ?=
 SNAKEMAKE_FLAGS ?=
+# The recorded run that `make PROFILE=recorded` rebuilds the paper from (data/recorded/<this>).
+RECORDING ?= xeon-2c-linux6.18-virtio/quick
 # --config takes every following word as name=value, so it comes after the target.
+ifeq ($(strip $(PROFILE)),recorded)
+PROFILE_FLAGS := --config recording=$(RECORDING)
+else
 PROFILE_FLAGS := $(if $(strip $(PROFILE)),--config profile=$(PROFILE))
+endif
 export PATH := $(BIN):$(PATH)
 
 .PHONY: all paper setup system venv native test bench clean distclean

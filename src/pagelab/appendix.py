@@ -93,6 +93,7 @@ def write(results: Path | str, out_dir: Path | str, experiments: list[str], prof
         "AppendixVirt": escape(virtualisation()),
         "AppendixProfile": profile,
         "AppendixClaimsCommit": escape(claims_commit()),
+        "AppendixDataSource": escape(data_source(results)),
     }
     from pagelab.latex import write_macros
 
@@ -127,6 +128,17 @@ def write(results: Path | str, out_dir: Path | str, experiments: list[str], prof
         "n": [escape(n_by_claim.get(c) or "--") for c in claims["id"]],
     }), column_format="llll")
 
+
+
+def data_source(results: Path) -> str:
+    """Which machine and commit the paper's data came from, in words."""
+    from pagelab.recording import source
+
+    src = source(results)
+    if src["recorded"] == "yes":
+        return (f"data recorded on the reference machine {src['machine']} at commit {src['commit']}, "
+                "rebuilt here without running a trial")
+    return f"data measured on this machine ({src['machine']}) at commit {src['commit']}"
 
 
 def claims_commit() -> str:

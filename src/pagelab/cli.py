@@ -47,9 +47,23 @@ def cmd_trial(args: argparse.Namespace) -> int:
     if args.experiment not in _config.experiments():
         raise _config.ConfigError(f"no experiment named {args.experiment!r}")
     block = json.loads(Path(args.config).read_text())
+    if block.get("recording"):  # make PROFILE=recorded: the recorded run, not a new one
+        from pagelab.recording import replay
+
+        replay(block["recording"], args.experiment, Path(args.outdir))
+        print(f"pagelab: {args.experiment}: replayed from {block['recording']}")
+        return 0
     scratch = Path(block.pop("scratch_dir", "scratch"))
     module = importlib.import_module(f"pagelab.experiments.{args.experiment}")
     module.run(block, Path(args.outdir), scratch)
+    return 0
+
+
+def cmd_record(args: argparse.Namespace) -> int:
+    from pagelab.recording import record
+
+    dest = record(args.results, args.machine, _config.experiments())
+    print(f"pagelab: recorded {args.results} as {dest}")
     return 0
 
 
@@ -173,6 +187,11 @@ def parser() -> argparse.ArgumentParser:
     pv.add_argument("--path", default=".")
     pv.set_defaults(func=cmd_provenance)
 
+    rc = sub.add_parser("record", help="keep a finished, clean run in data/recorded/<machine>/<profile>/")
+    rc.add_argument("results", type=Path, help="the results directory of a complete run")
+    rc.add_argument("machine", help="a short slug naming the machine (e.g. xeon-2c-linux6.18-virtio)")
+    rc.set_defaults(func=cmd_record)
+
     cp = sub.add_parser("compare", help="two runs side by side: medians, ratio B/A with CI, same/faster/slower")
     cp.add_argument("a", type=Path, help="the baseline: a results directory or a recording")
     cp.add_argument("b", type=Path, help="the run to compare with it")
@@ -195,7 +214,7 @@ def main(argv: list[str] | None = None) -> int:
     except _config.ConfigError as exc:
         print(f"pagelab: config: {exc}", file=sys.stderr)
         return 2
-    except (OSError, RuntimeError, ValueError) as exc:
+    except (OSError, RuntimeError, ValueError) as exc:  # RecordingError is a ValueError
         print(f"pagelab: {exc}", file=sys.stderr)
         return 1
 

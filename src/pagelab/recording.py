@@ -1,0 +1,168 @@
+"""Reference runs kept in the repository: data/recorded/<machine>/<profile>/<experiment>/.
+
+`pagelab record RESULTS_DIR MACHINE` copies a finished, clean run there: per experiment its
+resolved configuration, provenance, trials.csv, stopping decisions, the device models' own
+predictions where the experiment wrote them, its skip reason if it was skipped, and every
+trial record (trials.jsonl.gz, one JSON record per line). It refuses a run that is incomplete
+(an experiment without trials, records, provenance or measurements, or whose checks failed) or
+that was measured from a working tree with uncommitted changes, and a recording that would
+push data/recorded/ past its size limit.
+
+`replay(recording, outdir)` puts a recorded experiment back into a results directory exactly
+as its trial rule would have left it, so the notebooks, verdicts and paper are rebuilt from
+it without root, FUSE or any trial (make PROFILE=recorded).
+"""
+
+from __future__ import annotations
+
+import gzip
+import json
+import re
+import shutil
+from pathlib import Path
+from typing import Any
+
+from pagelab.paths import root
+from pagelab.records import read_record, write_json_atomic, write_text_atomic
+
+FILES = ["config.json", "provenance.json", "trials.csv", "stopping.json", "skipped.txt", "modelled.json",
+         "modelled_spans.json"]
+REQUIRED = ["config.json", "provenance.json", "trials.csv"]
+LIMIT_BYTES = 20 << 20
+
+
+class RecordingError(ValueError):
+    pass
+
+
+def recorded_dir() -> Path:
+    return root() / "data" / "recorded"
+
+
+def machine_slug(prov: dict[str, Any]) -> str:
+    """A short name for the machine a run came from: CPU vendor/family, cores, kernel, disk kind
+    (e.g. 'xeon-2c-linux6.18-virtio')."""
+    m = prov.get("machine", {})
+    cpu = str(m.get("cpu_model", "cpu")).lower()
+    word = next((w for w in ("epyc", "xeon", "ryzen", "core", "apple", "neoverse", "arm") if w in cpu),
+                re.sub(r"[^a-z0-9]", "", cpu.split()[0] if cpu.split() else "cpu"))
+    kernel = ".".join(str(m.get("kernel", "unknown")).split(".")[:2])
+    disk = prov.get("disk", {})
+    kind = ("virtio" if str(disk.get("disk", "")).startswith("vd") else
+            "nvme" if str(disk.get("disk", "")).startswith("nvme") else
+            "hdd" if disk.get("rotational") else "ssd" if disk else "disk")
+    return f"{word}-{m.get('cpus', '?')}c-linux{kernel}-{kind}"
+
+
+def _size(path: Path) -> int:
+    return sum(p.stat().st_size for p in path.rglob("*") if p.is_file()) if path.exists() else 0
+
+
+def record(results_dir: Path | str, machine: str, experiments: list[str], dest_root: Path | None = None) -> Path:
+    """Copy a finished run into dest_root/<machine>/<profile>/; returns that directory."""
+    results_dir = Path(results_dir)
+    dest_root = dest_root or recorded_dir()
+    if not re.fullmatch(r"[a-z0-9][a-z0-9.-]{0,40}", machine):
+        raise RecordingError(f"machine name {machine!r}: use a short slug of a-z, 0-9, '.', '-'")
+    problems, profiles = [], set()
+    for exp in experiments:
+        d = results_dir / exp
+        missing = [f for f in REQUIRED if not (d / f).exists()]
+        if missing:
+            problems.append(f"{exp}: no {', '.join(missing)}")
+            continue
+        skipped = (d / "skipped.txt").exists()
+        if not skipped:
+            if not (d / "trials").is_dir() or not any((d / "trials").glob("*.json")):
+                problems.append(f"{exp}: no trial records in {d / 'trials'}")
+            if not (d / "measurements.json").exists():
+                problems.append(f"{exp}: no measurements.json (the notebook did not run)")
+            check = d / "check.txt"
+            if check.exists() and check.read_text().strip() != "ok":
+                problems.append(f"{exp}: its checks failed ({check.read_text().strip()})")
+        prov = json.loads((d / "provenance.json").read_text())
+        if prov.get("git", {}).get("dirty"):
+            problems.append(f"{exp}: measured from a working tree with uncommitted changes "
+                            f"(commit {str(prov['git'].get('commit'))[:10]}+dirty)")
+        profiles.add(json.loads((d / "config.json").read_text()).get("profile", "?"))
+    if problems:
+        raise RecordingError(f"{results_dir} is not a complete, clean run: " + "; ".join(problems))
+    if len(profiles) != 1:
+        raise RecordingError(f"{results_dir}: experiments of different profiles ({', '.join(sorted(profiles))})")
+    profile = profiles.pop()
+    dest = dest_root / machine / profile
+    staging = dest.with_name(f".{dest.name}.staging")
+    shutil.rmtree(staging, ignore_errors=True)
+    for exp in experiments:
+        src, out = results_dir / exp, staging / exp
+        out.mkdir(parents=True)
+        for f in FILES:
+            if (src / f).exists():
+                shutil.copyfile(src / f, out / f)
+        recs = sorted((src / "trials").glob("*.json")) if (src / "trials").is_dir() else []
+        if recs:
+            with gzip.open(out / "trials.jsonl.gz", "wt", compresslevel=9) as fh:
+                for p in recs:
+                    fh.write(json.dumps(read_record(p), sort_keys=True) + "\n")
+    total = _size(dest_root) - _size(dest) + _size(staging)
+    if total > LIMIT_BYTES:
+        shutil.rmtree(staging)
+        raise RecordingError(f"data/recorded would hold {total / 2**20:.1f} MiB, over its {LIMIT_BYTES >> 20} MiB limit")
+    write_text_atomic(staging / "README.txt", f"A {profile} run recorded from {results_dir} on machine {machine}.\n")
+    old = dest.with_name(f".{dest.name}.old")
+    shutil.rmtree(old, ignore_errors=True)
+    if dest.exists():
+        dest.rename(old)
+    staging.rename(dest)
+    shutil.rmtree(old, ignore_errors=True)
+    return dest
+
+
+def resolve(name: str) -> Path:
+    """A recording by name ('<machine>/<profile>') or path."""
+    p = Path(name)
+    for cand in (p, recorded_dir() / name):
+        if (cand.is_dir() and any(cand.glob("*/config.json"))):
+            return cand.resolve()
+    known = sorted(str(d.relative_to(recorded_dir())) for d in recorded_dir().glob("*/*") if d.is_dir()) \
+        if recorded_dir().exists() else []
+    raise RecordingError(f"no recording {name!r}; recorded: {', '.join(known) or 'none'}")
+
+
+def replay(recording: Path | str, experiment: str, outdir: Path | str) -> None:
+    """Put a recorded experiment into outdir as its trial rule would have left it."""
+    src, outdir = Path(recording) / experiment, Path(outdir)
+    if not (src / "trials.csv").exists():
+        raise RecordingError(f"{src}: the recording has no {experiment} run")
+    outdir.mkdir(parents=True, exist_ok=True)
+    for f in FILES:
+        if f in ("config.json", "provenance.json"):
+            continue  # config.json is the rule's own input; provenance is stamped below
+        target = outdir / f
+        if (src / f).exists():
+            tmp = target.with_name(f".{f}.tmp")
+            shutil.copyfile(src / f, tmp)
+            tmp.replace(target)
+        elif f == "skipped.txt":
+            target.unlink(missing_ok=True)
+    prov = json.loads((src / "provenance.json").read_text())
+    prov["recorded_machine"] = Path(recording).resolve().parent.name
+    prov["recording"] = str(Path(recording).resolve().relative_to(root())) \
+        if Path(recording).resolve().is_relative_to(root()) else str(recording)
+    write_json_atomic(outdir / "provenance.json", prov)
+    if (src / "trials.jsonl.gz").exists():
+        with gzip.open(src / "trials.jsonl.gz", "rt") as fh:
+            for line in fh:
+                rec = json.loads(line)
+                write_json_atomic(outdir / "trials" / f"{rec['trial_id']}.json", rec)
+
+
+def source(results_dir: Path | str) -> dict[str, str]:
+    """Which machine and commit a results directory's data came from (for the paper)."""
+    for prov_path in sorted(Path(results_dir).glob("*/provenance.json")):
+        prov = json.loads(prov_path.read_text())
+        git = prov.get("git", {})
+        return {"machine": prov.get("recorded_machine") or machine_slug(prov),
+                "commit": str(git.get("commit", "unknown"))[:10] + ("+dirty" if git.get("dirty") else ""),
+                "recorded": "yes" if prov.get("recorded_machine") else "no"}
+    return {"machine": "unknown", "commit": "unknown", "recorded": "no"}

@@ -1,0 +1,81 @@
+"""pagelab record and the replay behind make PROFILE=recorded, on a small complete run built
+here: what is kept, what is refused (incomplete, dirty, too large), and that a replay leaves a
+results directory exactly as the trial rule would have, stamped with where it came from."""
+
+import gzip
+import json
+
+import pytest
+
+from pagelab import recording
+from pagelab.cli import main
+
+
+def make_run(d, experiments=("alpha", "beta"), dirty=False, profile="quick"):
+    for exp in experiments:
+        e = d / exp
+        (e / "trials").mkdir(parents=True)
+        prov = {"git": {"commit": "0123456789abcdef", "dirty": dirty}, "config_hash": "h",
+                "machine": {"cpu_model": "Intel(R) Xeon(R) CPU", "cpus": 2, "kernel": "6.18.0-x"},
+                "disk": {"disk": "vda", "rotational": False}}
+        (e / "config.json").write_text(json.dumps({"profile": profile, "rng_seed": 1}))
+        (e / "provenance.json").write_text(json.dumps(prov))
+        (e / "trials.csv").write_text("trial_id,order,warmup,status,valid,invalid_reason,arm,x\n"
+                                      "a-r00,0,False,ok,True,,a,1.5\n")
+        rec = {"trial_id": "a-r00", "experiment": exp, "status": "ok", "provenance": prov, "start": "s",
+               "end": "e", "result": {"x": 1.5}, "params": {"arm": "a"}, "warmup": False, "order": 0}
+        (e / "trials" / "a-r00.json").write_text(json.dumps(rec))
+        (e / "measurements.json").write_text(json.dumps({f"{exp}.a.x": {"value": 1.5, "n": 1}}))
+        (e / "check.txt").write_text("ok\n")
+
+
+def test_record_then_replay_round_trip(tmp_path):
+    make_run(tmp_path / "results")
+    dest = recording.record(tmp_path / "results", "xeon-2c", ["alpha", "beta"], dest_root=tmp_path / "rec")
+    assert dest == tmp_path / "rec" / "xeon-2c" / "quick"
+    assert sorted(p.name for p in (dest / "alpha").iterdir()) == [
+        "config.json", "provenance.json", "trials.csv", "trials.jsonl.gz"]
+    with gzip.open(dest / "alpha" / "trials.jsonl.gz", "rt") as fh:
+        assert json.loads(fh.readline())["result"] == {"x": 1.5}
+    out = tmp_path / "replayed" / "alpha"
+    recording.replay(dest, "alpha", out)
+    assert (out / "trials.csv").read_text() == (tmp_path / "results/alpha/trials.csv").read_text()
+    assert json.loads((out / "trials" / "a-r00.json").read_text())["result"] == {"x": 1.5}
+    prov = json.loads((out / "provenance.json").read_text())
+    assert prov["recorded_machine"] == "xeon-2c" and prov["git"]["commit"] == "0123456789abcdef"
+    src = recording.source(tmp_path / "replayed")
+    assert src == {"machine": "xeon-2c", "commit": "0123456789", "recorded": "yes"}
+    # Recording again replaces the old recording as a whole.
+    recording.record(tmp_path / "results", "xeon-2c", ["alpha"], dest_root=tmp_path / "rec")
+    assert not (dest / "beta").exists()
+
+
+def test_refuses_incomplete_dirty_and_oversized_runs(tmp_path, monkeypatch):
+    make_run(tmp_path / "dirty", dirty=True)
+    with pytest.raises(recording.RecordingError, match="uncommitted changes"):
+        recording.record(tmp_path / "dirty", "m", ["alpha"], dest_root=tmp_path / "rec")
+    make_run(tmp_path / "r")
+    (tmp_path / "r/beta/measurements.json").unlink()
+    (tmp_path / "r/alpha/check.txt").write_text("1 counted trial(s) not ok\n")
+    with pytest.raises(recording.RecordingError) as err:
+        recording.record(tmp_path / "r", "m", ["alpha", "beta", "gamma"], dest_root=tmp_path / "rec")
+    msg = str(err.value)
+    assert "beta: no measurements.json" in msg and "alpha: its checks failed" in msg and "gamma: no config.json" in msg
+    make_run(tmp_path / "ok")
+    monkeypatch.setattr(recording, "LIMIT_BYTES", 100)
+    with pytest.raises(recording.RecordingError, match="over its 0 MiB limit"):
+        recording.record(tmp_path / "ok", "m", ["alpha"], dest_root=tmp_path / "rec")
+    assert not (tmp_path / "rec" / "m" / "quick").exists()  # nothing half-written
+    with pytest.raises(recording.RecordingError, match="slug"):
+        recording.record(tmp_path / "ok", "Bad Name!", ["alpha"], dest_root=tmp_path / "rec")
+
+
+def test_cli_record_names_the_problem(tmp_path, capsys):
+    assert main(["record", str(tmp_path / "nothing"), "m"]) == 1
+    assert "not a complete, clean run" in capsys.readouterr().err
+
+
+def test_machine_slug():
+    prov = {"machine": {"cpu_model": "AMD EPYC 7B13", "cpus": 8, "kernel": "6.1.0-18-amd64"},
+            "disk": {"disk": "nvme0n1", "rotational": False}}
+    assert recording.machine_slug(prov) == "epyc-8c-linux6.1-nvme"
