@@ -107,7 +107,8 @@ def record(results_dir: Path | str, machine: str, experiments: list[str], dest_r
     total = _size(dest_root) - _size(dest) + _size(staging)
     if total > LIMIT_BYTES:
         shutil.rmtree(staging)
-        raise RecordingError(f"data/recorded would hold {total / 2**20:.1f} MiB, over its {LIMIT_BYTES >> 20} MiB limit")
+        raise RecordingError(f"data/recorded would hold {total / 2**20:.1f} MiB, "
+                             f"over its {LIMIT_BYTES >> 20} MiB limit")
     write_text_atomic(staging / "README.txt", f"A {profile} run recorded from {results_dir} on machine {machine}.\n")
     old = dest.with_name(f".{dest.name}.old")
     shutil.rmtree(old, ignore_errors=True)
