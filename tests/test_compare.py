@@ -72,3 +72,18 @@ def test_cli_formats_and_errors(tmp_path, capsys):
     (tmp_path / "empty").mkdir()
     assert main(["compare", str(tmp_path / "A"), str(tmp_path / "empty")]) == 1
     assert "no experiment in common" in capsys.readouterr().err
+
+
+def test_one_measurement_scaled_by_one_and_a_half_is_the_only_change_at_five_trials(tmp_path):
+    rng = np.random.default_rng(11)
+    write_run(tmp_path / "A", rng, n=5)
+    frame = pd.read_csv(tmp_path / "A/toy/trials.csv")
+    (tmp_path / "B/toy").mkdir(parents=True)
+    (tmp_path / "B/toy/config.json").write_text("{}")
+    scaled = frame.copy()
+    scaled.loc[scaled["arm"] == "b", "null3"] *= 1.5
+    scaled.to_csv(tmp_path / "B/toy/trials.csv", index=False)
+    rows = compare.compare(tmp_path / "A", tmp_path / "B")
+    changed = [(r.configuration, r.metric, r.word) for r in rows if r.word != "same"]
+    assert changed == [("arm=b", "null3", "different")]
+    assert all(r.word == "same" for r in compare.compare(tmp_path / "A", tmp_path / "A"))
