@@ -77,7 +77,7 @@ def test_help_lists_every_option(iobench: Path) -> None:
     assert done.stdout.startswith("usage: iobench job --file F")
     for option in ["--file", "--rw", "--bs", "--direct", "--size", "--runtime", "--count",
                    "--ramp", "--seed", "--span", "--offset", "--lat-log", "--output-format",
-                   "--name", "--engine", "--qd", "--keep-cache"]:
+                   "--name", "--engine", "--qd", "--keep-cache", "--data-file"]:
         assert f"\n  {option} " in done.stdout or f"\n  {option}\n" in done.stdout, option
 
 
@@ -100,6 +100,8 @@ def test_help_lists_every_option(iobench: Path) -> None:
         (["--rw", "randread", "--bs", "4K", "--qd", "0", "--engine", "io_uring"], "--qd"),
         (["--rw", "randread", "--bs", "4K", "--qd", "5000", "--engine", "io_uring"], "--qd"),
         (["--rw", "randread", "--bs", "4K", "--engine", "libaio"], "--engine"),
+        (["--rw", "read", "--bs", "4K", "--data-file", "/etc/hostname"], "--data-file"),
+        (["--rw", "write", "--bs", "4K", "--data-file", "/no/such/corpus"], "--data-file"),
     ],
 )
 def test_bad_arguments_exit_2_naming_the_problem(
@@ -119,6 +121,34 @@ def test_missing_file_is_a_usage_error(iobench: Path, scratch: Path) -> None:
     assert done.returncode == 2
     assert f"iobench: --file {missing}: No such file or directory" in done.stderr
     assert not missing.exists()
+
+
+@pytest.mark.parametrize("extra", [[], ["--engine", "io_uring", "--qd", "4"]])
+def test_data_file_is_what_the_writes_carry(iobench: Path, scratch: Path, extra: list[str]) -> None:
+    """--data-file: the IO at offset o writes the corpus from (o - offset) mod its length
+    (rounded down to whole blocks), so a sequential pass writes the corpus in order and
+    wraps; the report names the file and the bytes used. A fill pattern would not do for a
+    compressed store: its speed depends on the data."""
+    corpus = scratch / f"corpus-{len(extra)}"
+    corpus.write_bytes(b"".join(f"line {i} of a text that compresses\n".encode() for i in range(9000)))
+    out = scratch / f"written-{len(extra)}"
+    report = job_json(iobench, "--file", out, "--size", "1M", "--rw", "write", "--bs", "64K",
+                      "--count", 16, "--direct", "--data-file", corpus, *extra)
+    used = corpus.stat().st_size // (64 * 1024) * 64 * 1024
+    options = report["jobs"][0]["job options"]
+    assert (options["data_file"], options["data_bytes"]) == (str(corpus), str(used))
+    assert report["jobs"][0]["write"]["io_bytes"] == 1 * MiB
+    data, written = corpus.read_bytes()[:used], out.read_bytes()
+    assert all(written[o:o + 65536] == data[o % used:o % used + 65536] for o in range(0, MiB, 65536))
+    assert written[:used] == data  # in order, from the start
+
+
+def test_data_file_smaller_than_a_block_is_a_usage_error(iobench: Path, scratch: Path) -> None:
+    tiny = scratch / "tiny-corpus"
+    tiny.write_bytes(b"x" * 100)
+    done = job(iobench, "--file", scratch / "unused", "--size", "1M", "--rw", "write", "--bs", "4K",
+               "--count", 1, "--data-file", tiny)
+    assert done.returncode == 2 and "fewer than --bs 4096 bytes" in done.stderr, done.stderr
 
 
 def test_io_error_exits_1_with_the_reason(iobench: Path, scratch: Path) -> None:

@@ -18,6 +18,13 @@
  * the same offset sequence on any machine and at any queue depth (at depth
  * above 1 they complete in a different order). The file's fill data uses a
  * separate stream.
+ *
+ * Data written: random bytes (incompressible), or with --data-file the bytes
+ * of that file, read into memory before the job starts: the IO at offset o
+ * writes the file's bytes from (o - --offset) mod its length, so a
+ * sequential pass over a span no longer than the file writes it once, in
+ * order. For stores whose speed depends on the data (a compressed block
+ * device such as zram), fill patterns compress unrealistically well.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -59,7 +66,10 @@ static const char description[] =
 	"The --lat-log has one line per measured IO:\n"
 	"  t_ns_since_start,offset,bytes,latency_ns,op\n"
 	"in completion order, where t is the completion time since the job started\n"
-	"(ramp included) and latency is the completion latency (clat) in ns.";
+	"(ramp included) and latency is the completion latency (clat) in ns.\n"
+	"--data-file makes write jobs write that file's bytes (read into memory\n"
+	"first; the IO at offset o writes the file's bytes from (o - offset) mod its\n"
+	"length, rounded down to a whole number of --bs) instead of random bytes.";
 
 static bool is_random(const struct job_spec *spec)
 {
@@ -99,6 +109,8 @@ static int check_options(struct cli *cli, struct job_spec *spec)
 	if (spec->qd > spec->engine->max_depth)
 		return usage_error(cli, "--qd %llu needs --engine io_uring (--engine %s does one IO at a time)",
 				   (unsigned long long)spec->qd, spec->engine->name);
+	if (spec->data_file && job_dir(spec) != IO_WRITE)
+		return usage_error(cli, "--data-file is for write jobs (--rw write or randwrite)");
 	if (opts_find(cli, "span")->given && spec->span < spec->bs)
 		return usage_error(cli, "--span %llu is smaller than --bs %llu",
 				   (unsigned long long)spec->span, (unsigned long long)spec->bs);
@@ -232,6 +244,57 @@ fail:
 	return -1;
 }
 
+/*
+ * Reads up to spec->span bytes of --data-file into aligned memory (O_DIRECT
+ * writes need aligned buffers) and keeps a whole number of --bs of them.
+ * Returns 0 and the buffer in *data, or the exit status.
+ */
+static int load_data_file(struct cli *cli, struct job_spec *spec, char **data)
+{
+	int fd = open(spec->data_file, O_RDONLY | O_CLOEXEC);
+	uint64_t have = 0, want, got = 0;
+	void *buf = NULL;
+	int err;
+
+	if (fd < 0)
+		return usage_error(cli, "--data-file %s: %s", spec->data_file, strerror(errno));
+	err = file_size_of(fd, &have);
+	if (err) {
+		close(fd);
+		return runtime_error("--data-file %s: %s", spec->data_file, strerror(-err));
+	}
+	want = have < spec->span ? have : spec->span;
+	want -= want % spec->bs;
+	if (want == 0) {
+		close(fd);
+		return usage_error(cli, "--data-file %s has fewer than --bs %llu bytes",
+				   spec->data_file, (unsigned long long)spec->bs);
+	}
+	if (posix_memalign(&buf, DIRECT_ALIGN, want)) {
+		close(fd);
+		return runtime_error("cannot allocate %llu bytes for --data-file",
+				     (unsigned long long)want);
+	}
+	while (got < want) {
+		ssize_t n = pread(fd, (char *)buf + got, want - got, (off_t)got);
+
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n <= 0) {
+			err = n < 0 ? errno : EIO;
+			free(buf);
+			close(fd);
+			return runtime_error("reading --data-file %s: %s", spec->data_file,
+					     strerror(err));
+		}
+		got += (uint64_t)n;
+	}
+	close(fd);
+	spec->data_bytes = want;
+	*data = buf;
+	return 0;
+}
+
 static uint64_t timeval_ns(struct timeval tv)
 {
 	return (uint64_t)tv.tv_sec * NS_PER_SEC + (uint64_t)tv.tv_usec * NS_PER_US;
@@ -329,7 +392,8 @@ static int alloc_slots(const struct job_spec *spec, struct job_slots *slots)
 	return 0;
 }
 
-static int run_job(const struct job_spec *spec, int fd, FILE *lat_log, struct job_result *res)
+static int run_job(const struct job_spec *spec, const char *data, int fd, FILE *lat_log,
+		   struct job_result *res)
 {
 	enum io_dir dir = job_dir(spec);
 	struct dir_stats *stats = &res->dir[dir];
@@ -374,6 +438,8 @@ static int run_job(const struct job_spec *spec, int fd, FILE *lat_log, struct jo
 			struct io_unit *io = slots.free[--slots.nfree];
 
 			io->offset = next_offset(spec, &rng, &next_block);
+			if (data)   /* aligned: data_bytes and offset - spec->offset are multiples of bs */
+				io->buf = (char *)data + (io->offset - spec->offset) % spec->data_bytes;
 			io->t_start = now;
 			io->measured = measuring;
 			issued_measured += measuring;
@@ -473,6 +539,8 @@ int job_command(int argc, char **argv)
 		  .help = "bytes to spread IO over (default: the rest of the file after --offset)" },
 		{ .name = "offset", .kind = OPT_SIZE, .dest = &spec.offset, .default_text = "0",
 		  .help = "where the region starts" },
+		{ .name = "data-file", .kind = OPT_STRING, .dest = &spec.data_file, .metavar = "FILE",
+		  .help = "write jobs write this file's bytes (cyclically) instead of random data" },
 		{ .name = "lat-log", .kind = OPT_STRING, .dest = &spec.lat_log, .metavar = "FILE",
 		  .help = "log every measured IO to FILE" },
 		opt_output_format(&spec.output_format, "json", "what to print on stdout"),
@@ -487,6 +555,7 @@ int job_command(int argc, char **argv)
 	};
 	struct job_result *res = NULL;
 	FILE *lat_log = NULL;
+	char *data = NULL;
 	int status, fd;
 
 	status = opts_parse_status(&cli, argc, argv);
@@ -499,6 +568,11 @@ int job_command(int argc, char **argv)
 	if (fd < 0)
 		return status;
 
+	if (spec.data_file) {
+		status = load_data_file(&cli, &spec, &data);
+		if (status)
+			goto out;
+	}
 	res = calloc(1, sizeof(*res));
 	if (!res) {
 		status = runtime_error("out of memory");
@@ -517,7 +591,7 @@ int job_command(int argc, char **argv)
 		setvbuf(lat_log, NULL, _IOFBF, 1 << 20);
 	}
 
-	status = run_job(&spec, fd, lat_log, res);
+	status = run_job(&spec, data, fd, lat_log, res);
 	if (lat_log && fclose(lat_log) && !status)
 		status = runtime_error("writing %s: %s", spec.lat_log, strerror(errno));
 	lat_log = NULL;
@@ -534,6 +608,7 @@ out:
 	if (lat_log)
 		fclose(lat_log);
 	free(res);
+	free(data);
 	close(fd);
 	return status;
 }

@@ -38,6 +38,8 @@ struct job_spec {
 	const struct io_engine *engine;
 	uint64_t qd;            /* queue depth (fio's iodepth) */
 	bool keep_cache;        /* do not drop the file's cached pages first */
+	const char *data_file;  /* --data-file: what write jobs write, or NULL */
+	uint64_t data_bytes;    /* bytes of it used (a multiple of bs), once loaded */
 };
 
 struct dir_stats {

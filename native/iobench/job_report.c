@@ -67,6 +67,10 @@ static void json_job_options(struct json *j, const struct job_spec *spec)
 	json_kv_decimal(j, "count", spec->count);
 	opts_format_duration(spec->ramp_ns, text, sizeof(text));
 	json_kv_string(j, "ramp", text);
+	if (spec->data_file) {   /* not fio's: what the writes carried */
+		json_kv_string(j, "data_file", spec->data_file);
+		json_kv_decimal(j, "data_bytes", spec->data_bytes);
+	}
 	json_object_end(j);
 }
 

@@ -55,9 +55,11 @@ def iobench_job_cmd(
     seed: int | None = None,
     size: int | None = None,
     span: int | None = None,
+    data_file: Path | str | None = None,
     binary: Path | str | None = None,
 ) -> list[str]:
-    """The exact iobench command line for one job (recorded with every trial)."""
+    """The exact iobench command line for one job (recorded with every trial). With
+    `data_file`, a write job writes that file's bytes instead of random ones."""
     cmd = [str(binary or tool_path("iobench")), "job", "--file", str(file), "--rw", rw, "--bs", str(bs)]
     if direct:
         cmd.append("--direct")
@@ -71,6 +73,8 @@ def iobench_job_cmd(
         cmd += ["--seed", str(seed)]
     if span is not None:
         cmd += ["--span", str(span)]
+    if data_file is not None:
+        cmd += ["--data-file", str(data_file)]
     cmd += ["--output-format", "json"]
     return cmd
 
