@@ -9,7 +9,6 @@ Not for: changing anything (state.py does that).
 
 from __future__ import annotations
 
-import json
 import resource
 import threading
 import time
@@ -89,14 +88,6 @@ def psi() -> dict[str, float]:
 
 def memcg_stat(cgroup_dir: Path | str) -> dict[str, float]:
     return _kv_file(Path(cgroup_dir) / "memory.stat")
-
-
-def json_file(path: Path | str) -> Source:
-    """A source reading a flat JSON object of numbers (e.g. the emulator's stats file)."""
-    def read() -> dict[str, float]:
-        doc = json.loads(Path(path).read_text())
-        return {k: float(v) for k, v in doc.items() if isinstance(v, int | float)}
-    return read
 
 
 def rusage_children() -> dict[str, float]:

@@ -165,37 +165,6 @@ def holm(pvalues: Sequence[float]) -> list[float]:
     return adjusted.tolist()
 
 
-def cliffs_delta(a: Sequence[float], b: Sequence[float]) -> float:
-    """P(a > b) - P(a < b) over all pairs: -1..1, 0 = no difference."""
-    x = np.asarray(a, float)[:, None]
-    y = np.asarray(b, float)[None, :]
-    return float(np.mean(x > y) - np.mean(x < y))
-
-
-def hedges_g(a: Sequence[float], b: Sequence[float]) -> float:
-    """Standardised mean difference (a - b) with the small-sample correction."""
-    x, y = np.asarray(a, float), np.asarray(b, float)
-    nx, ny = x.size, y.size
-    pooled = np.sqrt(((nx - 1) * x.var(ddof=1) + (ny - 1) * y.var(ddof=1)) / (nx + ny - 2))
-    d = (x.mean() - y.mean()) / pooled
-    return float(d * (1 - 3 / (4 * (nx + ny) - 9)))
-
-
-def effect_ci(
-    a: Sequence[float], b: Sequence[float], effect: Callable[[np.ndarray, np.ndarray], float] = cliffs_delta,
-    level: float = 0.95, n_resamples: int = 5000, seed: int = 0,
-) -> Estimate:
-    """An effect size and its percentile bootstrap CI (independent resampling)."""
-    x, y = np.asarray(a, float), np.asarray(b, float)
-    rng = np.random.default_rng(seed)
-    boot = np.array([effect(x[rng.integers(0, x.size, x.size)], y[rng.integers(0, y.size, y.size)])
-                     for _ in range(n_resamples)])
-    boot = boot[np.isfinite(boot)]
-    alpha = (1 - level) / 2
-    lo, hi = np.quantile(boot, [alpha, 1 - alpha])
-    return Estimate(effect(x, y), float(lo), float(hi), int(x.size + y.size), "percentile")
-
-
 def tukey_outliers(values: Sequence[float], k: float = 1.5) -> list[str]:
     """Tukey's labels per value: "" inside the fences, "mild" beyond k*IQR, "severe" beyond
     2k*IQR. Labels only: nothing is removed."""
