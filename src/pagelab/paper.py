@@ -35,7 +35,9 @@ def build(out: Path, paper_dir: Path | None = None, results_dir: Path | None = N
     build_dir = results_dir / "paper-build"
     build_dir.mkdir(parents=True, exist_ok=True)
     env = dict(os.environ, TEXINPUTS=f".:{paper_dir}:{results_dir}:")
-    cmd = ["latexmk", "-pdf", "-interaction=nonstopmode", "-halt-on-error",
+    # -g: always run; latexmk alone may replay a failure it recorded (a file missing then) even
+    # after the file appeared.
+    cmd = ["latexmk", "-g", "-pdf", "-interaction=nonstopmode", "-halt-on-error",
            f"-outdir={build_dir}", "main.tex"]
     proc = subprocess.run(cmd, cwd=paper_dir, env=env, capture_output=True, text=True)
     log = build_dir / "main.log"

@@ -99,6 +99,7 @@ rule paper:
         appendix=rules.appendix.output,
         verdicts="results/claims/verdicts.tex",
         verdict_macros="results/claims/macros.tex",
+        compare="results/compare/section.tex",
         generated=expand("results/{experiment}/{file}", experiment=EXPERIMENTS,
                          file=["macros.tex", "table.tex", "measurements.json"]),
         figures=expand("results/{experiment}/{experiment}.pdf", experiment=EXPERIMENTS),
