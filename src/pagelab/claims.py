@@ -222,7 +222,9 @@ def write_verdicts(results_dir: Path | str, out_tex: Path | str, out_csv: Path |
         "Verdict": table["verdict"],
         "Note": table["note"].map(escape),
     })
-    write_table(out_tex, tex, column_format="l p{0.11\\linewidth} l p{0.15\\linewidth} l l l p{0.25\\linewidth}")
+    rag = ">{\\raggedright\\arraybackslash}p"
+    write_table(out_tex, tex, column_format=f"l {rag}{{0.11\\linewidth}} l {rag}{{0.15\\linewidth}} l l l "
+                                            f"{rag}{{0.27\\linewidth}}")
     if out_macros is not None:
         write_macros(out_macros, macros(table))
     return table
