@@ -1,17 +1,33 @@
-"""compression (seeds 003, 004): zswap and zram with every compressor the kernel offers, against
-how well the pages compress.
+"""compression (seeds 003, 004): how fast memory compression itself runs, one thread, apart from
+reclaim (the `codec` arm, the twin of MC1 and MC3); and zswap and zram used as swap, paged out by
+an explicit trim and paged in by a re-touch (the `zswap` and `zram` arms, shown as extras).
 
-One trial: a `hog victim` working set of pages that compress to about R of their size is
-trimmed from outside (process_madvise MADV_PAGEOUT, so compression runs in the harness's own
-thread and its CPU time is measurable), then re-touched and verified (decompression). Reported:
-page-out and page-in throughput, compression throughput per CPU second, and the achieved
-ratio (zram: mm_stat; zswap: meminfo Zswap/Zswapped). zswap sits in front of a swap file on
-this machine's disk; zram is the swap device itself.
+codec: a zram device with no swap on it (created and removed through pagelab.state), written
+once with O_DIRECT 64 KiB writes of a corpus of real files and read back the same way, by the
+native `iobench job` pinned to one CPU: zram compresses and decompresses in the writing and
+reading thread, so the write rate is the compressor's speed and the read rate the
+decompressor's. The corpus is the venv's site-packages (sources and binaries, sorted paths,
+__pycache__ left out) concatenated once per run into scratch; its sha256, size and the ratio
+zram achieved on it are recorded. Fill patterns would not do: they compress unrealistically
+well (2.8 GB/s for lzo here, against ~0.5 GB/s on real files).
+
+zswap, zram (swap): a `hog victim` working set whose pages compress to about R of their size
+is trimmed from outside (process_madvise MADV_PAGEOUT; compression runs in the harness's own
+thread), then re-touched and verified. Reported: page-out and page-in throughput, compression
+per CPU second of the trim, and the achieved ratio. zswap sits in front of a swap file on this
+machine's disk; zram is the swap device itself.
+
+Validity (from each trial's own counters): the store must hold the pages. codec: every byte
+written was read back, and zram's mm_stat holds >= 90 % of them; zswap: the trim stored >= 90 %
+of the working set's pages in zswap (zswpout); zram as swap: the trim wrote >= 90 % of them to
+zram (pswpout).
 """
 
 from __future__ import annotations
 
+import hashlib
 import os
+import sysconfig
 from pathlib import Path
 from typing import Any
 
@@ -19,61 +35,146 @@ import numpy as np
 import pandas as pd
 
 from pagelab import counters, experiment, state, trials
-from pagelab.stats import bootstrap_ci
+from pagelab.stats import Estimate, median_ci, paired_ratio_ci
+from pagelab.tools import iobench_job_cmd, pinned_to_one_cpu, run_json
 from pagelab.units import parse_size
 from pagelab.victim import Victim
 
 NAME = "compression"
 MB = 1e6
+PAGE = os.sysconf("SC_PAGE_SIZE")
+ARMS = ["codec", "zswap", "zram"]
+VALID_FRACTION = 0.9  # of the working set's pages (or the codec's bytes) the store must hold
+REFERENCE_ALGORITHM = "lzo"  # the claims' twin: zram's classic default, LZO as Windows' Xpress is LZ77-family
 
 
-def algorithms(backend: str, wanted: str | list[str]) -> list[str]:
-    offered = state.zswap_compressors() if backend == "zswap" else state.zram_algorithms()
+def offered(arm: str) -> list[str]:
+    """The compressors the store behind an arm offers: zswap takes the crypto API's, zram (as
+    swap or as the codec's block device) its own list."""
+    return state.zswap_compressors() if arm == "zswap" else state.zram_algorithms()
+
+
+def algorithms(arm: str, wanted: str | list[str]) -> list[str]:
+    have = offered(arm)
     if wanted == "all":
-        return offered
-    missing = [a for a in wanted if a not in offered]
+        return have
+    missing = [a for a in wanted if a not in have]
     if missing:
-        raise ValueError(f"compression.algorithms: {', '.join(missing)} not offered by {backend} "
-                         f"here (offered: {', '.join(offered)})")
+        raise ValueError(f"compression.algorithms: {', '.join(missing)} not offered by {arm} "
+                         f"here (offered: {', '.join(have)})")
     return list(wanted)
 
 
 def configurations(cfg: dict[str, Any]) -> list[dict[str, Any]]:
-    return [{"backend": b, "algorithm": a, "ratio": float(r)}
-            for b in cfg["backends"] for a in algorithms(b, cfg["algorithms"]) for r in cfg["fill_ratios"]]
-
-
-REQUIRED_COLUMNS = ["result.pageout_mbps", "result.pagein_mbps", "result.achieved_ratio",
-                    "result.counters.pageout.vmstat.pswpout"]
+    confs: list[dict[str, Any]] = []
+    for arm in cfg["arms"]:
+        if arm == "codec":
+            confs += [{"arm": "codec", "algorithm": a} for a in algorithms("zram", cfg["algorithms"])]
+        else:
+            confs += [{"arm": arm, "algorithm": a, "ratio": float(r)}
+                      for a in algorithms(arm, cfg["algorithms"]) for r in cfg["fill_ratios"]]
+    return confs
 
 
 def conf_name(c: dict[str, Any]) -> str:
-    return f"{c['backend']}-{c['algorithm']}-r{c['ratio']:g}"
+    if c["arm"] == "codec":
+        return f"codec-{c['algorithm']}"
+    return f"{c['arm']}-{c['algorithm']}-r{c['ratio']:g}"
+
+
+REQUIRED_COLUMNS = ["result.pageout_mbps", "result.pagein_mbps", "result.achieved_ratio"]
 
 
 def skip_reason(cfg: dict[str, Any]) -> str | None:
     if os.geteuid() != 0:
-        return "skipped: needs root to turn on swap, zswap and zram"
-    if "zswap" in cfg["backends"] and not Path("/sys/module/zswap").exists():
-        return "skipped: kernel without zswap (drop it from compression.backends)"
-    if "zram" in cfg["backends"] and not Path("/sys/block/zram0").exists():
-        return "skipped: no zram0 (modprobe zram, or drop it from compression.backends)"
+        return "skipped: needs root to configure zram and to turn on swap and zswap"
+    if "zswap" in cfg["arms"] and not Path("/sys/module/zswap").exists():
+        return "skipped: kernel without zswap (drop it from compression.arms)"
+    if {"zram", "codec"} & set(cfg["arms"]) and not Path("/sys/block/zram0").exists():
+        return "skipped: no zram0 (modprobe zram, or drop codec and zram from compression.arms)"
     return None
 
 
-def run_trial(st: state.State, cfg: dict[str, Any], trial: trials.Trial, scratch: Path) -> dict[str, Any]:
-    backend, alg, ratio = trial.params["backend"], trial.params["algorithm"], trial.params["ratio"]
+# -- the corpus --------------------------------------------------------------------------------
+
+def corpus_files(source: Path) -> list[Path]:
+    """Regular files under `source` in sorted path order, without bytecode caches (their
+    bytes depend on when they were compiled)."""
+    return [p for p in sorted(source.rglob("*"))
+            if p.is_file() and not p.is_symlink() and "__pycache__" not in p.parts and p.suffix != ".pyc"]
+
+
+def make_corpus(source: Path, dest: Path, size: int) -> dict[str, Any]:
+    """Concatenate the files under `source` into `dest` until it holds `size` bytes; returns
+    what the record needs to name it (source, files, bytes, sha256)."""
+    digest, written, used = hashlib.sha256(), 0, 0
+    dest.parent.mkdir(parents=True, exist_ok=True)
+    with open(dest, "wb") as out:
+        for path in corpus_files(source):
+            if written >= size:
+                break
+            chunk = path.read_bytes()[: size - written]
+            out.write(chunk)
+            digest.update(chunk)
+            written += len(chunk)
+            used += 1
+    if written < size:
+        raise trials.TrialFailed(f"corpus: {source} holds only {written} bytes, {size} asked for")
+    return {"source": str(source), "files": used, "bytes": written, "sha256": digest.hexdigest()}
+
+
+def corpus_source(cfg: dict[str, Any]) -> Path:
+    return Path(cfg.get("corpus") or sysconfig.get_paths()["purelib"])
+
+
+# -- trials ------------------------------------------------------------------------------------
+
+def run_codec_trial(st: state.State, cfg: dict[str, Any], trial: trials.Trial, corpus: Path) -> dict[str, Any]:
+    """Write the corpus to a fresh zram device (no swap on it) and read it back, O_DIRECT,
+    one CPU: the compressor's and the decompressor's own speed."""
+    alg = trial.params["algorithm"]
+    size = parse_size(cfg["codec_size"])
+    bs = parse_size(cfg["codec_block"])
+    with st.scope():
+        dev = st.zram(size, alg)
+        c = counters.Counters(zram=[dev.name])
+        write_cmd = iobench_job_cmd(dev, "write", bs, count=size // bs, data_file=corpus)
+        read_cmd = iobench_job_cmd(dev, "read", bs, count=size // bs)
+        with pinned_to_one_cpu():
+            s0 = c.snapshot()
+            w = run_json(write_cmd, timeout=600)
+            s1 = c.snapshot()
+            r = run_json(read_cmd, timeout=600)
+        zs = s1[f"zram.{dev.name}"]
+    wj, rj = w["jobs"][0]["write"], r["jobs"][0]["read"]
+    orig, compr = zs.get("mm_orig_data_size", 0.0), zs.get("mm_compr_data_size", 0.0)
+    return {
+        "arm": "codec", "algorithm": alg, "size": size, "block": bs,
+        "commands": {"write": write_cmd, "read": read_cmd}, "effective": dict(st.effective),
+        "compress_mbps": wj["bw_bytes"] / MB, "decompress_mbps": rj["bw_bytes"] / MB,
+        "written_bytes": wj["io_bytes"], "read_bytes": rj["io_bytes"],
+        "write_clat_p50_us": wj["clat_ns"].get("percentile", {}).get("50.000000", float("nan")) / 1e3,
+        "read_clat_p50_us": rj["clat_ns"].get("percentile", {}).get("50.000000", float("nan")) / 1e3,
+        "write_cpu_pct": w["jobs"][0]["usr_cpu"] + w["jobs"][0]["sys_cpu"],
+        "stored_bytes": orig, "compressed_bytes": compr,
+        "achieved_ratio": compr / orig if orig else float("nan"),
+        "counters": {"write": c.delta(s0, s1)},
+    }
+
+
+def run_swap_trial(st: state.State, cfg: dict[str, Any], trial: trials.Trial, scratch: Path) -> dict[str, Any]:
+    arm, alg, ratio = trial.params["arm"], trial.params["algorithm"], trial.params["ratio"]
     ws = parse_size(cfg["working_set"])
     work = scratch / f"{NAME}-{trial.trial_id}"
     work.mkdir(parents=True, exist_ok=True)
     with st.scope():
-        if backend == "zram":
+        if arm == "zram":
             st.swapon(st.zram(2 * ws, alg))
         else:
             st.swap_file(work / "swapfile", 2 * ws)
             st.set_knob("zswap.compressor", alg)
             st.set_knob("zswap.enabled", "Y")
-        c = counters.Counters(zram=["zram0"] if backend == "zram" else [])
+        c = counters.Counters(zram=["zram0"] if arm == "zram" else [])
         with Victim(ws, f"ratio:{ratio:g}", trial.seed, work) as victim:
             s0 = c.snapshot()
             trim = victim.trim()
@@ -81,7 +182,7 @@ def run_trial(st: state.State, cfg: dict[str, Any], trial: trials.Trial, scratch
             rep = victim.retouch()
             s2 = c.snapshot()
         out_d, in_d = c.delta(s0, s1), c.delta(s1, s2)
-        if backend == "zram":
+        if arm == "zram":
             orig = s1["zram.zram0"].get("mm_orig_data_size", 0)
             compr = s1["zram.zram0"].get("mm_compr_data_size", 0)
         else:
@@ -89,7 +190,7 @@ def run_trial(st: state.State, cfg: dict[str, Any], trial: trials.Trial, scratch
             compr = out_d["meminfo"].get("Zswap", 0)
         retouch_s = rep["retouch"]["ns"] / 1e9
         result = {
-            "backend": backend, "algorithm": alg, "ratio": ratio, "working_set": ws,
+            "arm": arm, "algorithm": alg, "ratio": ratio, "working_set": ws,
             "command": victim.command, "effective": dict(st.effective),
             "pageout_mbps": ws / trim["trim_s"] / MB,
             "compress_mbps": ws / trim["trim_cpu_s"] / MB if trim["trim_cpu_s"] > 0 else float("nan"),
@@ -107,88 +208,260 @@ def run_trial(st: state.State, cfg: dict[str, Any], trial: trials.Trial, scratch
     return result
 
 
-SCALARS = ["pageout_mbps", "compress_mbps", "pagein_mbps", "achieved_ratio", "trim_s", "trim_cpu_s",
-           "retouch_s", "stored_bytes", "compressed_bytes", "pswpout", "zswpout", "pswpin", "zswpin",
-           "retouch_majflt", "working_set"]
+def validity(params: dict[str, Any], result: dict[str, Any]) -> str | None:
+    """None when the store held the pages, else why not (see the module docstring)."""
+    arm = params["arm"]
+    if arm == "codec":
+        size = result["size"]
+        if result["written_bytes"] != size or result["read_bytes"] != size:
+            return (f"wrote {result['written_bytes']} and read {result['read_bytes']} bytes of a "
+                    f"{size}-byte device; the design needs every byte both ways")
+        if result["stored_bytes"] < VALID_FRACTION * size:
+            return (f"zram holds {result['stored_bytes'] / size:.0%} of the bytes written "
+                    f"(mm_stat); the design needs >= {VALID_FRACTION:.0%}")
+        return None
+    pages = result["working_set"] // PAGE
+    counter = "zswpout" if arm == "zswap" else "pswpout"
+    if result[counter] < VALID_FRACTION * pages:
+        return (f"the trim put {result[counter] / pages:.0%} of the working set's pages into "
+                f"{arm} ({counter}); the design needs >= {VALID_FRACTION:.0%}")
+    return None
+
+
+SCALARS = ["pageout_mbps", "compress_mbps", "decompress_mbps", "pagein_mbps", "achieved_ratio", "trim_s",
+           "trim_cpu_s", "retouch_s", "stored_bytes", "compressed_bytes", "written_bytes", "read_bytes",
+           "pswpout", "zswpout", "pswpin", "zswpin", "retouch_majflt", "working_set", "size"]
 
 
 def run(cfg: dict[str, Any], outdir: Path, scratch_dir: Path) -> pd.DataFrame:
     reason = skip_reason(cfg)
     confs = [] if reason else configurations(cfg)
-    offered = {} if reason else {"offered": {"zswap": state.zswap_compressors(), "zram": state.zram_algorithms()}}
-    return experiment.execute(
-        NAME, cfg, outdir, scratch_dir, confs, conf_name,
-        lambda st, t, scratch: run_trial(st, cfg, t, scratch), lambda r: r["pageout_mbps"], SCALARS,
-        tools=["hog"], skip_reason=reason, warmups=confs[:1], extra_provenance=offered)
+    extra: dict[str, Any] = {}
+    corpus = scratch_dir.resolve() / f"{NAME}-corpus"
+    try:
+        if not reason:
+            extra["offered"] = {"zswap": state.zswap_compressors(), "zram": state.zram_algorithms()}
+            if "codec" in cfg["arms"]:
+                extra["corpus"] = make_corpus(corpus_source(cfg), corpus, parse_size(cfg["codec_size"]))
+
+        def one(st: state.State, t: trials.Trial, scratch: Path) -> dict[str, Any]:
+            if t.params["arm"] == "codec":
+                return {**run_codec_trial(st, cfg, t, corpus), "corpus": extra["corpus"]}
+            return run_swap_trial(st, cfg, t, scratch)
+
+        return experiment.execute(
+            NAME, cfg, outdir, scratch_dir, confs, conf_name, one,
+            lambda r: r["compress_mbps"] if r["arm"] == "codec" else r["pageout_mbps"], SCALARS,
+            tools=["hog", "iobench"], skip_reason=reason, warmups=confs[:1], extra_provenance=extra,
+            validity=validity)
+    finally:
+        corpus.unlink(missing_ok=True)
 
 
-load = experiment.load
+def load(results_dir: Path | str) -> tuple[pd.DataFrame, str | None]:
+    """The counted trials; a run recorded before the codec arm (column `backend`) reads as
+    swap arms."""
+    frame, skipped = experiment.load(results_dir)
+    if "arm" not in frame.columns and "backend" in frame.columns:
+        frame = frame.rename(columns={"backend": "arm"})
+    return frame, skipped
 
 
-def summarise(frame: pd.DataFrame, seed: int = 0) -> pd.DataFrame:
+def rejected(results_dir: Path | str) -> pd.DataFrame:
+    frame = experiment.rejected(results_dir)
+    if "arm" not in frame.columns and "backend" in frame.columns:
+        frame = frame.rename(columns={"backend": "arm"})
+    return frame
+
+
+# -- summaries ---------------------------------------------------------------------------------
+
+METRICS = {"codec": ["compress_mbps", "decompress_mbps", "achieved_ratio"],
+           "zswap": ["pageout_mbps", "compress_mbps", "pagein_mbps", "achieved_ratio"],
+           "zram": ["pageout_mbps", "compress_mbps", "pagein_mbps", "achieved_ratio"]}
+UNITS = {"achieved_ratio": "ratio"}
+
+
+def summarise(frame: pd.DataFrame) -> pd.DataFrame:
+    """One row per configuration: n and, per metric of its arm, the median with its 95 %
+    order-statistic CI (value, _lo, _hi)."""
     rows = []
-    for (backend, alg, ratio), g in frame.groupby(["backend", "algorithm", "ratio"], sort=True):
-        row: dict[str, Any] = {"backend": backend, "algorithm": alg, "ratio": ratio, "n": len(g)}
-        for col in ("pageout_mbps", "compress_mbps", "pagein_mbps", "achieved_ratio"):
-            e = bootstrap_ci(g[col].dropna(), np.median, seed=seed) if g[col].notna().any() else None
+    if "ratio" not in frame.columns:
+        frame = frame.assign(ratio=np.nan)
+    for (arm, alg, ratio), g in frame.groupby(["arm", "algorithm", "ratio"], sort=True, dropna=False):
+        row: dict[str, Any] = {"arm": arm, "algorithm": alg, "ratio": ratio, "n": len(g)}
+        for col in METRICS.get(arm, []):
+            vals = g[col].dropna() if col in g else pd.Series(dtype=float)
+            e = median_ci(vals) if len(vals) else None
             row[col] = e.value if e else float("nan")
             row[f"{col}_lo"] = e.ci_low if e else float("nan")
             row[f"{col}_hi"] = e.ci_high if e else float("nan")
         rows.append(row)
-    return pd.DataFrame(rows)
+    out = pd.DataFrame(rows)
+    order = {a: i for i, a in enumerate(ARMS)}
+    return out.sort_values(["arm", "algorithm", "ratio"], key=lambda s: s.map(order) if s.name == "arm" else s,
+                           ignore_index=True) if len(out) else out
 
 
-def measurements(summary: pd.DataFrame, reference_ratio: float) -> dict[str, Any]:
-    out: dict[str, Any] = {}
-    for _, r in summary.iterrows():
-        bases = [f"{NAME}.{r['backend']}.{r['algorithm']}.r{r['ratio']:g}"]
-        if abs(r["ratio"] - reference_ratio) < 1e-9:
-            bases.append(f"{NAME}.{r['backend']}.{r['algorithm']}")
-        for base in bases:
-            for col, unit in (("pageout_mbps", "MB/s"), ("compress_mbps", "MB/s"),
-                              ("pagein_mbps", "MB/s"), ("achieved_ratio", "ratio")):
-                if np.isfinite(r[col]):
-                    out[f"{base}.{col}"] = {"value": r[col], "ci_low": r[f"{col}_lo"],
-                                            "ci_high": r[f"{col}_hi"], "unit": unit, "n": int(r["n"])}
+def _entry(value: float, lo: float, hi: float, unit: str, n: int, method: str) -> dict[str, Any]:
+    return {"value": float(value), "ci_low": float(lo), "ci_high": float(hi), "unit": unit, "n": int(n),
+            "method": method}
+
+
+def ratios(frame: pd.DataFrame) -> dict[str, Estimate]:
+    """Paired ratios between interleaved configurations (round by round):
+    codec.<alg>.decompress_vs_compress: each trial's read rate over its write rate;
+    codec.<alg>.vs_lzo: each compressor's speed over lzo's;
+    zram.<alg>.pageout_vs_codec: page-out through zram as swap (reclaim included) over the
+    codec's write rate with the same compressor (fill ratio reference)."""
+    out: dict[str, Estimate] = {}
+    codec = frame[frame["arm"] == "codec"] if len(frame) else frame
+    for alg, g in codec.groupby("algorithm", sort=True) if len(codec) else []:
+        if len(g) >= 2:
+            out[f"codec.{alg}.decompress_vs_compress"] = paired_ratio_ci(g["decompress_mbps"], g["compress_mbps"])
+    algs = sorted(set(codec["algorithm"])) if len(codec) else []
+    if REFERENCE_ALGORITHM in algs:
+        for alg in algs:
+            if alg == REFERENCE_ALGORITHM:
+                continue
+            a, b = experiment.pairs(codec, "algorithm", "compress_mbps", alg, REFERENCE_ALGORITHM)
+            if len(a) >= 2:
+                out[f"codec.{alg}.vs_{REFERENCE_ALGORITHM}"] = paired_ratio_ci(a, b)
     return out
 
 
-def table(summary: pd.DataFrame) -> pd.DataFrame:
+def swap_vs_codec(frame: pd.DataFrame, reference_ratio: float) -> dict[str, Estimate]:
+    out: dict[str, Estimate] = {}
+    if not len(frame) or "ratio" not in frame.columns:
+        return out
+    zr = frame[(frame["arm"] == "zram") & np.isclose(frame["ratio"].fillna(-1), reference_ratio)]
+    codec = frame[frame["arm"] == "codec"]
+    for alg in sorted(set(zr["algorithm"]) & set(codec["algorithm"])):
+        both = pd.concat([zr[zr["algorithm"] == alg].assign(which="swap", rate=lambda d: d["pageout_mbps"]),
+                          codec[codec["algorithm"] == alg].assign(which="codec", rate=lambda d: d["compress_mbps"])])
+        a, b = experiment.pairs(both, "which", "rate", "swap", "codec")
+        if len(a) >= 2:
+            out[f"zram.{alg}.pageout_vs_codec"] = paired_ratio_ci(a, b)
+    return out
+
+
+def measurements(summary: pd.DataFrame, reference_ratio: float,
+                 paired: dict[str, Estimate] | None = None) -> dict[str, Any]:
+    """Keys: compression.codec.<alg>.{compress_mbps,decompress_mbps,achieved_ratio} (MC1,
+    MC3); compression.<zswap|zram>.<alg>.r<R>.<metric> and, at the reference ratio, without
+    .r<R> (extras); compression.ratio.<name> for the paired ratios."""
+    out: dict[str, Any] = {}
+    for _, r in summary.iterrows():
+        if r["arm"] == "codec":
+            bases = [f"{NAME}.codec.{r['algorithm']}"]
+        else:
+            bases = [f"{NAME}.{r['arm']}.{r['algorithm']}.r{r['ratio']:g}"]
+            if abs(r["ratio"] - reference_ratio) < 1e-9:
+                bases.append(f"{NAME}.{r['arm']}.{r['algorithm']}")
+        for base in bases:
+            for col in METRICS.get(r["arm"], []):
+                if np.isfinite(r[col]):
+                    out[f"{base}.{col}"] = _entry(r[col], r[f"{col}_lo"], r[f"{col}_hi"], UNITS.get(col, "MB/s"),
+                                                  r["n"], "median, order-statistic 95 % CI")
+    for name, e in (paired or {}).items():
+        out[f"{NAME}.ratio.{name}"] = _entry(e.value, e.ci_low, e.ci_high, "ratio", e.n,
+                                             "median of paired per-round ratios, order-statistic 95 % CI")
+    return out
+
+
+def table(summary: pd.DataFrame, rejected_frame: pd.DataFrame | None = None) -> pd.DataFrame:
     from pagelab.latex import fmt
 
     def cell(r: pd.Series, col: str) -> str:
+        if col not in r or not np.isfinite(r[col]):
+            return "--"
         return f"{fmt(r[col])} [{fmt(r[col + '_lo'])}, {fmt(r[col + '_hi'])}]"
 
+    def n_rejected(r: pd.Series) -> int:
+        if rejected_frame is None or not len(rejected_frame):
+            return 0
+        g = rejected_frame[(rejected_frame["arm"] == r["arm"]) & (rejected_frame["algorithm"] == r["algorithm"])]
+        if r["arm"] != "codec" and "ratio" in g:
+            g = g[np.isclose(g["ratio"].astype(float), r["ratio"])]
+        return len(g)
+
+    rows = summary.to_dict("records")
     return pd.DataFrame({
-        "Backend": summary["backend"], "Compressor": summary["algorithm"],
-        "Fill R": summary["ratio"].map(lambda v: f"{v:g}"),
-        "Achieved": summary["achieved_ratio"].map(fmt),
-        "Page-out MB/s": [cell(r, "pageout_mbps") for _, r in summary.iterrows()],
-        "Compress MB/s per CPU s": [cell(r, "compress_mbps") for _, r in summary.iterrows()],
-        "Page-in MB/s": [cell(r, "pagein_mbps") for _, r in summary.iterrows()],
+        "Arm": [r["arm"] for r in rows], "Compressor": [r["algorithm"] for r in rows],
+        "Fill R": ["corpus" if r["arm"] == "codec" else f"{r['ratio']:g}" for r in rows],
+        "n": [int(r["n"]) for r in rows],
+        "Rejected": [n_rejected(pd.Series(r)) for r in rows],
+        "Achieved": [fmt(r["achieved_ratio"]) for r in rows],
+        "Compress MB/s": [cell(pd.Series(r), "compress_mbps") for r in rows],
+        "Decompress MB/s": [cell(pd.Series(r), "decompress_mbps") for r in rows],
+        "Page-out MB/s": [cell(pd.Series(r), "pageout_mbps") for r in rows],
+        "Page-in MB/s": [cell(pd.Series(r), "pagein_mbps") for r in rows],
     })
 
 
-def macros(summary: pd.DataFrame, cfg: dict[str, Any] | None, profile: str, skipped: str | None) -> dict[str, str]:
+def macros(summary: pd.DataFrame, cfg: dict[str, Any] | None, profile: str, skipped: str | None,
+           paired: dict[str, Estimate] | None = None, corpus: dict[str, Any] | None = None,
+           rejected_frame: pd.DataFrame | None = None) -> dict[str, str]:
+    """Every number and every comparative sentence of the section."""
+    from pagelab.experiments.standby import ratio_sentence
     from pagelab.latex import escape, fmt
 
+    paired = paired or {}
     m = {"CompressionProfile": profile, "CompressionStatus": escape(skipped or "ran")}
     if cfg:
         m["CompressionWorkingSetMiB"] = fmt(parse_size(cfg["working_set"]) / 2**20)
         m["CompressionReferenceRatio"] = f"{cfg['reference_ratio']:g}"
-    ref = summary[np.isclose(summary["ratio"], cfg["reference_ratio"])] if (cfg and len(summary)) else summary
+        m["CompressionCodecSizeMiB"] = fmt(parse_size(cfg["codec_size"]) / 2**20)
+        m["CompressionCodecBlockKiB"] = fmt(parse_size(cfg["codec_block"]) / 2**10)
+    m["CompressionCorpusFiles"] = str(corpus["files"]) if corpus else "n/a"
+    m["CompressionCorpusSha"] = escape(corpus["sha256"][:12]) if corpus else "n/a"
+    m["CompressionConfigs"] = str(len(summary))
+    m["CompressionRejected"] = str(len(rejected_frame)) if rejected_frame is not None else "0"
+    codec = summary[summary["arm"] == "codec"] if len(summary) else summary
+    ref = codec[codec["algorithm"] == REFERENCE_ALGORITHM] if len(codec) else codec
     if len(ref):
-        best_out = ref.loc[ref["compress_mbps"].idxmax()]
-        best_in = ref.loc[ref["pagein_mbps"].idxmax()]
-        m["CompressionBestCompressMBps"] = fmt(best_out["compress_mbps"])
-        m["CompressionBestCompressWho"] = escape(f"{best_out['backend']} {best_out['algorithm']}")
-        m["CompressionBestPageinMBps"] = fmt(best_in["pagein_mbps"])
-        m["CompressionBestPageinWho"] = escape(f"{best_in['backend']} {best_in['algorithm']}")
-        m["CompressionMinAchieved"] = fmt(ref["achieved_ratio"].min())
-        m["CompressionMaxAchieved"] = fmt(ref["achieved_ratio"].max())
-        m["CompressionConfigs"] = str(len(summary))
+        r = ref.iloc[0]
+        for col, word in (("compress_mbps", "Compress"), ("decompress_mbps", "Decompress")):
+            m[f"CompressionLzo{word}MBps"] = fmt(r[col])
+            m[f"CompressionLzo{word}LoMBps"] = fmt(r[f"{col}_lo"])
+            m[f"CompressionLzo{word}HiMBps"] = fmt(r[f"{col}_hi"])
+        m["CompressionLzoAchieved"] = fmt(r["achieved_ratio"])
+        m["CompressionLzoN"] = str(int(r["n"]))
     else:
-        for k in ("BestCompressMBps", "BestCompressWho", "BestPageinMBps", "BestPageinWho",
-                  "MinAchieved", "MaxAchieved", "Configs"):
+        for k in ("CompressMBps", "CompressLoMBps", "CompressHiMBps", "DecompressMBps", "DecompressLoMBps",
+                  "DecompressHiMBps", "Achieved", "N"):
+            m[f"CompressionLzo{k}"] = "n/a"
+    if len(codec):
+        best = codec.loc[codec["compress_mbps"].idxmax()]
+        m["CompressionCodecAlgorithms"] = escape(", ".join(codec["algorithm"]))
+        m["CompressionFastestCodec"] = escape(best["algorithm"])
+    else:
+        m["CompressionCodecAlgorithms"] = m["CompressionFastestCodec"] = "n/a"
+    key = f"codec.{REFERENCE_ALGORITHM}.decompress_vs_compress"
+    m["CompressionDecompressVsCompressSentence"] = (
+        ratio_sentence(paired[key], "lzo's decompression rate was", "its compression rate in the same trials",
+                       "faster", "slower", "decompression was") if key in paired else "n/a")
+    others = [k for k in paired if k.startswith("codec.") and k.endswith(f".vs_{REFERENCE_ALGORITHM}")]
+    m["CompressionCodecVsLzoSentence"] = "; ".join(
+        ratio_sentence(paired[k], f"{k.split('.')[1]} compressed at", "lzo's rate", "faster", "slower",
+                       f"{k.split('.')[1]} was") for k in sorted(others)) or "n/a"
+    key = f"zram.{REFERENCE_ALGORITHM}.pageout_vs_codec"
+    m["CompressionReclaimSentence"] = (
+        ratio_sentence(paired[key], "paging out by a trim to zram as swap ran at",
+                       "the rate at which the same compressor wrote to the bare device",
+                       "faster", "slower", "the trim was") if key in paired else "n/a")
+    swap = summary[summary["arm"] != "codec"] if len(summary) else summary
+    if cfg and len(swap):
+        sref = swap[np.isclose(swap["ratio"], cfg["reference_ratio"])]
+    else:
+        sref = swap
+    if len(sref):
+        best_in = sref.loc[sref["pagein_mbps"].idxmax()]
+        m["CompressionBestPageinMBps"] = fmt(best_in["pagein_mbps"])
+        m["CompressionBestPageinWho"] = escape(f"{best_in['arm']} {best_in['algorithm']}")
+        m["CompressionSwapMinAchieved"] = fmt(sref["achieved_ratio"].min())
+        m["CompressionSwapMaxAchieved"] = fmt(sref["achieved_ratio"].max())
+    else:
+        for k in ("BestPageinMBps", "BestPageinWho", "SwapMinAchieved", "SwapMaxAchieved"):
             m[f"Compression{k}"] = "n/a"
     return m
