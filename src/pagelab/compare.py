@@ -229,3 +229,18 @@ def section(rows: list[Row], reference: str, this: str, limit: int = 15) -> str:
                 + f"\\caption{{The largest changes (at most {limit}).}}\n\\label{{tab:compare-changes}}\n"
                   "\\end{table*}\n")
     return out
+
+
+def write_reference_section(reference: str, results_dir: Path | str, out: Path | str) -> None:
+    """results/compare/section.tex: this run against the reference recording, or a comment
+    when there is no reference to compare with."""
+    from pagelab import recording
+    from pagelab.records import write_text_atomic
+
+    if not reference:
+        write_text_atomic(out, "% no reference recording of this profile to compare with\n")
+        return
+    rows = compare(reference, results_dir)
+    this = recording.source(results_dir)
+    name = str(Path(reference).relative_to(recording.recorded_dir().resolve()))
+    write_text_atomic(out, section(rows, name, f"{this['machine']}, commit {this['commit']}"))

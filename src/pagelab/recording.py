@@ -167,3 +167,14 @@ def source(results_dir: Path | str) -> dict[str, str]:
                 "commit": str(git.get("commit", "unknown"))[:10] + ("+dirty" if git.get("dirty") else ""),
                 "recorded": "yes" if prov.get("recorded_machine") else "no"}
     return {"machine": "unknown", "commit": "unknown", "recorded": "no"}
+
+
+def reference_dir(name: str, profile: str, current_recording: str = "") -> str:
+    """The reference machine's recording of `profile` (absolute path), or "" when there is none
+    or the current run is that recording itself."""
+    if not name:
+        return ""
+    path = (recorded_dir() / name / profile).resolve()
+    if not path.is_dir() or (current_recording and Path(current_recording).resolve() == path):
+        return ""
+    return str(path)

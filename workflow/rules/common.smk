@@ -12,6 +12,8 @@ rule native:
         "native/build/simdisk",
     log:
         "results/logs/native.log",
+    conda:
+        "../../environment.yml"
     shell:
         "flock native/.build.lock make -s -C native > {log} 2>&1"
 
@@ -38,6 +40,8 @@ rule notebook_html:
         "results/{experiment}/{experiment}.html",
     log:
         "results/logs/{experiment}_html.log",
+    conda:
+        "../../environment.yml"
     shell:
         "jupyter nbconvert --to html --output {wildcards.experiment}.html {input} > {log} 2>&1"
 
@@ -53,6 +57,8 @@ rule tidy:
         check="results/{experiment}/check.txt",
     log:
         "results/logs/{experiment}_tidy.log",
+    conda:
+        "../../environment.yml"
     shell:
         "pagelab tidy {wildcards.experiment} --config {input.config} --results results/{wildcards.experiment}"
         " --out {output.parquet} > {log} 2>&1"

@@ -35,17 +35,6 @@ rule claims:
         write_verdicts("results", output.tex, output.csv, input.claims, params.profile, output.macros)
 
 
-def _reference_dir():
-    """The reference machine's recording of this profile, unless this run is that recording."""
-    import os
-
-    name = config.get("reference") or ""
-    path = os.path.abspath(f"data/recorded/{name}/{PROFILE}") if name else ""
-    if not path or not os.path.isdir(path) or (RECORDING and os.path.abspath(RECORDING) == path):
-        return ""
-    return path
-
-
 rule reference_compare:
     # "This machine against the reference machine": pagelab compare of this run with the
     # reference machine's recording of the same profile, when there is one and this run is not it.
@@ -55,20 +44,13 @@ rule reference_compare:
     output:
         "results/compare/section.tex",
     params:
-        reference=_reference_dir(),
+        reference=pl_recording.reference_dir(config.get("reference", ""), PROFILE, RECORDING),
     log:
         "results/logs/reference_compare.log",
     run:
-        from pagelab import compare, recording
-        from pagelab.records import write_text_atomic
+        from pagelab.compare import write_reference_section
 
-        if not params.reference:
-            write_text_atomic(output[0], "% no reference recording of this profile to compare with\n")
-        else:
-            rows = compare.compare(params.reference, "results")
-            this = recording.source("results")
-            write_text_atomic(output[0], compare.section(
-                rows, params.reference.split("/data/recorded/")[-1], f"{this['machine']}, commit {this['commit']}"))
+        write_reference_section(params.reference, "results", output[0])
 
 
 rule appendix:
@@ -109,5 +91,7 @@ rule paper:
         "results/paper.pdf",
     log:
         "results/logs/paper.log",
+    conda:
+        "../../environment.yml"
     shell:
         "pagelab paper --out {output} > {log} 2>&1"

@@ -1,21 +1,5 @@
-# seekmodel (seed 003): random-read service time against block size on this machine's disk.
-
-
-rule seekmodel:
-    input:
-        config="results/seekmodel/config.json",
-        iobench="native/build/iobench",
-    output:
-        "results/seekmodel/trials.csv",
-        "results/seekmodel/provenance.json",
-    log:
-        "results/logs/seekmodel.log",
-    benchmark:
-        "results/benchmarks/seekmodel.tsv"
-    resources:
-        machine=1,  # measurements never overlap each other
-    shell:
-        "pagelab trial seekmodel --config {input.config} --outdir results/seekmodel > {log} 2>&1"
+# seekmodel's notebook also writes the paper's model comparison and span tables; its trials run
+# through the generic rule in experiments.smk.
 
 
 rule seekmodel_notebook:
@@ -31,8 +15,12 @@ rule seekmodel_notebook:
         models64k="results/seekmodel/models64k.tex",
         spans="results/seekmodel/spans.tex",
         measurements="results/seekmodel/measurements.json",
+    params:
+        profile=PROFILE,
     log:
         "results/logs/seekmodel_notebook.log",
+    conda:
+        "../../environment.yml"
     shell:
         "papermill --cwd . -k python3 {input.notebook} {output.notebook}"
-        " -p results_dir results/seekmodel -p profile {PROFILE} > {log} 2>&1"
+        " -p results_dir results/seekmodel -p profile {params.profile} > {log} 2>&1"
