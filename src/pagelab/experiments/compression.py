@@ -311,9 +311,7 @@ def _entry(value: float, lo: float, hi: float, unit: str, n: int, method: str) -
 def ratios(frame: pd.DataFrame) -> dict[str, Estimate]:
     """Paired ratios between interleaved configurations (round by round):
     codec.<alg>.decompress_vs_compress: each trial's read rate over its write rate;
-    codec.<alg>.vs_lzo: each compressor's speed over lzo's;
-    zram.<alg>.pageout_vs_codec: page-out through zram as swap (reclaim included) over the
-    codec's write rate with the same compressor (fill ratio reference)."""
+    codec.<alg>.vs_lzo: each compressor's speed over lzo's (the k-th trial of each)."""
     out: dict[str, Estimate] = {}
     codec = frame[frame["arm"] == "codec"] if len(frame) else frame
     for alg, g in codec.groupby("algorithm", sort=True) if len(codec) else []:
@@ -327,21 +325,6 @@ def ratios(frame: pd.DataFrame) -> dict[str, Estimate]:
             a, b = experiment.pairs(codec, "algorithm", "compress_mbps", alg, REFERENCE_ALGORITHM)
             if len(a) >= 2:
                 out[f"codec.{alg}.vs_{REFERENCE_ALGORITHM}"] = paired_ratio_ci(a, b)
-    return out
-
-
-def swap_vs_codec(frame: pd.DataFrame, reference_ratio: float) -> dict[str, Estimate]:
-    out: dict[str, Estimate] = {}
-    if not len(frame) or "ratio" not in frame.columns:
-        return out
-    zr = frame[(frame["arm"] == "zram") & np.isclose(frame["ratio"].fillna(-1), reference_ratio)]
-    codec = frame[frame["arm"] == "codec"]
-    for alg in sorted(set(zr["algorithm"]) & set(codec["algorithm"])):
-        both = pd.concat([zr[zr["algorithm"] == alg].assign(which="swap", rate=lambda d: d["pageout_mbps"]),
-                          codec[codec["algorithm"] == alg].assign(which="codec", rate=lambda d: d["compress_mbps"])])
-        a, b = experiment.pairs(both, "which", "rate", "swap", "codec")
-        if len(a) >= 2:
-            out[f"zram.{alg}.pageout_vs_codec"] = paired_ratio_ci(a, b)
     return out
 
 
@@ -431,12 +414,7 @@ def macros(summary: pd.DataFrame, cfg: dict[str, Any] | None, profile: str, skip
         for k in ("CompressMBps", "CompressLoMBps", "CompressHiMBps", "DecompressMBps", "DecompressLoMBps",
                   "DecompressHiMBps", "Achieved", "N"):
             m[f"CompressionLzo{k}"] = "n/a"
-    if len(codec):
-        best = codec.loc[codec["compress_mbps"].idxmax()]
-        m["CompressionCodecAlgorithms"] = escape(", ".join(codec["algorithm"]))
-        m["CompressionFastestCodec"] = escape(best["algorithm"])
-    else:
-        m["CompressionCodecAlgorithms"] = m["CompressionFastestCodec"] = "n/a"
+    m["CompressionCodecAlgorithms"] = escape(", ".join(codec["algorithm"])) if len(codec) else "n/a"
     key = f"codec.{REFERENCE_ALGORITHM}.decompress_vs_compress"
     m["CompressionDecompressVsCompressSentence"] = (
         ratio_sentence(paired[key], "lzo's decompression rate was", "its compression rate in the same trials",
@@ -445,11 +423,6 @@ def macros(summary: pd.DataFrame, cfg: dict[str, Any] | None, profile: str, skip
     m["CompressionCodecVsLzoSentence"] = "; ".join(
         ratio_sentence(paired[k], f"{k.split('.')[1]} compressed at", "lzo's rate", "faster", "slower",
                        f"{k.split('.')[1]} was") for k in sorted(others)) or "n/a"
-    key = f"zram.{REFERENCE_ALGORITHM}.pageout_vs_codec"
-    m["CompressionReclaimSentence"] = (
-        ratio_sentence(paired[key], "paging out by a trim to zram as swap ran at",
-                       "the rate at which the same compressor wrote to the bare device",
-                       "faster", "slower", "the trim was") if key in paired else "n/a")
     swap = summary[summary["arm"] != "codec"] if len(summary) else summary
     if cfg and len(swap):
         sref = swap[np.isclose(swap["ratio"], cfg["reference_ratio"])]

@@ -329,8 +329,8 @@ def macros(summary: pd.DataFrame, cfg: dict[str, Any] | None, profile: str, skip
             m[f"Standby{word}N"] = str(int(r["n"]))
             m[f"Standby{word}RetouchS"] = fmt(r["retouch_s"])
             m[f"Standby{word}PerTwoGBS"] = fmt(r["per_ref_s"])
-            m[f"Standby{word}PerTwoGBLoS"] = fmt(r["per_ref_lo"])
-            m[f"Standby{word}PerTwoGBHiS"] = fmt(r["per_ref_hi"])
+            m[f"Standby{word}PerTwoGBLoS"] = fmt(r["per_ref_s_lo"])
+            m[f"Standby{word}PerTwoGBHiS"] = fmt(r["per_ref_s_hi"])
             m[f"Standby{word}Majflt"] = f"{r['majflt']:.0f}"
             m[f"Standby{word}Pswpin"] = f"{r['pswpin']:.0f}"
             m[f"Standby{word}PswpinPct"] = f"{100 * r['pswpin'] / r['pages']:.0f}"
