@@ -40,8 +40,10 @@ def test_claims_file_is_complete_and_tabulates(tmp_path):
 
 def test_claims_file_errors_name_the_problem(tmp_path):
     p = tmp_path / "c.csv"
-    p.write_text("id,claim,value,unit,source,experiment,measurement,judge,tolerance\n"
-                 "X,c,1,s,000,e,e.m,value,0\nX,d,2,s,000,e,e.m,value,0\n")
+    head = ("id,claim,value,unit,source,experiment,measurement,judge,window_low,window_high,window_reason,"
+            "twin,construction,profiles\n")
+    p.write_text(head + "X,c,1,s,000,e,e.m,window,0.8,1.25,x0.8-x1.25,what we measure,,all\n"
+                 "X,d,2,s,000,e,e.m,window,1.6,2.5,x0.8-x1.25,what we measure,,all\n")
     with pytest.raises(ValueError, match="duplicate claim id"):
         load_claims(p)
     p.write_text("id,claim,value\nX,c,1\n")
