@@ -88,8 +88,8 @@ def test_measurements_carry_the_claims_keys_with_order_statistic_cis() -> None:
     assert (flooded["value"], flooded["ci_low"], flooded["ci_high"]) == pytest.approx((0.47 * 16, 0.45 * 16, 0.5 * 16))
     assert meas["standby.own.trim_only.pageout_mbps"]["value"] == pytest.approx(1002)
     ratio = meas["standby.ratio.zswap_vs_flooded"]
-    assert ratio["n"] == 5 and ratio["value"] == pytest.approx(sorted(z / f for z, f in
-                                                                      zip(TIMES["zswap"], TIMES["flooded"]))[2])
+    per_round = sorted(z / f for z, f in zip(TIMES["zswap"], TIMES["flooded"], strict=True))
+    assert ratio["n"] == 5 and ratio["value"] == pytest.approx(per_round[2])
 
 
 def test_a_sentence_changes_when_the_data_says_the_opposite() -> None:
@@ -100,7 +100,8 @@ def test_a_sentence_changes_when_the_data_says_the_opposite() -> None:
         return sb.macros(sb.summarise(f), cfg, "quick", None, sb.ratios(f))
 
     as_measured = sentences(TIMES)["StandbyZswapVsFloodedSentence"]
-    swapped = sentences({**TIMES, "zswap": TIMES["flooded"], "flooded": TIMES["zswap"]})["StandbyZswapVsFloodedSentence"]
+    opposite = {**TIMES, "zswap": TIMES["flooded"], "flooded": TIMES["zswap"]}
+    swapped = sentences(opposite)["StandbyZswapVsFloodedSentence"]
     assert as_measured.endswith("with zswap it was faster")
     assert swapped.endswith("with zswap it was slower")
     mixed = sentences({**TIMES, "zswap": [0.44, 0.52, 0.47, 0.49, 0.45]})["StandbyZswapVsFloodedSentence"]

@@ -394,8 +394,9 @@ def macros(summary: pd.DataFrame, cfg: dict[str, Any] | None, profile: str, skip
     if cfg:
         m["CompressionWorkingSetMiB"] = fmt(parse_size(cfg["working_set"]) / 2**20)
         m["CompressionReferenceRatio"] = f"{cfg['reference_ratio']:g}"
-        m["CompressionCodecSizeMiB"] = fmt(parse_size(cfg["codec_size"]) / 2**20)
-        m["CompressionCodecBlockKiB"] = fmt(parse_size(cfg["codec_block"]) / 2**10)
+    for key, name, scale in (("codec_size", "CompressionCodecSizeMiB", 2**20),
+                             ("codec_block", "CompressionCodecBlockKiB", 2**10)):
+        m[name] = fmt(parse_size(cfg[key]) / scale) if cfg and key in cfg else "n/a"  # n/a: recorded before the codec
     m["CompressionCorpusFiles"] = str(corpus["files"]) if corpus else "n/a"
     m["CompressionCorpusSha"] = escape(corpus["sha256"][:12]) if corpus else "n/a"
     m["CompressionConfigs"] = str(len(summary))
