@@ -143,7 +143,8 @@ def run_trial(st: state.State, cfg: dict[str, Any], trial: trials.Trial, scratch
             "swapped_after_trim_bytes": trim["swapped_bytes"],
             "trim_pageout_mbps": pswpout * PAGE / trim["trim_s"] / MB,
             "trim_written_mbps": pswpout * PAGE / written_s / MB,
-            "swapcached_before_retouch": s2["meminfo"].get("SwapCached", 0.0),
+            # the cgroup's own swap cache where the kernel reports it (v1), else the system's
+            "swapcached_before_retouch": s2["memcg"].get("swapcached", s2["meminfo"].get("SwapCached", 0.0)),
             "retouch_s": retouch_s,
             "retouch_s_per_ref": retouch_s * parse_size(cfg["reference_size"]) / ws,
             "retouch_majflt": rep["retouch"]["majflt"], "retouch_minflt": rep["retouch"]["minflt"],
