@@ -392,11 +392,11 @@ def macros(summary: pd.DataFrame, cfg: dict[str, Any] | None, profile: str, skip
     paired = paired or {}
     m = {"CompressionProfile": profile, "CompressionStatus": escape(skipped or "ran")}
     if cfg:
-        m["CompressionWorkingSetMiB"] = fmt(parse_size(cfg["working_set"]) / 2**20)
+        m["CompressionWorkingSetMiB"] = f"{parse_size(cfg['working_set']) / 2**20:g}"
         m["CompressionReferenceRatio"] = f"{cfg['reference_ratio']:g}"
     for key, name, scale in (("codec_size", "CompressionCodecSizeMiB", 2**20),
                              ("codec_block", "CompressionCodecBlockKiB", 2**10)):
-        m[name] = fmt(parse_size(cfg[key]) / scale) if cfg and key in cfg else "n/a"  # n/a: recorded before the codec
+        m[name] = f"{parse_size(cfg[key]) / scale:g}" if cfg and key in cfg else "n/a"  # n/a: recorded before the codec
     m["CompressionCorpusFiles"] = str(corpus["files"]) if corpus else "n/a"
     m["CompressionCorpusSha"] = escape(corpus["sha256"][:12]) if corpus else "n/a"
     m["CompressionConfigs"] = str(len(summary))

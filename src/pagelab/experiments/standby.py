@@ -319,8 +319,8 @@ def macros(summary: pd.DataFrame, cfg: dict[str, Any] | None, profile: str, skip
     paired = paired or {}
     m = {"StandbyProfile": profile, "StandbyStatus": escape(skipped or "ran")}
     if cfg:
-        m["StandbyWorkingSetMiB"] = fmt(parse_size(cfg["working_set"]) / 2**20)
-        m["StandbyFloodFactor"] = fmt(float(cfg["flood_factor"]))
+        m["StandbyWorkingSetMiB"] = f"{parse_size(cfg['working_set']) / 2**20:g}"
+        m["StandbyFloodFactor"] = f"{float(cfg['flood_factor']):g}"
         m["StandbyFloodSwappiness"] = str(cfg.get("flood_swappiness", "n/a"))
     m["StandbyRejected"] = str(len(rejected_frame)) if rejected_frame is not None else "0"
     for arm, word in WORDS.items():
