@@ -135,7 +135,7 @@ def test_standby_ran_or_says_why(built):
 
     trials = pd.read_csv(r / "trials.csv")
     counted = trials[~trials["warmup"].astype(bool)]
-    assert set(counted["arm"]) == {"trim_only", "flooded", "zswap", "zram"}
+    assert set(counted["arm"]) == {"trim_only", "flooded", "flooded_default", "zswap", "zram"}
     assert (counted["status"] == "ok").all()
     by_arm = counted.groupby("arm")
     # The Linux twin of seed 004's "zero disk activity": a trimmed page comes back from the
