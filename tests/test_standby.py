@@ -11,6 +11,7 @@ import pytest
 
 from pagelab import published
 from pagelab.experiments import standby as sb
+from pagelab.prose import ratio_sentence
 from pagelab.stats import Estimate
 
 PAGE = os.sysconf("SC_PAGE_SIZE")
@@ -110,6 +111,6 @@ def test_a_sentence_changes_when_the_data_says_the_opposite() -> None:
 
 def test_ratio_sentence_says_its_interval_and_coverage() -> None:
     e = Estimate(0.36, 0.29, 0.43, 5, "paired ratio, order statistics", 0.9375)
-    text = sb.ratio_sentence(e, "it took", "as long as that", "slower", "faster", "it was")
+    text = ratio_sentence(e, "it took", "as long as that", "slower", "faster", "it was")
     assert text == ("it took 0.360 times as long as that (median of 5 paired rounds, 95\\,\\% CI 0.290--0.430, "
                     "exact coverage 93.8\\,\\%): it was faster")

@@ -120,6 +120,13 @@ def rejected(results_dir: Path | str, by: list[str] | None = None) -> pd.DataFra
             .reset_index())
 
 
+def entry(value: float, lo: float, hi: float, unit: str, n: int, method: str) -> dict[str, Any]:
+    """One measurements.json entry: what pagelab.claims reads (value, its 95 % CI, unit, the
+    counted trials behind it, and how the interval was made)."""
+    return {"value": float(value), "ci_low": float(lo), "ci_high": float(hi), "unit": unit, "n": int(n),
+            "method": method}
+
+
 def pairs(frame: pd.DataFrame, by: str, metric: str, a: str, b: str) -> tuple[list[float], list[float]]:
     """The metric of arm `a` and arm `b` (values of column `by`) paired round by round: the
     k-th counted trial of a (in trial order) with the k-th of b; the longer arm's extra trials

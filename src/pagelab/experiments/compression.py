@@ -35,6 +35,7 @@ import numpy as np
 import pandas as pd
 
 from pagelab import counters, experiment, state, trials
+from pagelab.experiment import entry
 from pagelab.stats import Estimate, median_ci, paired_ratio_ci
 from pagelab.tools import iobench_job_cmd, pinned_to_one_cpu, run_json
 from pagelab.units import parse_size
@@ -303,11 +304,6 @@ def summarise(frame: pd.DataFrame) -> pd.DataFrame:
                            ignore_index=True) if len(out) else out
 
 
-def _entry(value: float, lo: float, hi: float, unit: str, n: int, method: str) -> dict[str, Any]:
-    return {"value": float(value), "ci_low": float(lo), "ci_high": float(hi), "unit": unit, "n": int(n),
-            "method": method}
-
-
 def ratios(frame: pd.DataFrame) -> dict[str, Estimate]:
     """Paired ratios between interleaved configurations (round by round):
     codec.<alg>.decompress_vs_compress: each trial's read rate over its write rate;
@@ -344,10 +340,10 @@ def measurements(summary: pd.DataFrame, reference_ratio: float,
         for base in bases:
             for col in METRICS.get(r["arm"], []):
                 if np.isfinite(r[col]):
-                    out[f"{base}.{col}"] = _entry(r[col], r[f"{col}_lo"], r[f"{col}_hi"], UNITS.get(col, "MB/s"),
+                    out[f"{base}.{col}"] = entry(r[col], r[f"{col}_lo"], r[f"{col}_hi"], UNITS.get(col, "MB/s"),
                                                   r["n"], "median, order-statistic 95 % CI")
     for name, e in (paired or {}).items():
-        out[f"{NAME}.ratio.{name}"] = _entry(e.value, e.ci_low, e.ci_high, "ratio", e.n,
+        out[f"{NAME}.ratio.{name}"] = entry(e.value, e.ci_low, e.ci_high, "ratio", e.n,
                                              "median of paired per-round ratios, order-statistic 95 % CI")
     return out
 
@@ -386,8 +382,8 @@ def macros(summary: pd.DataFrame, cfg: dict[str, Any] | None, profile: str, skip
            paired: dict[str, Estimate] | None = None, corpus: dict[str, Any] | None = None,
            rejected_frame: pd.DataFrame | None = None) -> dict[str, str]:
     """Every number and every comparative sentence of the section."""
-    from pagelab.experiments.standby import ratio_sentence
     from pagelab.latex import escape, fmt
+    from pagelab.prose import ratio_sentence
 
     paired = paired or {}
     m = {"CompressionProfile": profile, "CompressionStatus": escape(skipped or "ran")}

@@ -41,6 +41,8 @@ import numpy as np
 import pandas as pd
 
 from pagelab import counters, experiment, state, trials
+from pagelab.experiment import entry
+from pagelab.prose import ratio_sentence
 from pagelab.provenance import block_device_of
 from pagelab.stats import Estimate, median_ci, paired_ratio_ci
 from pagelab.tools import tool_path
@@ -239,11 +241,6 @@ def ratios(frame: pd.DataFrame) -> dict[str, Estimate]:
     return out
 
 
-def _entry(value: float, lo: float, hi: float, unit: str, n: int, method: str) -> dict[str, Any]:
-    return {"value": float(value), "ci_low": float(lo), "ci_high": float(hi), "unit": unit, "n": int(n),
-            "method": method}
-
-
 def measurements(summary: pd.DataFrame, paired: dict[str, Estimate] | None = None,
                  device: str = "own") -> dict[str, Any]:
     """standby.<device>.<arm>.{retouch_s, retouch_s_per_2gb, pswpin_pages, zswpin_pages,
@@ -260,9 +257,9 @@ def measurements(summary: pd.DataFrame, paired: dict[str, Estimate] | None = Non
             if key.startswith("pageout") and r["arm"] == "zswap":
                 continue  # nothing is written to swap: zswap holds the pages
             if np.isfinite(r[col]):
-                out[f"{base}.{key}"] = _entry(r[col], r[f"{col}_lo"], r[f"{col}_hi"], unit, r["n"], method)
+                out[f"{base}.{key}"] = entry(r[col], r[f"{col}_lo"], r[f"{col}_hi"], unit, r["n"], method)
     for name, e in (paired or {}).items():
-        out[f"{NAME}.ratio.{name}"] = _entry(e.value, e.ci_low, e.ci_high, "ratio", e.n,
+        out[f"{NAME}.ratio.{name}"] = entry(e.value, e.ci_low, e.ci_high, "ratio", e.n,
                                              "median of paired per-round ratios, order-statistic 95 % CI")
     return out
 
@@ -286,25 +283,6 @@ def table(summary: pd.DataFrame, rejected_frame: pd.DataFrame | None = None) -> 
         "of the set": [f"{max(p, z) / n:.0%}".replace("%", r"\%") for p, z, n in
                        zip(summary["pswpin"], summary["zswpin"], summary["pages"], strict=True)],
     })
-
-
-def ratio_sentence(est: Estimate, subject: str, other: str, above: str, below: str, who: str) -> str:
-    """A comparison written from a paired ratio a/b and its CI, never typed: "<subject> 0.31
-    times <other> (median of n paired rounds, 95 % CI 0.25--0.40): <who> <above|below>", or,
-    when the interval contains 1, that no difference is shown. `above` is the word for a
-    ratio above 1 (e.g. "slower" for a time, "faster" for a rate)."""
-    from pagelab.latex import fmt
-
-    ci = f"median of {est.n} paired rounds, 95\\,\\% CI {fmt(est.ci_low)}--{fmt(est.ci_high)}"
-    if est.coverage == est.coverage and est.coverage < 0.95:
-        ci += f", exact coverage {100 * est.coverage:.1f}\\,\\%"
-    if est.ci_low > 1:
-        tail = f"{who} {above}"
-    elif est.ci_high < 1:
-        tail = f"{who} {below}"
-    else:
-        tail = "the interval contains 1, so no difference is shown"
-    return f"{subject} {fmt(est.value)} times {other} ({ci}): {tail}"
 
 
 WORDS = {"trim_only": "TrimOnly", "flooded": "Flooded", "flooded_default": "FloodedDefault", "zswap": "Zswap",
