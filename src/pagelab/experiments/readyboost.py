@@ -11,11 +11,19 @@ working set (random order, every page verified). Arms:
   hdd        swap on the emulated hdd5400-2008
   tier_cold  swap on tiered-readyboost (the disk behind a flash cache on the emulated USB
              stick), cache empty at the start, page-outs populate it (on-write)
-  tier_warm  the same, starting from the cache state a previous run left (well pre-populated)
+  tier_warm  the same, starting from the cache state the previous tier_warm trial left on the
+             same disk image (kept across trials: simdisk loads a state only for its own image)
   zswap      swap on the emulated disk with zswap in front
   zram       swap on zram
   own        a swap file on this machine's disk
-Times are also reported scaled to the seed's machine: recovery x (3 GiB / cgroup limit).
+Times are reported as measured, never scaled: the seed's seconds are judged only at its own
+scale; at this scale the claims are the ratios to the bare disk (per-round, paired) and the
+order of the arms.
+
+A trial is valid only when its manipulation happened (`validity`): the hogs pushed at least
+90 % of the working set out (the victim's own smaps_rollup Swap) and the re-touch read at least
+90 % of it back from swap (so it was out of RAM, not in the swap cache), no hog was killed, the cold
+tier started empty and the warm tier started with at least half the working set cached.
 """
 
 from __future__ import annotations
@@ -28,20 +36,25 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from pagelab import counters, experiment, state, trials
+from pagelab import counters, experiment, mm, state, trials
 from pagelab.devices import emulated_swap
-from pagelab.stats import bootstrap_ci, ratio_ci
+from pagelab.experiment import entry
+from pagelab.prose import ratio_sentence
+from pagelab.stats import Estimate, median_ci, paired_ratio_ci
 from pagelab.tools import tool_path
 from pagelab.units import parse_size
 from pagelab.victim import Victim
 
 NAME = "readyboost"
-SEED_RAM = 3 << 30
 ARMS = ["hdd", "tier_cold", "tier_warm", "zswap", "zram", "own"]
-REQUIRED_COLUMNS = ["result.recovery_s", "result.recovery_s_seed_scale", "result.majflt",
+REQUIRED_COLUMNS = ["result.recovery_s", "result.evicted_share", "result.majflt",
                     "result.counters.retouch.vmstat.pgmajfault"]
-SCALARS = ["recovery_s", "recovery_s_seed_scale", "majflt", "minflt", "pswpin", "zswpin", "pswpout_hogs",
-           "hog_s", "device_reads", "device_cache_hit_bytes", "device_read_bytes", "working_set", "ram"]
+SCALARS = ["recovery_s", "evicted_share", "readback_share", "hogs_killed", "tier_blocks_at_start", "majflt",
+           "minflt", "pswpin",
+           "zswpin", "pswpout_hogs", "hog_s", "device_reads", "device_cache_hit_bytes", "device_read_bytes",
+           "working_set", "ram"]
+MIN_SHARE = 0.9
+PAGE = os.sysconf("SC_PAGE_SIZE")
 
 
 def configurations(cfg: dict[str, Any]) -> list[dict[str, Any]]:
@@ -58,8 +71,9 @@ def skip_reason(cfg: dict[str, Any]) -> str | None:
     return None
 
 
-def _hogs(cg: state.Cgroup, size: int, rounds: int) -> float:
-    """Two hogs side by side in the cgroup, each `rounds` times; wall seconds."""
+def _hogs(cg: state.Cgroup, size: int, rounds: int) -> tuple[float, int]:
+    """Two hogs side by side in the cgroup, each `rounds` times; wall seconds and how many were
+    killed (by the memory cgroup's OOM killer: the trial is then invalid, not failed)."""
     import time
 
     cmd = [str(tool_path("hog")), "run", "--size", str(size), "--repeat", str(rounds), "--force",
@@ -68,10 +82,13 @@ def _hogs(cg: state.Cgroup, size: int, rounds: int) -> float:
     procs = [subprocess.Popen(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True,
                               preexec_fn=cg.preexec()) for _ in range(2)]
     errs = [p.communicate(timeout=1800)[1] for p in procs]
+    killed = 0
     for p, err in zip(procs, errs, strict=True):
-        if p.returncode != 0:
+        if p.returncode == -9:
+            killed += 1
+        elif p.returncode != 0:
             raise trials.TrialFailed(f"hog exited {p.returncode}: {err.strip()}")
-    return time.monotonic() - t0
+    return time.monotonic() - t0, killed
 
 
 def run_trial(st: state.State, cfg: dict[str, Any], trial: trials.Trial, scratch: Path) -> dict[str, Any]:
@@ -82,12 +99,17 @@ def run_trial(st: state.State, cfg: dict[str, Any], trial: trials.Trial, scratch
     work = scratch / f"{NAME}-{trial.trial_id}"
     work.mkdir(parents=True, exist_ok=True)
     disk = None
+    tier_blocks = float("nan")
     with st.scope():
         if arm in ("hdd", "zswap"):
             disk = emulated_swap(st, cfg["disk_profile"], work / "dev", swap_size)
         elif arm in ("tier_cold", "tier_warm"):
-            warm_state = scratch / f"{NAME}-tier.state" if arm == "tier_warm" else None
-            disk = emulated_swap(st, cfg["tier_profile"], work / "dev", swap_size, cache_state=warm_state)
+            # The warm arm keeps one disk image and its tier state across trials (simdisk loads a
+            # saved state only for the image it was saved with); the cold arm starts empty.
+            dev_dir = warm_dir(scratch) if arm == "tier_warm" else work / "dev"
+            warm_state = warm_dir(scratch) / "tier.state" if arm == "tier_warm" else None
+            disk = emulated_swap(st, cfg["tier_profile"], dev_dir, swap_size, cache_state=warm_state)
+            tier_blocks = float(disk.stats().get("device", {}).get("cache_blocks", float("nan")))
         elif arm == "zram":
             st.swapon(st.zram(swap_size, cfg["zram_algorithm"]))
         else:
@@ -101,8 +123,10 @@ def run_trial(st: state.State, cfg: dict[str, Any], trial: trials.Trial, scratch
         with Victim(third, f"ratio:{cfg['fill_ratio']}", trial.seed, work / "victim", cg, order="random",
                     timeout=1800) as v:
             s0 = c.snapshot()
-            hog_s = _hogs(cg, 2 * third, cfg["hog_rounds"])
+            hog_s, killed = _hogs(cg, 2 * third, cfg["hog_rounds"])
             s1 = c.snapshot()
+            # smaps' Swap also counts the process's own stack and heap: capped at the whole set
+            evicted = min(1.0, mm.swapped_bytes(v.pid) / third)
             rep = v.retouch()
             s2 = c.snapshot()
         d, hogs = c.delta(s1, s2), c.delta(s0, s1)
@@ -110,7 +134,11 @@ def run_trial(st: state.State, cfg: dict[str, Any], trial: trials.Trial, scratch
         dev = d.get("device", {})
         result = {
             "arm": arm, "ram": ram, "working_set": third, "command": v.command, "effective": dict(st.effective),
-            "recovery_s": recovery, "recovery_s_seed_scale": recovery * SEED_RAM / ram,
+            "recovery_s": recovery, "evicted_share": evicted, "hogs_killed": killed,
+            # Pages the re-touch read from swap (disk, tier, zram or zswap): a page smaps counts as
+            # swapped may still sit in the swap cache, in RAM, and come back as a minor fault.
+            "readback_share": min(1.0, (d["vmstat"].get("pswpin", 0) + d["vmstat"].get("zswpin", 0)) * PAGE / third),
+            "tier_blocks_at_start": tier_blocks,
             "majflt": rep["retouch"]["majflt"], "minflt": rep["retouch"]["minflt"],
             "pswpin": d["vmstat"].get("pswpin", 0), "zswpin": d["vmstat"].get("zswpin", 0),
             "pswpout_hogs": hogs["vmstat"].get("pswpout", 0), "hog_s": hog_s,
@@ -123,74 +151,110 @@ def run_trial(st: state.State, cfg: dict[str, Any], trial: trials.Trial, scratch
     return result
 
 
+def warm_dir(scratch: Path) -> Path:
+    """Where the warm tier's disk image and cache state live across the trials of one run."""
+    return Path(scratch).resolve() / f"{NAME}-tier_warm"
+
+
+def validity(params: dict[str, Any], result: dict[str, Any]) -> str | None:
+    """The hogs evicted the working set without being killed; the tier was as cold or as warm
+    as the arm says."""
+    if result.get("hogs_killed"):
+        return f"{result['hogs_killed']} hog(s) killed by the memory cgroup's OOM killer"
+    if not result["evicted_share"] >= MIN_SHARE:
+        return (f"the hogs pushed out {100 * result['evicted_share']:.0f} % of the working set; "
+                f"the design needs >= {100 * MIN_SHARE:.0f} %")
+    if not result["readback_share"] >= MIN_SHARE:
+        return (f"the re-touch read {100 * result['readback_share']:.0f} % of the working set from swap; the "
+                f"rest was still in RAM (swap cache); the design needs >= {100 * MIN_SHARE:.0f} % out of RAM")
+    pages = result["working_set"] / PAGE
+    blocks = result.get("tier_blocks_at_start", float("nan"))
+    if params["arm"] == "tier_cold" and not blocks <= 0.01 * pages:
+        return f"the cold tier started with {blocks:.0f} cached blocks; it must start empty"
+    if params["arm"] == "tier_warm" and not blocks >= 0.5 * pages:
+        return (f"the warm tier started with {blocks:.0f} cached blocks, under half the working set "
+                f"({pages:.0f} pages): its saved state did not load")
+    return None
+
+
 def run(cfg: dict[str, Any], outdir: Path, scratch_dir: Path) -> pd.DataFrame:
     warm = [{"arm": "tier_warm"}] if "tier_warm" in cfg["arms"] else [{"arm": cfg["arms"][0]}]
     try:
         return experiment.execute(
             NAME, cfg, outdir, scratch_dir, configurations(cfg), lambda c: c["arm"],
             lambda st, t, scratch: run_trial(st, cfg, t, scratch), lambda r: r["recovery_s"], SCALARS,
-            tools=["hog", "simdisk"], skip_reason=skip_reason(cfg), warmups=warm)
+            tools=["hog", "simdisk"], skip_reason=skip_reason(cfg), warmups=warm, validity=validity)
     finally:
-        (scratch_dir.resolve() / f"{NAME}-tier.state").unlink(missing_ok=True)
+        if warm_dir(scratch_dir).exists():
+            experiment.clean_dir(warm_dir(scratch_dir))
 
 
 load = experiment.load
 
 
-def summarise(frame: pd.DataFrame, seed: int = 0) -> pd.DataFrame:
+def summarise(frame: pd.DataFrame) -> pd.DataFrame:
+    """Per arm: the median recovery with its order-statistic 95 % CI, the evicted share and the
+    flash tier's share of the disk's read bytes."""
     rows = []
     for arm in [a for a in ARMS if a in set(frame["arm"])]:
         g = frame[frame["arm"] == arm]
-        e = bootstrap_ci(g["recovery_s"], np.median, seed=seed)
-        s = bootstrap_ci(g["recovery_s_seed_scale"], np.median, seed=seed)
+        e = median_ci(g["recovery_s"])
         hit = g["device_cache_hit_bytes"] / g["device_read_bytes"]
         rows.append({"arm": arm, "n": e.n, "recovery_s": e.value, "lo": e.ci_low, "hi": e.ci_high,
-                     "seed_scale_s": s.value, "seed_lo": s.ci_low, "seed_hi": s.ci_high,
+                     "evicted_share": float(np.median(g["evicted_share"])) if "evicted_share" in g else float("nan"),
                      "majflt": float(np.median(g["majflt"])), "pswpin": float(np.median(g["pswpin"])),
                      "hit_fraction": float(np.nanmedian(hit)) if hit.notna().any() else float("nan")})
     return pd.DataFrame(rows)
 
 
-def ratios(frame: pd.DataFrame, seed: int = 0) -> dict[str, Any]:
+def ratios(frame: pd.DataFrame) -> dict[str, Estimate]:
+    """Each arm's recovery over the bare disk's, round by round (the arms run interleaved), and
+    the warm tier's over the cold one's."""
     out = {}
-    base = frame.loc[frame["arm"] == "hdd", "recovery_s"]
-    for arm in ("tier_cold", "tier_warm", "zswap", "zram", "own"):
-        g = frame.loc[frame["arm"] == arm, "recovery_s"]
-        if len(base) and len(g):
-            r = ratio_ci(g, base, seed=seed)
-            out[f"{arm}_vs_hdd"] = {"value": r.value, "ci_low": r.ci_low, "ci_high": r.ci_high, "unit": "ratio",
-                                    "n": r.n}
+    pairs = [(arm, "hdd") for arm in ("tier_cold", "tier_warm", "zswap", "zram", "own")] + [("tier_warm", "tier_cold")]
+    for a, b in pairs:
+        xa, xb = experiment.pairs(frame, "arm", "recovery_s", a, b)
+        if xa:
+            out[f"{a}_vs_{b}"] = paired_ratio_ci(xa, xb)
     return out
 
 
-def measurements(summary: pd.DataFrame, rat: dict[str, Any]) -> dict[str, Any]:
+def measurements(summary: pd.DataFrame, rat: dict[str, Estimate]) -> dict[str, Any]:
+    """readyboost.<arm>.recovery_s (real seconds at this profile's scale; RB1-RB3 read them
+    only at the seed profile) and readyboost.ratio.<arm>_vs_hdd (RBR2, RBR3)."""
     out: dict[str, Any] = {}
     for _, r in summary.iterrows():
-        out[f"{NAME}.{r['arm']}.recovery_s"] = {"value": r["recovery_s"], "ci_low": r["lo"], "ci_high": r["hi"],
-                                               "unit": "s", "n": int(r["n"])}
-        out[f"{NAME}.{r['arm']}.recovery_s_seed_scale"] = {"value": r["seed_scale_s"], "ci_low": r["seed_lo"],
-                                                          "ci_high": r["seed_hi"], "unit": "s", "n": int(r["n"])}
-    for k, v in rat.items():
-        out[f"{NAME}.ratio.{k}"] = v
+        out[f"{NAME}.{r['arm']}.recovery_s"] = entry(r["recovery_s"], r["lo"], r["hi"], "s", int(r["n"]),
+                                                     "median, order statistics")
+        out[f"{NAME}.{r['arm']}.evicted_share"] = entry(r["evicted_share"], r["evicted_share"], r["evicted_share"],
+                                                        "share", int(r["n"]), "median")
+    for k, e in rat.items():
+        out[f"{NAME}.ratio.{k}"] = entry(e.value, e.ci_low, e.ci_high, "ratio", e.n, e.method)
     return out
 
 
-def table(summary: pd.DataFrame) -> pd.DataFrame:
+def table(summary: pd.DataFrame, rejected: pd.DataFrame | None = None) -> pd.DataFrame:
     from pagelab.latex import fmt
+
+    def n_rejected(arm: str) -> int:
+        if rejected is None or rejected.empty:
+            return 0
+        return int(rejected.loc[rejected["arm"] == arm, "rejected"].sum())
 
     return pd.DataFrame({
         "Arm": summary["arm"].str.replace("_", " "), "Trials": summary["n"].astype(int),
+        "Rejected": [n_rejected(a) for a in summary["arm"]],
+        "Evicted": summary["evicted_share"].map(lambda v: "n/a" if v != v else f"{100 * v:.0f}\\,\\%"),
         "Recovery (s)": [f"{fmt(v)} [{fmt(a)}, {fmt(b)}]" for v, a, b in
                          zip(summary["recovery_s"], summary["lo"], summary["hi"], strict=True)],
-        "Seed scale (s)": [f"{fmt(v)} [{fmt(a)}, {fmt(b)}]" for v, a, b in
-                           zip(summary["seed_scale_s"], summary["seed_lo"], summary["seed_hi"], strict=True)],
         "Major faults": summary["majflt"].map(lambda v: f"{v:.0f}"),
         "Cache hit share": summary["hit_fraction"].map(lambda v: "--" if not np.isfinite(v) else fmt(v)),
     })
 
 
-def macros(summary: pd.DataFrame, rat: dict[str, Any], cfg: dict[str, Any] | None, profile: str,
-           skipped: str | None) -> dict[str, str]:
+def macros(summary: pd.DataFrame, rat: dict[str, Estimate], cfg: dict[str, Any] | None, profile: str,
+           skipped: str | None, rejected: pd.DataFrame | None = None) -> dict[str, str]:
+    """Every number and every comparative sentence of the section, from the data."""
     from pagelab.latex import escape, fmt
 
     words = {"hdd": "Hdd", "tier_cold": "TierCold", "tier_warm": "TierWarm", "zswap": "Zswap", "zram": "Zram",
@@ -202,8 +266,25 @@ def macros(summary: pd.DataFrame, rat: dict[str, Any], cfg: dict[str, Any] | Non
     for arm, w in words.items():
         row = summary[summary["arm"] == arm] if len(summary) else summary
         m[f"Readyboost{w}S"] = fmt(row.iloc[0]["recovery_s"]) if len(row) else "n/a"
-        m[f"Readyboost{w}SeedS"] = fmt(row.iloc[0]["seed_scale_s"]) if len(row) else "n/a"
     for arm in ("tier_cold", "tier_warm"):
         r = rat.get(f"{arm}_vs_hdd")
-        m[f"Readyboost{words[arm]}Ratio"] = fmt(r["value"]) if r else "n/a"
+        m[f"Readyboost{words[arm]}Ratio"] = fmt(r.value) if r else "n/a"
+    m["ReadyboostRejected"] = str(int(rejected["rejected"].sum())) if rejected is not None and len(rejected) else "0"
+    m["ReadyboostEvictedPct"] = (f"{100 * float(summary['evicted_share'].min()):.0f}"
+                                 if len(summary) and "evicted_share" in summary else "n/a")
+    sentences = {
+        "ReadyboostColdSentence": ("tier_cold_vs_hdd", "behind the empty flash tier, recovery took",
+                                   "as long as on the bare disk", "it was slower", "it was faster"),
+        "ReadyboostWarmSentence": ("tier_warm_vs_hdd", "behind the warm flash tier, recovery took",
+                                   "as long as on the bare disk", "it was slower", "it was faster"),
+        "ReadyboostWarmColdSentence": ("tier_warm_vs_tier_cold", "the warm tier's recovery took",
+                                       "the empty tier's", "warm was slower than cold", "warm was faster than cold"),
+        "ReadyboostZswapSentence": ("zswap_vs_hdd", "with zswap in front of the disk, recovery took",
+                                    "as long as on the bare disk", "it was slower", "it was faster"),
+        "ReadyboostZramSentence": ("zram_vs_hdd", "on zram, recovery took", "as long as on the bare disk",
+                                   "it was slower", "it was faster"),
+    }
+    for name, (key, subject, other, above, below) in sentences.items():
+        m[name] = ratio_sentence(rat[key], subject, other, above.split(" ", 1)[1], below.split(" ", 1)[1],
+                                 above.split(" ", 1)[0]) if key in rat else "n/a"
     return m

@@ -1,0 +1,30 @@
+"""pagein's validity and sentences on hand-made trials whose answers are known."""
+
+import pandas as pd
+
+from pagelab.experiments import pagein as pg
+
+
+def test_validity():
+    assert pg.validity({}, {"evicted_share": 1.0, "pagein_share": 0.95}) is None
+    assert "pushed out 40 %" in pg.validity({}, {"evicted_share": 0.4, "pagein_share": 1.0})
+    assert "read 10 %" in pg.validity({}, {"evicted_share": 1.0, "pagein_share": 0.1})
+
+
+def summary(pc3_factor):
+    rows = []
+    for pc, f in ((0, 1.0), (3, pc3_factor)):
+        for i in range(5):
+            rows.append({"access": "random", "page_cluster": pc, "pagein_mbps": f * (0.6 + 0.01 * i),
+                         "ms_per_fault": 7.0, "pswpin": 1000, "majflt": 1000, "evicted_share": 1.0})
+    return pg.summarise(pd.DataFrame(rows))
+
+
+def test_the_readahead_sentence_follows_the_data():
+    assert "faster" in pg.readahead_sentence(summary(1.5))
+    assert "slower" in pg.readahead_sentence(summary(0.5))
+    assert "no effect" in pg.readahead_sentence(summary(1.0))
+    meas = pg.measurements(summary(1.5), "hdd5400-2008")
+    assert set(meas) == {"pagein.hdd5400-2008.random.page_cluster_0.mbps",
+                         "pagein.hdd5400-2008.random.page_cluster_3.mbps"}
+    assert meas["pagein.hdd5400-2008.random.page_cluster_0.mbps"]["n"] == 5
