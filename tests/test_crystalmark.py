@@ -261,3 +261,33 @@ def test_interrupted_run_removes_its_file(iobench: Path, disk_tmp: Path) -> None
     assert proc.returncode == 1, err
     assert "interrupted" in err and out == ""
     assert not data.exists()
+
+
+def test_crystalmark_validity_and_the_reuse_sentence_follow_the_data():
+    import pandas as pd
+
+    from pagelab.experiments import crystalmark as cm
+
+    blocks = 32768.0
+    assert cm.validity({"arm": "tiered"}, {"tier_blocks_at_start": 0.0, "file_blocks": blocks}) is None
+    assert "must start empty" in cm.validity({"arm": "tiered"}, {"tier_blocks_at_start": 9000.0,
+                                                                  "file_blocks": blocks})
+    assert "did not load" in cm.validity({"arm": "tiered_reused"}, {"tier_blocks_at_start": 10.0,
+                                                                     "file_blocks": blocks})
+    assert "not reused" in cm.validity({"arm": "direct_reused"}, {"file_state": "created", "file_blocks": blocks})
+
+    def frame(factor):
+        rows = []
+        for i in range(5):
+            for arm, v in (("tiered", 9.0 + 0.1 * i), ("tiered_reused", factor * (9.0 + 0.1 * i))):
+                rows.append({"arm": arm, "order": len(rows), **{f"{t}_best_mbps": v for t in cm.TESTS}})
+        return pd.DataFrame(rows)
+
+    cfg = {"size": "128M", "sets": 3}
+    up = cm.macros(cm.summarise(frame(2.0)), cm.ratios(frame(2.0)), cfg, "quick")
+    same = cm.macros(cm.summarise(frame(1.0)), cm.ratios(frame(1.0)), cfg, "quick")
+    assert up["CrystalmarkTierSentence"].endswith("reuse inflated the score")
+    assert same["CrystalmarkTierSentence"].endswith("no difference is shown")
+    meas = cm.measurements(cm.summarise(frame(2.0)), cm.ratios(frame(2.0)))
+    assert meas["crystalmark.ratio.tiered_reused_vs_tiered"]["value"] == 2.0
+    assert meas["crystalmark.tiered_reused.rr64k_mbps"]["n"] == 5

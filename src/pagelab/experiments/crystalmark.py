@@ -18,11 +18,12 @@ from contextlib import nullcontext
 from pathlib import Path
 from typing import Any
 
-import numpy as np
 import pandas as pd
 
 from pagelab import devices, experiment, records, state, trials
-from pagelab.stats import bootstrap_ci, ratio_ci
+from pagelab.experiment import entry
+from pagelab.prose import ratio_sentence
+from pagelab.stats import Estimate, median_ci, paired_ratio_ci
 from pagelab.tools import tool_path
 from pagelab.units import parse_duration, parse_size
 
@@ -37,9 +38,10 @@ ARMS = {  # arm -> (buffered, reuse the file)
     # The emulated devices (simdisk serves one file, which is reused as the test file): the
     # 2008 laptop disk, and the same disk behind the ReadyBoost-like flash tier, whose cache the
     # sequence's own writes populate before its random reads (seed 003's cached test file).
-    "hdd": (False, True), "tiered": (False, True),
+    "hdd": (False, True), "tiered": (False, True), "tiered_reused": (False, True),
 }
-EMULATED = {"hdd": "disk_profile", "tiered": "tier_profile"}
+EMULATED = {"hdd": "disk_profile", "tiered": "tier_profile", "tiered_reused": "tier_profile"}
+RATIOS = [("tiered_reused", "tiered"), ("direct_reused", "direct"), ("buffered_reused", "buffered")]
 
 
 REQUIRED_COLUMNS = [f"result.{t}_best_mbps" for t in TESTS]
@@ -65,11 +67,24 @@ def command(cfg: dict[str, Any], arm: str, file: Path, seed: int) -> list[str]:
 def run_trial(st: state.State | None, cfg: dict[str, Any], trial: trials.Trial, scratch: Path) -> dict[str, Any]:
     arm = trial.params["arm"]
     _, reuse = ARMS[arm]
+    tier_blocks = float("nan")
     with st.scope() if st is not None else nullcontext(None):
-        if arm in EMULATED:
+        if arm == "tiered_reused":
+            # One disk image and its tier state across the run's trials (simdisk loads a saved
+            # state only for the image it was saved with): the test file is cached from before.
+            assert st is not None
+            work = None
+            disk = devices.emulated_disk(st, cfg[EMULATED[arm]], reused_dir(scratch), parse_size(cfg["size"]),
+                                         cache_state=reused_dir(scratch) / "tier.state")
+            file = disk.disk
+            tier_blocks = float(disk.stats().get("device", {}).get("cache_blocks", float("nan")))
+        elif arm in EMULATED:
             assert st is not None
             work = scratch / f"{NAME}-{trial.trial_id}"
-            file = devices.emulated_disk(st, cfg[EMULATED[arm]], work, parse_size(cfg["size"])).disk
+            disk = devices.emulated_disk(st, cfg[EMULATED[arm]], work, parse_size(cfg["size"]))
+            file = disk.disk
+            if arm == "tiered":
+                tier_blocks = float(disk.stats().get("device", {}).get("cache_blocks", float("nan")))
         else:
             work = None
             # A reused file keeps its name across trials (and its pages in the cache); a fresh one is new.
@@ -82,7 +97,9 @@ def run_trial(st: state.State | None, cfg: dict[str, Any], trial: trials.Trial, 
         raise trials.TrialFailed(f"iobench crystalmark exited {out.returncode}: {out.stderr.strip()}")
     doc = json.loads(out.stdout)
     result: dict[str, Any] = {"arm": arm, "command": cmd, "file_state": doc["file"]["state"],
-                              "fill_mb_s": (doc.get("fill") or {}).get("mb_s", float("nan"))}
+                              "fill_mb_s": (doc.get("fill") or {}).get("mb_s", float("nan")),
+                              "tier_blocks_at_start": tier_blocks,
+                              "file_blocks": parse_size(cfg["size"]) / 4096}
     for t in doc["tests"]:
         result[f"{t['name']}_best_mbps"] = t["best_mb_s"]
         result[f"{t['name']}_mean_mbps"] = t["mean_mb_s"]
@@ -99,7 +116,25 @@ def usable_arms(cfg: dict[str, Any]) -> tuple[list[str], str | None]:
     return list(cfg["arms"]), None
 
 
-SCALARS = [f"{t}_{k}" for t in TESTS for k in ("best_mbps", "mean_mbps", "p99_us")] + ["fill_mb_s"]
+SCALARS = [f"{t}_{k}" for t in TESTS for k in ("best_mbps", "mean_mbps", "p99_us")] + [
+    "fill_mb_s", "tier_blocks_at_start", "file_state"]
+
+
+def reused_dir(scratch: Path) -> Path:
+    return Path(scratch).resolve() / f"{NAME}-tiered_reused"
+
+
+def validity(params: dict[str, Any], result: dict[str, Any]) -> str | None:
+    """The tier was as empty or as warm as the arm says; a reused file was reused."""
+    arm, blocks = params["arm"], result.get("tier_blocks_at_start", float("nan"))
+    if arm == "tiered" and not blocks <= 0.01 * result["file_blocks"]:
+        return f"the fresh tier started with {blocks:.0f} cached blocks; it must start empty"
+    if arm == "tiered_reused" and not blocks >= 0.5 * result["file_blocks"]:
+        return (f"the reused tier started with {blocks:.0f} cached blocks, under half the test file "
+                f"({result['file_blocks']:.0f} blocks): its saved state did not load")
+    if arm in ("direct_reused", "buffered_reused") and result.get("file_state") != "reused":
+        return f"the test file was {result.get('file_state')}, not reused"
+    return None
 
 
 def run(cfg: dict[str, Any], outdir: Path, scratch_dir: Path) -> pd.DataFrame:
@@ -109,10 +144,13 @@ def run(cfg: dict[str, Any], outdir: Path, scratch_dir: Path) -> pd.DataFrame:
             NAME, cfg, outdir, scratch_dir, configurations(cfg), lambda c: c["arm"],
             lambda st, t, scratch: run_trial(st, cfg, t, scratch), lambda r: r["rand_read_64k_best_mbps"],
             SCALARS, tools=["iobench"] + (["simdisk"] if any(a in EMULATED for a in arms) else []),
-            changes_state=any(a in EMULATED for a in arms), warmups=[{"arm": arms[0]}])
+            changes_state=any(a in EMULATED for a in arms), validity=validity,
+            warmups=[{"arm": a} for a in arms if ARMS[a][1] and a != "hdd"])
     finally:
         for arm in ARMS:
             (scratch_dir.resolve() / f"{NAME}-{arm}.dat").unlink(missing_ok=True)
+        if reused_dir(scratch_dir).exists():
+            experiment.clean_dir(reused_dir(scratch_dir))
     if note:
         records.write_text_atomic(outdir / "skipped.txt", note + "\n")
     return frame
@@ -122,25 +160,28 @@ def load(results_dir: Path | str) -> pd.DataFrame:
     return experiment.load(results_dir)[0]
 
 
-def summarise(frame: pd.DataFrame, seed: int = 0) -> pd.DataFrame:
-    """Long form: one row per arm and test, median of the trials' best sets with a CI."""
+def summarise(frame: pd.DataFrame) -> pd.DataFrame:
+    """Long form: one row per arm and test, the median of the trials' best sets with its
+    order-statistic 95 % CI."""
     rows = []
     for arm in [a for a in ARMS if a in set(frame["arm"])]:
         g = frame[frame["arm"] == arm]
         for t in TESTS:
-            e = bootstrap_ci(g[f"{t}_best_mbps"], np.median, seed=seed)
+            e = median_ci(g[f"{t}_best_mbps"])
             rows.append({"arm": arm, "test": t, "n": e.n, "mbps": e.value, "lo": e.ci_low, "hi": e.ci_high})
     return pd.DataFrame(rows)
 
 
-def inflation(frame: pd.DataFrame, test: str = "rand_read_64k", seed: int = 0) -> dict[str, Any] | None:
-    """The seed's warning, measured: reused-and-cached score over the fresh O_DIRECT one."""
-    a = frame.loc[frame["arm"] == "buffered_reused", f"{test}_best_mbps"]
-    b = frame.loc[frame["arm"] == "direct", f"{test}_best_mbps"]
-    if len(a) == 0 or len(b) == 0:
-        return None
-    r = ratio_ci(a, b, seed=seed)
-    return {"value": r.value, "ci_low": r.ci_low, "ci_high": r.ci_high, "unit": "ratio", "n": r.n}
+def ratios(frame: pd.DataFrame, test: str = "rand_read_64k") -> dict[str, Estimate]:
+    """Reused over fresh, round by round (the arms run interleaved): the cache below, measured.
+    tiered_reused_vs_tiered is CMW's twin (O_DIRECT behind the emulated flash tier); the page
+    cache's (buffered) and this disk's own (direct) are shown beside it."""
+    out = {}
+    for a, b in RATIOS:
+        xa, xb = experiment.pairs(frame, "arm", f"{test}_best_mbps", a, b)
+        if xa:
+            out[f"{a}_vs_{b}"] = paired_ratio_ci(xa, xb)
+    return out
 
 
 def table(summary: pd.DataFrame) -> pd.DataFrame:
@@ -155,39 +196,53 @@ def table(summary: pd.DataFrame) -> pd.DataFrame:
     return pd.DataFrame(cols)
 
 
-def measurements(summary: pd.DataFrame, infl: dict[str, Any] | None, device: str = "own") -> dict[str, Any]:
-    """Keys crystalmark.own.<arm>.<test>_mbps; the emulated arms are keyed by their device
-    (crystalmark.hdd.rr64k_mbps, crystalmark.tiered.rr64k_mbps)."""
+SHORT = {"rand_read_64k": "rr64k", "rand_write_64k": "rw64k", "rand_read_512k": "rr512k",
+         "rand_write_512k": "rw512k", "seq_read": "seqr", "seq_write": "seqw"}
+
+
+def measurements(summary: pd.DataFrame, rat: dict[str, Estimate], device: str = "own") -> dict[str, Any]:
+    """Keys crystalmark.own.<arm>.<test>_mbps; the emulated arms are keyed by their arm
+    (crystalmark.hdd.rr64k_mbps: CM1, crystalmark.tiered_reused.rr64k_mbps: CM3);
+    crystalmark.ratio.<a>_vs_<b> (CMW: tiered_reused_vs_tiered)."""
     out: dict[str, Any] = {}
-    short = {"rand_read_64k": "rr64k", "rand_write_64k": "rw64k", "rand_read_512k": "rr512k",
-             "rand_write_512k": "rw512k", "seq_read": "seqr", "seq_write": "seqw"}
     for _, r in summary.iterrows():
         where = r["arm"] if r["arm"] in EMULATED else f"{device}.{r['arm']}"
-        out[f"{NAME}.{where}.{short[r['test']]}_mbps"] = {
-            "value": r["mbps"], "ci_low": r["lo"], "ci_high": r["hi"], "unit": "MB/s", "n": int(r["n"])}
-    if infl:
-        out[f"{NAME}.{device}.reuse_inflation_rr64k"] = infl
+        out[f"{NAME}.{where}.{SHORT[r['test']]}_mbps"] = entry(r["mbps"], r["lo"], r["hi"], "MB/s", int(r["n"]),
+                                                             "median of best sets, order statistics")
+    for k, e in rat.items():
+        out[f"{NAME}.ratio.{k}"] = entry(e.value, e.ci_low, e.ci_high, "ratio", e.n, e.method)
     return out
 
 
-def macros(summary: pd.DataFrame, infl: dict[str, Any] | None, cfg: dict[str, Any], profile: str) -> dict[str, str]:
+def macros(summary: pd.DataFrame, rat: dict[str, Estimate], cfg: dict[str, Any], profile: str,
+           rejected: pd.DataFrame | None = None) -> dict[str, str]:
+    """Every number and every comparative sentence of the section, from the data."""
     from pagelab.latex import fmt
 
     def get(arm: str, test: str) -> str:
         s = summary[(summary["arm"] == arm) & (summary["test"] == test)]
         return fmt(s.iloc[0]["mbps"]) if len(s) else "n/a"
 
+    def sentence(key: str, subject: str, other: str) -> str:
+        return ratio_sentence(rat[key], subject, other, "inflated the score", "lowered the score",
+                              "reuse") if key in rat else "n/a"
+
     return {
         "CrystalmarkProfile": profile,
         "CrystalmarkSizeMiB": fmt(parse_size(cfg["size"]) / 2**20),
         "CrystalmarkSets": str(cfg["sets"]),
+        "CrystalmarkRejected": str(int(rejected["rejected"].sum())) if rejected is not None and len(rejected) else "0",
         "CrystalmarkDirectRRSixtyFourK": get("direct", "rand_read_64k"),
         "CrystalmarkDirectSeqRead": get("direct", "seq_read"),
         "CrystalmarkReusedRRSixtyFourK": get("buffered_reused", "rand_read_64k"),
         "CrystalmarkHddRRSixtyFourK": get("hdd", "rand_read_64k"),
         "CrystalmarkTieredRRSixtyFourK": get("tiered", "rand_read_64k"),
+        "CrystalmarkTieredReusedRRSixtyFourK": get("tiered_reused", "rand_read_64k"),
         "CrystalmarkHddSeqRead": get("hdd", "seq_read"),
-        "CrystalmarkInflation": fmt(infl["value"]) if infl else "n/a",
-        "CrystalmarkInflationLo": fmt(infl["ci_low"]) if infl else "n/a",
-        "CrystalmarkInflationHi": fmt(infl["ci_high"]) if infl else "n/a",
+        "CrystalmarkTierSentence": sentence("tiered_reused_vs_tiered", "behind the emulated flash tier, Random "
+                                            "Read 64K of the reused file scored", "the fresh one's"),
+        "CrystalmarkPageCacheSentence": sentence("buffered_reused_vs_buffered", "through the page cache, the "
+                                                 "reused file scored", "the fresh one's"),
+        "CrystalmarkDirectSentence": sentence("direct_reused_vs_direct", "with O\\_DIRECT on this disk, the "
+                                              "reused file scored", "the fresh one's"),
     }
