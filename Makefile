@@ -15,7 +15,7 @@ STAMP := $(VENV)/.installed-from-lock
 PROFILE ?=
 SNAKEMAKE_FLAGS ?=
 # The recorded run that `make PROFILE=recorded` rebuilds the paper from (data/recorded/<this>).
-RECORDING ?= xeon-2c-linux6.18-virtio/quick
+RECORDING ?= epyc-2c-linux6.18-virtio/quick
 # --config takes every following word as name=value, so it comes after the target.
 ifeq ($(strip $(PROFILE)),recorded)
 PROFILE_FLAGS := --config recording=$(RECORDING)

@@ -72,23 +72,28 @@ def copy_repo(dest: Path) -> Path:
     return dest
 
 
+REFERENCE_RECORDING = "epyc-2c-linux6.18-virtio/quick"
+
+
 @pytest.fixture(scope="session")
 def recorded_results(tmp_path_factory) -> Path:
-    """Every experiment's notebook run once by papermill on the recorded quick run in
-    tests/data/ (a results directory as the pipeline would have written it); each
-    experiment's papermill exit status and output are kept in papermill.json."""
+    """Every experiment's notebook run once by papermill on the reference machine's recorded
+    quick run (data/recorded/, replayed into a results directory as the pipeline would have
+    written it); each experiment's papermill exit status and output are kept in papermill.json."""
     import json
 
     from pagelab import config
+    from pagelab.recording import recorded_dir, replay
 
+    rec = recorded_dir() / REFERENCE_RECORDING
     out = tmp_path_factory.mktemp("recorded")
     env = dict(os.environ)
     env["PATH"] = f"{VENV_BIN}:{env.get('PATH', '')}"
     for experiment in config.experiments():
-        data = REPO / "tests" / "data" / experiment
-        assert (data / "trials.csv").exists(), f"no recorded trials for {experiment} in tests/data"
+        assert (rec / experiment / "trials.csv").exists(), f"no recorded trials for {experiment} in {rec}"
         dest = out / experiment
-        shutil.copytree(data, dest)
+        replay(rec, experiment, dest)
+        shutil.copyfile(rec / experiment / "config.json", dest / "config.json")
         run = subprocess.run(
             [str(VENV_BIN / "papermill"), "--cwd", str(REPO), "-k", "python3",
              str(REPO / "notebooks" / f"{experiment}.ipynb"), str(dest / f"{experiment}.ipynb"),

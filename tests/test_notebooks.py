@@ -1,5 +1,5 @@
 """Every experiment's notebook, executed by papermill on real trial records from a quick run
-(committed under tests/data/), produces its figure, table, macros and measurements; the
+(the reference recording in data/recorded/), produces its figure, table, macros and measurements; the
 macros compile as LaTeX definitions (letters-only names, no duplicates); and the verdicts
 judged from that recorded run are computed by the same rules as a live run's."""
 

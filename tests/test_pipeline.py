@@ -149,7 +149,7 @@ def test_standby_ran_or_says_why(built):
 
 
 def test_verdicts_are_stable_against_the_recorded_quick_run(built, recorded_results):
-    """The same rules judge this run and the quick run recorded in tests/data. A claim that is
+    """The same rules judge this run and the reference machine's recorded quick run (data/recorded/). A claim that is
     reproduced in one and not reproduced in the other is a defect of its window, statistic or
     trial validity; every other difference is reported."""
     import pandas as pd

@@ -85,7 +85,7 @@ def _read_trials(results_dir: Path | str) -> tuple[pd.DataFrame, str | None]:
     if "valid" not in frame.columns:  # recorded before validity was checked: nothing was judged
         frame["valid"] = True
         frame["invalid_reason"] = ""
-    frame["invalid_reason"] = frame["invalid_reason"].fillna("").astype(str)
+    frame["invalid_reason"] = ["" if pd.isna(v) else str(v) for v in frame["invalid_reason"]]
     frame["valid"] = frame["valid"].map(lambda v: str(v).strip().lower() in ("true", "1"))
     return frame, skipped
 
