@@ -149,18 +149,22 @@ def test_standby_ran_or_says_why(built):
 
 
 def test_verdicts_are_stable_against_the_recorded_quick_run(built, recorded_results):
-    """The same rules judge this run and the reference machine's recorded quick run (data/recorded/). A claim that is
-    reproduced in one and not reproduced in the other is a defect of its window, statistic or
-    trial validity; every other difference is reported."""
+    """The same rules judge this run and the reference machine's recorded quick run. On the
+    reference machine itself (same CPU, kernel and disk kind), a claim that is reproduced in one
+    run and not reproduced in the other is a defect of its window, statistic or trial validity;
+    on another machine a difference is a result. Every difference is reported."""
     import pandas as pd
 
-    from pagelab import claims
+    from pagelab import claims, recording
 
     live = pd.read_csv(built / "results/claims/verdicts.csv", keep_default_na=False).set_index("id")
     rec = claims.verdicts(recorded_results, profile="quick").set_index("id")
     diffs = [(cid, rec.loc[cid, "verdict"], live.loc[cid, "verdict"]) for cid in live.index
              if rec.loc[cid, "verdict"] != live.loc[cid, "verdict"]]
+    here = recording.source(built / "results")["machine"]
+    ref = recording.source(recorded_results)["machine"]
     for cid, a, b in diffs:
-        print(f"verdict differs: {cid}: recorded run {a!r}, this run {b!r}")
+        print(f"verdict differs: {cid}: recorded run on {ref} {a!r}, this run on {here} {b!r}")
     flips = [d for d in diffs if {d[1], d[2]} == {claims.REPRODUCED, claims.NOT_REPRODUCED}]
-    assert not flips, f"verdicts that flip between two runs of the same configuration: {flips}"
+    if here == ref:
+        assert not flips, f"verdicts that flip between two runs of the same configuration: {flips}"

@@ -11,8 +11,9 @@ faithful twin, a window written down before any run, and the profiles it may be 
   (config.MIN_TRIALS) stand behind it;
 - by construction: the value was an input of a device model or is arithmetic: ours is shown
   beside it and never counted as reproduced;
-- not applicable here: the experiment did not run (with its reason), or the claim is judged
-  only at another profile's scale.
+- not applicable here: the experiment did not run (with its reason), the claim is judged only
+  at another profile's scale, or no faithful twin can be measured here (judge `none`: ours is
+  shown, not judged).
 An `order` claim "a < b < c" is reproduced when each CI lies wholly below the next, not
 reproduced when one lies wholly above the next, inconclusive otherwise.
 """
@@ -134,6 +135,8 @@ def judge(claim: dict[str, str], measurements: dict[str, dict[str, Any]], skippe
     pub_parts = [float(p) for p in claim["value"].split("-")] if claim["value"][:1].isdigit() else []
     if pub_parts and (pub := sum(pub_parts) / len(pub_parts)) != 0:
         row["ratio"] = v / pub
+    if kind == "none":
+        return {**row, "verdict": NOT_APPLICABLE, "note": "no faithful twin here: " + claim["window_reason"]}
     if claim.get("construction", "").strip():
         return {**row, "verdict": BY_CONSTRUCTION, "note": claim["construction"]}
     if any(math.isnan(x) for x in (v, lo, hi)):

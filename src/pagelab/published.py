@@ -8,6 +8,8 @@ before any run:
   seed measured: a hand-timed run is not a 1 % figure); a window around a point value wider
   than x0.8-x1.25 must say why in its own words;
 - judge `order`: the measurement is "a < b < c" (each interval wholly below the next);
+- judge `none`: no faithful twin can be measured here (`window_reason` says why); ours is shown
+  beside the published value and the verdict is "not applicable here";
 - `twin`: one sentence on what our measurement is and how it differs from the seed's;
 - `construction`: non-empty when the value was an input of a device model or is arithmetic
   (then the verdict is "by construction", never "reproduced"), saying which input;
@@ -28,7 +30,7 @@ COLUMNS = ["id", "claim", "value", "unit", "source", "experiment", "measurement"
            "window_reason", "twin", "profiles"]
 WINDOW = ["window_low", "window_high"]
 OPTIONAL = ["construction"]
-JUDGES = ("window", "order")
+JUDGES = ("window", "order", "none")
 DEFAULT_WIDTH = (0.8, 1.25)  # a point value's window without a reason of its own
 
 
@@ -50,6 +52,8 @@ def _check_claim(path: Path | str, c: dict[str, str]) -> list[str]:
     profiles = c["profiles"].split()
     if profiles != ["all"] and not set(profiles) <= set(PROFILES):
         problems.append(f"{cid}: profiles {c['profiles']!r}: use 'all' or some of {', '.join(PROFILES)}")
+    if c["judge"] == "none":
+        return problems
     if c["judge"] == "order":
         if len(c["measurement"].split("<")) < 2:
             problems.append(f"{cid}: an order claim's measurement is 'a < b [< c]'")
