@@ -191,3 +191,11 @@ def test_summary_sentence_and_counts_come_from_the_table():
     assert "one remains inconclusive" in s and "no could" not in s
     mac = claims.macros(t)
     assert mac["VerdictsNotReproduced"] == "2" and mac["VerdictsTotal"] == "5"
+
+
+def test_a_claim_without_a_faithful_twin_is_shown_not_judged(tmp_path):
+    t = setup(tmp_path, [row("N", "10", "e.x", 7, 14, judge="none", reason="the seed's disk is not named")],
+              {"e": {"e.x": m(8.0, 7.5, 8.5)}})
+    assert t.loc["N", "verdict"] == claims.NOT_APPLICABLE
+    assert t.loc["N", "note"] == "no faithful twin here: the seed's disk is not named"
+    assert t.loc["N", "ours"] == "8.00 [7.50, 8.50]"
