@@ -1,0 +1,347 @@
+"""The experiment matrix across a fleet of hosts, and the merge of what came back.
+
+The `fleet:` block of config/config.yaml names the hosts (name plus free-form labels), the
+experiments each runs and the profile. workflow/rules/fleet.smk turns it into one trial job per
+(host, experiment), run on that host by a Snakemake executor plugin (slurm or cluster-generic,
+workflow/profiles/), writing under results/fleet/<host>/<experiment>/. The merge reads whatever
+came back: one row per host with its labels, the experiments that completed and the ones missing
+(with the reason when one is known), each host's headline medians, `pagelab compare` of the host
+against the baseline host, and the host's verdict counts. A host that failed or never answered
+is named as missing; it never makes the merge fail.
+
+  python -m pagelab.fleet trial HOST EXPERIMENT --config JSON --outdir DIR   one job, on HOST
+  python -m pagelab.fleet merge --plan JSON --results DIR --csv CSV --tex TEX
+  python -m pagelab.fleet show [--configfile F]                              the jobs, as JSON
+
+Not for: reaching hosts (the executor plugin and the profile's submit script do that).
+"""
+
+from __future__ import annotations
+
+import argparse
+import copy
+import json
+import os
+import socket
+import sys
+from pathlib import Path
+from typing import Any
+
+from pagelab import config as _config
+
+ENV_HOST = "PAGELAB_FLEET_HOST"  # set by the submit path: the fleet host a job runs as
+RAN_ON = "ran_on.json"
+
+
+# --------------------------------------------------------------------------- the fleet's jobs
+def fleet_block(cfg: dict[str, Any]) -> dict[str, Any]:
+    block = dict(cfg.get("fleet") or {})
+    block.setdefault("hosts", [])
+    block.setdefault("experiments", ["seekmodel"])
+    block.setdefault("profile", "quick")
+    block.setdefault("baseline", "")
+    block.setdefault("set", {})
+    return block
+
+
+def hosts(cfg: dict[str, Any]) -> list[dict[str, Any]]:
+    """The hosts, each {name, labels, experiments}; raises ConfigError on a bad name or experiment."""
+    block = fleet_block(cfg)
+    known = _config.experiments()
+    out, seen = [], set()
+    for h in block["hosts"]:
+        name = h["name"]
+        if name in seen:
+            raise _config.ConfigError(f"fleet.hosts: {name!r} is named twice")
+        seen.add(name)
+        exps = list(h.get("experiments") or block["experiments"])
+        for e in exps:
+            if e not in known:
+                raise _config.ConfigError(f"fleet: no experiment named {e!r} (have: {', '.join(known)})")
+        out.append({"name": name, "labels": dict(h.get("labels") or {}), "experiments": exps})
+    return out
+
+
+def jobs(cfg: dict[str, Any]) -> list[tuple[str, str]]:
+    """Every (host, experiment) trial job of the fleet, in config order."""
+    return [(h["name"], e) for h in hosts(cfg) for e in h["experiments"]]
+
+
+def baseline(cfg: dict[str, Any]) -> str:
+    hs = [h["name"] for h in hosts(cfg)]
+    chosen = fleet_block(cfg)["baseline"] or (hs[0] if hs else "")
+    if hs and chosen not in hs:
+        raise _config.ConfigError(f"fleet.baseline: {chosen!r} is not one of the hosts ({', '.join(hs)})")
+    return chosen
+
+
+def _profile_keys(schema: dict[str, Any], experiment: str, profile: str) -> set[str]:
+    props = schema["properties"][experiment]["properties"]
+    sub = props.get(profile) or props["quick"]
+    ref = sub.get("$ref", "")
+    if ref.startswith("#/definitions/"):
+        return set(schema["definitions"][ref.split("/")[-1]].get("properties", {}))
+    return set(sub.get("properties", {}))
+
+
+def block(cfg: dict[str, Any], host: str, experiment: str) -> dict[str, Any]:
+    """The resolved config block of one fleet job: the experiment's block in the fleet's profile,
+    fleet.set[experiment] over it (validated and resolved like the experiment's own block), and
+    scratch_dir <scratch_dir>/fleet/<host>."""
+    fb = fleet_block(cfg)
+    if (host, experiment) not in jobs(cfg):
+        raise _config.ConfigError(f"fleet: host {host!r} does not run {experiment!r}")
+    schema = _config.load_schema()
+    profile = fb["profile"]
+    raw = copy.deepcopy({k: v for k, v in cfg.items() if k not in ("fleet", "recording")})
+    raw["profile"] = profile
+    exp = dict(raw.get(experiment) or {})
+    props = schema["properties"][experiment]["properties"]
+    own = profile if profile in props or profile in exp else "quick"
+    pkeys = _profile_keys(schema, experiment, own)
+    for key, value in (fb["set"].get(experiment) or {}).items():
+        if key in pkeys:
+            exp[own] = {**(exp.get(own) or {}), key: value}
+        else:
+            exp[key] = value
+    raw[experiment] = exp
+    try:
+        _config.validate(raw)
+    except _config.ConfigError as exc:
+        raise _config.ConfigError(f"fleet.set.{experiment}: {exc}") from exc
+    resolved = _config.resolve(raw, schema)[experiment]
+    return {**resolved, "scratch_dir": f"{cfg.get('scratch_dir', 'scratch')}/fleet/{host}"}
+
+
+def plan(cfg: dict[str, Any]) -> dict[str, Any]:
+    """What the merge needs to know: hosts with labels and experiments, profile, baseline."""
+    return {"hosts": hosts(cfg), "profile": fleet_block(cfg)["profile"], "baseline": baseline(cfg)}
+
+
+def present(cfg: dict[str, Any], results: str | Path = "results/fleet", name: str = "measurements.json") -> list[str]:
+    """For every job whose trials came back (trials.csv exists), its `name` file: the merge's
+    inputs, so that a host that failed never holds the merge up."""
+    results = Path(results)
+    return [str(results / h / e / name) for h, e in jobs(cfg) if (results / h / e / "trials.csv").exists()]
+
+
+# --------------------------------------------------------------------------- one job on a host
+def trial(host: str, experiment: str, config_path: Path, outdir: Path) -> int:
+    """Run `pagelab trial` for one fleet job, after checking it runs as the host it is meant for
+    (the submit path sets PAGELAB_FLEET_HOST); writes ran_on.json (fleet host, hostname, pid)."""
+    from pagelab import cli
+    from pagelab.records import write_json_atomic
+
+    actual = os.environ.get(ENV_HOST)
+    if actual is not None and actual != host:
+        print(f"pagelab fleet: job for host {host!r} runs as {actual!r}: refusing", file=sys.stderr)
+        return 2
+    outdir.mkdir(parents=True, exist_ok=True)
+    write_json_atomic(outdir / RAN_ON, {"host": host, "as": actual, "hostname": socket.gethostname(),
+                                        "pid": os.getpid()})
+    return cli.main(["trial", experiment, "--config", str(config_path), "--outdir", str(outdir)])
+
+
+# --------------------------------------------------------------------------- the merge
+def _log_reason(log: Path) -> str:
+    try:
+        lines = [ln.strip() for ln in log.read_text(errors="replace").splitlines() if ln.strip()]
+    except OSError:
+        return ""
+    for ln in reversed(lines):
+        if ln.startswith("pagelab") or "Error" in ln or "error" in ln:
+            return ln[:200]
+    return lines[-1][:200] if lines else ""
+
+
+def job_status(results: Path, logs: Path, host: str, experiment: str) -> tuple[str, str]:
+    """('complete', '') when trials.csv came back; otherwise ('failed', reason) when the job
+    left a log or trial records, ('missing', reason) when nothing came back at all."""
+    d = results / host / experiment
+    if (d / "trials.csv").exists():
+        return "complete", ""
+    log = logs / host / f"{experiment}.log"
+    if log.exists():
+        return "failed", _log_reason(log) or "the job failed (see its log)"
+    if (d / "trials").is_dir() and any((d / "trials").iterdir()):
+        return "failed", "the job stopped before its trials were complete"
+    return "missing", "no result: the host was unreachable or the job never ran"
+
+
+def _measurements(results: Path, host: str, experiments: list[str]) -> dict[str, dict[str, Any]]:
+    out: dict[str, dict[str, Any]] = {}
+    for e in experiments:
+        path = results / host / e / "measurements.json"
+        try:
+            out.update(json.loads(path.read_text()))
+        except (OSError, ValueError):
+            continue
+    return out
+
+
+def headline_keys(plan_: dict[str, Any], per_host: dict[str, dict[str, Any]], limit: int = 3) -> list[str]:
+    """The measurements a claim names (data/published/claims.csv) that some host has; where an
+    experiment has none of those, its first `limit` keys."""
+    from pagelab import claims
+
+    try:
+        named = set(claims.load_claims()["measurement"].dropna())
+    except (OSError, KeyError, ValueError):
+        named = set()
+    have = sorted({k for m in per_host.values() for k in m})
+    exps = sorted({e for h in plan_["hosts"] for e in h["experiments"]})
+    keys: list[str] = []
+    for e in exps:
+        mine = [k for k in have if k.split(".")[0] == e]
+        chosen = [k for k in mine if k in named] or mine[:limit]
+        keys += chosen
+    return keys
+
+
+def _fmt(entry: dict[str, Any] | None) -> str:
+    from pagelab.latex import fmt
+
+    if not entry or entry.get("value") is None:
+        return ""
+    lo, hi = entry.get("ci_low"), entry.get("ci_high")
+    s = fmt(entry["value"])
+    if lo is not None and hi is not None:
+        s += f" [{fmt(lo)}, {fmt(hi)}]"
+    return s
+
+
+def merge(plan_: dict[str, Any], results: Path | str = "results/fleet", logs: Path | str = "results/logs/fleet",
+          noise: float | None = None):  # noqa: ANN201  (a DataFrame)
+    """One row per host: labels, status, completed and missing experiments, headline medians with
+    their 95 % CIs, the comparison with the baseline host (counts of same/faster/slower/different)
+    and the verdict counts of the claims of the experiments the host ran."""
+    import pandas as pd
+
+    from pagelab import claims, compare
+
+    results, logs = Path(results), Path(logs)
+    noise = compare.NOISE if noise is None else noise
+    base = plan_.get("baseline", "")
+    rows: list[dict[str, Any]] = []
+    per_host = {h["name"]: _measurements(results, h["name"], h["experiments"]) for h in plan_["hosts"]}
+    heads = headline_keys(plan_, per_host)
+    label_names = sorted({k for h in plan_["hosts"] for k in h["labels"]})
+    for h in plan_["hosts"]:
+        name = h["name"]
+        status = {e: job_status(results, logs, name, e) for e in h["experiments"]}
+        done = [e for e, (s, _) in status.items() if s == "complete"]
+        lacking = {e: f"{s}: {why}" for e, (s, why) in status.items() if s != "complete"}
+        row: dict[str, Any] = {"host": name, **{f"label:{k}": h["labels"].get(k, "") for k in label_names}}
+        row["status"] = "complete" if not lacking else ("missing" if not done else "partial")
+        row["completed"] = " ".join(done)
+        row["missing"] = "; ".join(f"{e} ({why})" for e, why in lacking.items())
+        for k in heads:
+            row[f"median:{k}"] = _fmt(per_host[name].get(k))
+        if not done:
+            row["vs_baseline"] = "no results"
+        elif name == base:
+            row["vs_baseline"] = "baseline"
+        else:
+            try:
+                cmp_rows = compare.compare(results / base, results / name, noise=noise)
+                words = pd.Series([r.word for r in cmp_rows]).value_counts().to_dict() if cmp_rows else {}
+                row["vs_baseline"] = ", ".join(f"{words.get(w, 0)} {w}" for w in
+                                               ("same", "faster", "slower", "different"))
+            except (ValueError, OSError) as exc:
+                row["vs_baseline"] = f"not compared: {str(exc)[:120]}"
+        if done:
+            table = claims.verdicts(results / name, profile=plan_.get("profile", "quick"))
+            table = table[table["experiment"].isin(done)]
+            for v, n in claims.counts(table).items():
+                row[f"verdict:{v}"] = n
+        else:
+            for v in claims.VERDICTS:
+                row[f"verdict:{v}"] = 0
+        rows.append(row)
+    return pd.DataFrame(rows)
+
+
+def missing_hosts(frame) -> list[str]:  # noqa: ANN001
+    return [r.host for r in frame.itertuples() if r.status != "complete"]
+
+
+def section(frame, plan_: dict[str, Any]) -> str:  # noqa: ANN001
+    """results/fleet/section.tex: the fleet's hosts, what came back, and the merge table."""
+    from pagelab.latex import escape
+
+    hosts_ = [h["name"] for h in plan_["hosts"]]
+    lacking = missing_hosts(frame) if len(frame) else hosts_
+    out = ("\\section{The fleet}\\label{sec:fleet}\n"
+           f"The experiments ran on {len(hosts_)} host(s) ({escape(', '.join(hosts_))}) in the "
+           f"{escape(plan_.get('profile', 'quick'))} profile, one measurement job per host at a time; "
+           f"each host is compared with the baseline host {escape(plan_.get('baseline', ''))} by "
+           "\\texttt{pagelab compare} (counts of same, faster, slower, different).\n")
+    if lacking:
+        out += ("Hosts without complete results: " + escape(", ".join(lacking)) + ".\n")
+    else:
+        out += "Every host returned every experiment.\n"
+    if not len(frame):
+        return out
+    show = frame.copy()
+    verdict_cols = [c for c in show.columns if c.startswith("verdict:")]
+    show["verdicts"] = [", ".join(f"{int(r[c])} {c.split(':', 1)[1]}" for c in verdict_cols if int(r[c]))
+                        for _, r in show.iterrows()]
+    cols = ["host"] + [c for c in show.columns if c.startswith("label:")] + ["status", "missing"] + \
+        [c for c in show.columns if c.startswith("median:")] + ["vs_baseline", "verdicts"]
+    tex = show[cols].astype(str).map(escape)
+    tex.columns = [escape(c.split(":", 1)[-1]) for c in cols]
+    body = tex.style.hide(axis="index").to_latex(hrules=True, column_format="l" * len(cols))
+    return out + ("\\begin{table*}[htbp]\n\\centering\\scriptsize\n" + body +
+                  "\\caption{The fleet by host: status, headline medians with 95\\,\\% intervals, the comparison "
+                  "with the baseline host and the verdict counts.}\n\\label{tab:fleet}\n\\end{table*}\n")
+
+
+def write_merge(plan_path: Path | str, results: Path | str, csv_path: Path | str, tex_path: Path | str,
+                logs: Path | str = "results/logs/fleet"):  # noqa: ANN201
+    from pagelab.records import write_text_atomic
+
+    plan_ = json.loads(Path(plan_path).read_text())
+    frame = merge(plan_, results, logs)
+    write_text_atomic(csv_path, frame.to_csv(index=False))
+    write_text_atomic(tex_path, section(frame, plan_))
+    return frame
+
+
+# --------------------------------------------------------------------------- command line
+def main(argv: list[str] | None = None) -> int:
+    p = argparse.ArgumentParser(prog="python -m pagelab.fleet", description=__doc__.split("\n")[0])
+    sub = p.add_subparsers(dest="command", required=True)
+    t = sub.add_parser("trial", help="one fleet job: `pagelab trial` as HOST")
+    t.add_argument("host")
+    t.add_argument("experiment")
+    t.add_argument("--config", required=True, type=Path)
+    t.add_argument("--outdir", required=True, type=Path)
+    m = sub.add_parser("merge", help="one row per host from whatever came back")
+    m.add_argument("--plan", required=True, type=Path, help="results/fleet/fleet.json")
+    m.add_argument("--results", default=Path("results/fleet"), type=Path)
+    m.add_argument("--logs", default=Path("results/logs/fleet"), type=Path)
+    m.add_argument("--csv", required=True, type=Path)
+    m.add_argument("--tex", required=True, type=Path)
+    s = sub.add_parser("show", help="the fleet's jobs and plan as JSON")
+    s.add_argument("--configfile", default=None)
+    args = p.parse_args(argv)
+    try:
+        if args.command == "trial":
+            return trial(args.host, args.experiment, args.config, args.outdir)
+        if args.command == "merge":
+            frame = write_merge(args.plan, args.results, args.csv, args.tex, args.logs)
+            lacking = missing_hosts(frame)
+            print(frame.to_string(index=False))
+            if lacking:
+                print("pagelab fleet: hosts without complete results: " + ", ".join(lacking))
+            return 0
+        cfg = _config.load(args.configfile)
+        print(json.dumps({"plan": plan(cfg), "jobs": jobs(cfg)}, indent=1))
+        return 0
+    except _config.ConfigError as exc:
+        print(f"pagelab fleet: config: {exc}", file=sys.stderr)
+        return 2
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,121 @@
+# The experiment matrix on many hosts (config `fleet:`; README "Running on many machines").
+# One trial job per (host, experiment), sent to its host by the executor: the string resource
+# `host` for cluster-generic's submit command ({resources.host}), `slurm_extra` for Slurm
+# (--nodelist, --exclusive). One measurement per host at a time comes from the submit path (a
+# lock on the host; Slurm's exclusive node), not from a Snakemake resource: a global resource
+# would serialise every host. Everything else (configs, notebooks, the merge) is a local job.
+# Two steps: `fleet_trials` (with --keep-going: a failed host loses only its own jobs), then
+# `fleet_merge`, whose inputs are the jobs that came back, so it never waits for a failed host.
+from pagelab import fleet as pl_fleet
+
+try:
+    FLEET_JOBS = pl_fleet.jobs(config)
+    FLEET_PLAN = pl_fleet.plan(config)
+except pl_config.ConfigError as exc:
+    raise WorkflowError(f"config/config.yaml: fleet: {exc}")
+FLEET_HOSTS = [h["name"] for h in FLEET_PLAN["hosts"]]
+FLEET_HOST_RE = "|".join(FLEET_HOSTS) or "(?!)"
+
+
+ruleorder: fleet_config > experiment_config
+
+
+rule fleet_config:
+    output:
+        "results/fleet/{host}/{experiment}/config.json",
+    wildcard_constraints:
+        host=FLEET_HOST_RE,
+        experiment="|".join(EXPERIMENTS),
+    params:
+        block=lambda wc: pl_fleet.block(config, wc.host, wc.experiment),
+    log:
+        "results/logs/fleet/{host}/{experiment}_config.log",
+    localrule: True
+    run:
+        from pagelab.records import write_json_atomic
+
+        write_json_atomic(output[0], params.block)
+
+
+rule fleet_trial:
+    input:
+        config="results/fleet/{host}/{experiment}/config.json",
+        tools=rules.native.output,
+    output:
+        "results/fleet/{host}/{experiment}/trials.csv",
+        "results/fleet/{host}/{experiment}/provenance.json",
+    wildcard_constraints:
+        host=FLEET_HOST_RE,
+        experiment="|".join(EXPERIMENTS),
+    log:
+        "results/logs/fleet/{host}/{experiment}.log",
+    resources:
+        host=lambda wc: wc.host,
+        slurm_extra=lambda wc: f"--nodelist={wc.host} --exclusive",
+    conda:
+        "../../environment.yml"
+    shell:
+        "python -m pagelab.fleet trial {wildcards.host} {wildcards.experiment} --config {input.config}"
+        " --outdir results/fleet/{wildcards.host}/{wildcards.experiment} > {log} 2>&1"
+
+
+rule fleet_notebook:
+    input:
+        notebook="notebooks/{experiment}.ipynb",
+        trials="results/fleet/{host}/{experiment}/trials.csv",
+    output:
+        notebook="results/fleet/{host}/{experiment}/{experiment}.ipynb",
+        measurements="results/fleet/{host}/{experiment}/measurements.json",
+    wildcard_constraints:
+        host=FLEET_HOST_RE,
+        experiment="|".join(EXPERIMENTS),
+    params:
+        profile=FLEET_PLAN["profile"],
+    log:
+        "results/logs/fleet/{host}/{experiment}_notebook.log",
+    localrule: True
+    conda:
+        "../../environment.yml"
+    shell:
+        "papermill --cwd . -k python3 {input.notebook} {output.notebook}"
+        " -p results_dir results/fleet/{wildcards.host}/{wildcards.experiment}"
+        " -p profile {params.profile} > {log} 2>&1"
+
+
+rule fleet_plan:
+    output:
+        "results/fleet/fleet.json",
+    params:
+        plan=FLEET_PLAN,
+    log:
+        "results/logs/fleet/plan.log",
+    localrule: True
+    run:
+        from pagelab.records import write_json_atomic
+
+        write_json_atomic(output[0], params.plan)
+
+
+rule fleet_trials:
+    # every host's trials (run with --keep-going: a host that fails loses only its own jobs)
+    input:
+        [f"results/fleet/{h}/{e}/trials.csv" for h, e in FLEET_JOBS],
+    localrule: True
+
+
+rule fleet_merge:
+    # whatever came back: a host whose trials are missing is named in the table, never awaited
+    input:
+        plan="results/fleet/fleet.json",
+        measurements=lambda wc: pl_fleet.present(config),
+    output:
+        csv="results/fleet/merge.csv",
+        tex="results/fleet/section.tex",
+    log:
+        "results/logs/fleet/merge.log",
+    localrule: True
+    conda:
+        "../../environment.yml"
+    shell:
+        "python -m pagelab.fleet merge --plan {input.plan} --results results/fleet --logs results/logs/fleet"
+        " --csv {output.csv} --tex {output.tex} > {log} 2>&1"
