@@ -34,6 +34,16 @@ RAN_ON = "ran_on.json"
 
 
 # --------------------------------------------------------------------------- the fleet's jobs
+def raw_config(path: Path | str | None = None) -> dict[str, Any]:
+    """config/config.yaml validated (defaults filled) but not resolved: what the Snakefile's
+    `config` is, and what block() starts from."""
+    import yaml
+
+    with open(path or _config.default_config()) as fh:
+        cfg = yaml.safe_load(fh) or {}
+    return _config.validate(cfg)
+
+
 def fleet_block(cfg: dict[str, Any]) -> dict[str, Any]:
     block = dict(cfg.get("fleet") or {})
     block.setdefault("hosts", [])
@@ -180,7 +190,7 @@ def _measurements(results: Path, host: str, experiments: list[str]) -> dict[str,
 
 
 def headline_keys(plan_: dict[str, Any], per_host: dict[str, dict[str, Any]], limit: int = 3) -> list[str]:
-    """The measurements a claim names (data/published/claims.csv) that some host has; where an
+    """The measured values (with a CI) a claim names (data/published/claims.csv) that some host has; where an
     experiment has none of those, its first `limit` keys."""
     from pagelab import claims
 
@@ -188,8 +198,10 @@ def headline_keys(plan_: dict[str, Any], per_host: dict[str, dict[str, Any]], li
         named = set(claims.load_claims()["measurement"].dropna())
     except (OSError, KeyError, ValueError):
         named = set()
-    have = sorted({k for m in per_host.values() for k in m})
-    exps = sorted({e for h in plan_["hosts"] for e in h["experiments"]})
+    # measured values only (a median with its interval), not a model's constants
+    have = sorted({k for m in per_host.values() for k, v in m.items()
+                   if isinstance(v, dict) and v.get("ci_low") is not None and v.get("ci_high") is not None})
+    exps = list(dict.fromkeys(e for h in plan_["hosts"] for e in h["experiments"]))
     keys: list[str] = []
     for e in exps:
         mine = [k for k in have if k.split(".")[0] == e]
@@ -335,8 +347,9 @@ def main(argv: list[str] | None = None) -> int:
             if lacking:
                 print("pagelab fleet: hosts without complete results: " + ", ".join(lacking))
             return 0
-        cfg = _config.load(args.configfile)
-        print(json.dumps({"plan": plan(cfg), "jobs": jobs(cfg)}, indent=1))
+        cfg = raw_config(args.configfile)
+        print(json.dumps({"plan": plan(cfg), "jobs": jobs(cfg),
+                          "blocks": {f"{h}/{e}": block(cfg, h, e) for h, e in jobs(cfg)}}, indent=1))
         return 0
     except _config.ConfigError as exc:
         print(f"pagelab fleet: config: {exc}", file=sys.stderr)

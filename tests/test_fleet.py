@@ -1,0 +1,235 @@
+"""The fleet (issue 15): the experiment matrix on several hosts through Snakemake's
+cluster-generic executor, one measurement job per host at a time, merged into one table.
+
+Three fake hosts run a light seekmodel and a light crystalmark each, through the real executor
+plugin and the profile's real submit/status/cancel scripts, with ssh replaced by tests/fleet/ssh.sh
+(the job runs on this machine as the host its `host` resource names, under that host's lock).
+The trial records' start and end times show that one host's jobs never overlapped and that
+different hosts' jobs did. A host that is down loses only its own jobs: the merge names it and a
+rerun completes only what is missing. Measurements run under the machine lock."""
+
+from __future__ import annotations
+
+import csv
+import json
+import os
+import re
+import shutil
+import subprocess
+import time
+from datetime import datetime
+from pathlib import Path
+
+import pytest
+
+from conftest import REPO, VENV_BIN, build_native, copy_repo
+from pagelab import config, fleet
+
+pytestmark = pytest.mark.pipeline
+
+HOSTS = ["alpha", "beta", "gamma"]
+EXPERIMENTS = ["seekmodel", "crystalmark"]
+FLEET_BLOCK = """
+fleet:
+  hosts:
+    - {name: alpha, labels: {kernel: "6.18", disk: virtio}}
+    - {name: beta, labels: {kernel: "6.18", disk: virtio}}
+    - {name: gamma, labels: {kernel: "6.19-rc", disk: virtio}}
+  experiments: [seekmodel, crystalmark]
+  profile: quick
+  baseline: alpha
+  set:
+    seekmodel: {devices: [own], block_sizes: [4K, 64K], trials: 5, runtime: 0.2s, warmup: 0, file_size: 32M}
+    crystalmark: {arms: [direct, buffered], size: 16M, sets: 1, set_time: 0.05s}
+"""
+FAKE = ["--cluster-generic-submit-cmd", "tests/fleet/submit.sh {resources.host}",
+        "--cluster-generic-status-cmd", "tests/fleet/status.sh",
+        "--cluster-generic-cancel-cmd", "tests/fleet/cancel.sh",
+        "--seconds-between-status-checks", "1", "--latency-wait", "5"]
+
+
+def fleet_repo(base: Path) -> Path:
+    """A fresh copy of the repository with the native tools built and the light fleet config."""
+    shutil.rmtree(base, ignore_errors=True)
+    repo = copy_repo(base / "repo")
+    shutil.copytree(build_native(), repo / "native" / "build")  # newer than the sources: not rebuilt
+    cfg = repo / "config" / "config.yaml"
+    text = cfg.read_text()
+    cfg.write_text(text[: text.index("\nfleet:")] + FLEET_BLOCK)
+    (repo / "locks").mkdir()
+    return repo
+
+
+def snakemake(repo: Path, env: dict[str, str], target: str, *extra: str, lock: bool = False):
+    cmd = [str(VENV_BIN / "snakemake"), "--workflow-profile", "workflow/profiles/cluster-generic",
+           *FAKE, "--jobs", "6", *extra, target]
+    if lock:  # the trials measure the disk: never alongside another measurement on this machine
+        cmd = ["flock", "/tmp/pagelab-machine.lock", *cmd]
+    t0 = time.monotonic()
+    out = subprocess.run(cmd, cwd=repo, env=env, capture_output=True, text=True, timeout=600)
+    out.seconds = time.monotonic() - t0
+    return out
+
+
+def fleet_env(env: dict[str, str], repo: Path) -> dict[str, str]:
+    e = dict(env)
+    e["PAGELAB_FLEET_LOCKDIR"] = str(repo / "locks")
+    e["PAGELAB_FLEET_DOWN"] = str(repo / "down.txt")
+    e["PAGELAB_FLEET_SSH_LOG"] = str(repo / "ssh.log")
+    return e
+
+
+def intervals(repo: Path) -> dict[tuple[str, str], tuple[datetime, datetime]]:
+    """Per (host, experiment) job: the first trial's start and the last trial's end."""
+    out = {}
+    for host in HOSTS:
+        for exp in EXPERIMENTS:
+            recs = [json.loads(p.read_text()) for p in (repo / "results/fleet" / host / exp / "trials").glob("*.json")]
+            if recs:
+                out[(host, exp)] = (min(datetime.fromisoformat(r["start"]) for r in recs),
+                                    max(datetime.fromisoformat(r["end"]) for r in recs))
+    return out
+
+
+def overlap(a, b) -> bool:
+    return a[0] < b[1] and b[0] < a[1]
+
+
+def merge_rows(repo: Path) -> list[dict[str, str]]:
+    return list(csv.DictReader(open(repo / "results/fleet/merge.csv")))
+
+
+def job_count(stdout_err: str, rule: str) -> int:
+    m = re.search(rf"^{rule}\s+(\d+)$", stdout_err, re.M)
+    return int(m.group(1)) if m else 0
+
+
+@pytest.fixture(scope="module")
+def three_hosts(tmp_path_factory, env):
+    repo = fleet_repo(REPO / ".pytest-scratch" / f"fleet-{tmp_path_factory.getbasetemp().name}" / "three")
+    e = fleet_env(env, repo)
+    run = snakemake(repo, e, "fleet_trials", "--keep-going", lock=True)
+    assert run.returncode == 0, run.stdout[-3000:] + run.stderr[-4000:]
+    merged = snakemake(repo, e, "fleet_merge")
+    assert merged.returncode == 0, merged.stdout[-3000:] + merged.stderr[-4000:]
+    print(f"\nthree hosts: trials {run.seconds:.1f} s, merge {merged.seconds:.1f} s")
+    yield repo
+    shutil.rmtree(repo.parent, ignore_errors=True)
+
+
+def test_config_defaults_have_no_fleet():
+    cfg = fleet.raw_config()
+    assert fleet.jobs(cfg) == [] and fleet.plan(cfg)["hosts"] == []
+
+
+def test_a_fleet_block_is_checked():
+    cfg = fleet.raw_config()
+    cfg["fleet"] = {"hosts": [{"name": "a"}], "experiments": ["seekmodel"],
+                    "set": {"seekmodel": {"trials": 2}}}
+    with pytest.raises(config.ConfigError, match="seekmodel.quick.trials"):
+        fleet.block(cfg, "a", "seekmodel")
+    cfg["fleet"]["set"] = {"seekmodel": {"bogus": 1}}
+    with pytest.raises(config.ConfigError, match="bogus"):
+        fleet.block(cfg, "a", "seekmodel")
+    cfg["fleet"] = {"hosts": [{"name": "a", "experiments": ["nope"]}]}
+    with pytest.raises(config.ConfigError, match="nope"):
+        fleet.jobs(cfg)
+    cfg["fleet"] = {"hosts": [{"name": "a"}], "baseline": "z"}
+    with pytest.raises(config.ConfigError, match="baseline"):
+        fleet.plan(cfg)
+    cfg["fleet"] = {"hosts": [{"name": "a"}], "set": {"seekmodel": {"devices": ["own"], "runtime": "0.2s"}}}
+    b = fleet.block(cfg, "a", "seekmodel")
+    assert b["devices"] == ["own"] and b["runtime"] == "0.2s" and b["scratch_dir"].endswith("fleet/a")
+
+
+def test_three_hosts_one_job_per_host_at_a_time_hosts_in_parallel(three_hosts):
+    repo = three_hosts
+    jobs = intervals(repo)
+    assert set(jobs) == {(h, e) for h in HOSTS for e in EXPERIMENTS}
+    for host in HOSTS:
+        a, b = jobs[(host, "seekmodel")], jobs[(host, "crystalmark")]
+        assert not overlap(a, b), (host, a, b)  # one measurement job per host at a time
+    across = [(x, y) for x in jobs for y in jobs if x[0] < y[0] and overlap(jobs[x], jobs[y])]
+    assert across, jobs  # different hosts ran at the same time
+    for host in HOSTS:
+        for exp in EXPERIMENTS:
+            d = repo / "results/fleet" / host / exp
+            ran = json.loads((d / fleet.RAN_ON).read_text())
+            assert ran["as"] == host  # the job ran under its own host's identity and lock
+            cfg = json.loads((d / "config.json").read_text())
+            assert cfg["scratch_dir"] == f"scratch/fleet/{host}"
+            frame = list(csv.DictReader(open(d / "trials.csv")))
+            counted = [r for r in frame if r["status"] == "ok" and r["warmup"] == "False"]
+            assert len(counted) >= 5 * (2 if exp == "seekmodel" else 2), (host, exp, len(counted))
+            assert (d / "measurements.json").stat().st_size > 0
+    hosts_seen = {ln.split()[0] for ln in (repo / "ssh.log").read_text().splitlines()}
+    assert hosts_seen == set(HOSTS)
+
+
+def test_the_merge_has_one_row_per_host(three_hosts):
+    rows = merge_rows(three_hosts)
+    assert [r["host"] for r in rows] == HOSTS
+    for r in rows:
+        assert r["status"] == "complete" and r["missing"] == ""
+        assert r["completed"].split() == EXPERIMENTS
+        assert r["label:disk"] == "virtio"
+        medians = {k: v for k, v in r.items() if k.startswith("median:")}
+        assert medians and all(re.match(r"^\S+ \[\S+, \S+\]$", v) for v in medians.values()), medians
+        assert sum(int(r[f"verdict:{v}"]) for v in ("reproduced", "not reproduced", "inconclusive",
+                                                     "by construction", "not applicable here")) > 0
+    assert rows[0]["vs_baseline"] == "baseline"
+    assert all(re.match(r"^\d+ same, \d+ faster, \d+ slower, \d+ different$", r["vs_baseline"]) for r in rows[1:])
+    tex = (three_hosts / "results/fleet/section.tex").read_text()
+    assert "\\section{The fleet}" in tex and "Every host returned every experiment" in tex
+    assert all(h in tex for h in HOSTS)
+
+
+def test_a_host_that_fails_loses_only_its_own_jobs_and_a_rerun_completes_them(tmp_path_factory, env):
+    repo = fleet_repo(REPO / ".pytest-scratch" / f"fleet-{tmp_path_factory.getbasetemp().name}" / "failing")
+    e = fleet_env(env, repo)
+    (repo / "down.txt").write_text("gamma\n")
+    try:
+        run = snakemake(repo, e, "fleet_trials", "--keep-going", lock=True)
+        assert run.returncode != 0  # gamma's jobs failed ...
+        merged = snakemake(repo, e, "fleet_merge")
+        assert merged.returncode == 0, merged.stdout[-3000:] + merged.stderr[-4000:]  # ... the merge did not
+        rows = {r["host"]: r for r in merge_rows(repo)}
+        assert list(rows) == HOSTS
+        for h in ("alpha", "beta"):
+            assert rows[h]["status"] == "complete" and rows[h]["completed"].split() == EXPERIMENTS
+            assert (repo / "results/fleet" / h / "seekmodel/measurements.json").exists()
+        assert rows["gamma"]["status"] == "missing" and rows["gamma"]["completed"] == ""
+        assert "seekmodel" in rows["gamma"]["missing"] and "crystalmark" in rows["gamma"]["missing"]
+        assert rows["gamma"]["vs_baseline"] == "no results"
+        assert "gamma" in (repo / "results/fleet/section.tex").read_text().split("without complete results:")[1]
+        before = {h: (repo / "results/fleet" / h / "seekmodel/trials.csv").stat().st_mtime_ns
+                  for h in ("alpha", "beta")}
+        # The failure is cleared: the rerun runs gamma's two jobs and nothing else.
+        (repo / "down.txt").unlink()
+        rerun = snakemake(repo, e, "fleet_trials", "--keep-going", lock=True)
+        assert rerun.returncode == 0, rerun.stdout[-3000:] + rerun.stderr[-4000:]
+        assert job_count(rerun.stdout + rerun.stderr, "fleet_trial") == 2
+        assert {h: (repo / "results/fleet" / h / "seekmodel/trials.csv").stat().st_mtime_ns
+                for h in ("alpha", "beta")} == before
+        merged = snakemake(repo, e, "fleet_merge")
+        assert merged.returncode == 0, merged.stdout[-3000:] + merged.stderr[-4000:]
+        rows = merge_rows(repo)
+        assert [r["host"] for r in rows] == HOSTS and all(r["status"] == "complete" for r in rows)
+        print(f"\nfailing host: trials {run.seconds:.1f} s, merge {merged.seconds:.1f} s, rerun {rerun.seconds:.1f} s")
+    finally:
+        shutil.rmtree(repo.parent, ignore_errors=True)
+
+
+def test_the_slurm_profile_parses(env, tmp_path):
+    """A dry run with the slurm profile (no sbatch needed for -n) plans one job per host and
+    experiment, each asking Slurm for its node, exclusively."""
+    extra = tmp_path / "fleet.yaml"
+    extra.write_text(FLEET_BLOCK)
+    out = subprocess.run([str(VENV_BIN / "snakemake"), "-n", "--workflow-profile", "workflow/profiles/slurm",
+                          "fleet_trials", "--configfile", "config/config.yaml", str(extra)],
+                         cwd=REPO, env=env, capture_output=True, text=True, timeout=300)
+    text = out.stdout + out.stderr
+    assert out.returncode == 0, text[-3000:]
+    for h in HOSTS:
+        assert f"slurm_extra=--nodelist={h} --exclusive" in text
+    assert os.path.exists(REPO / "workflow/profiles/slurm/config.yaml")
