@@ -115,6 +115,7 @@ def three_hosts(tmp_path_factory, env):
     print(f"\nthree hosts: trials {run.seconds:.1f} s, merge {merged.seconds:.1f} s")
     yield repo
     shutil.rmtree(repo.parent, ignore_errors=True)
+    shutil.rmtree(repo.parent.parent, ignore_errors=True)
 
 
 def test_config_defaults_have_no_fleet():
@@ -218,6 +219,8 @@ def test_a_host_that_fails_loses_only_its_own_jobs_and_a_rerun_completes_them(tm
         print(f"\nfailing host: trials {run.seconds:.1f} s, merge {merged.seconds:.1f} s, rerun {rerun.seconds:.1f} s")
     finally:
         shutil.rmtree(repo.parent, ignore_errors=True)
+        if repo.parent.parent.is_dir() and not any(repo.parent.parent.iterdir()):
+            repo.parent.parent.rmdir()
 
 
 def test_the_slurm_profile_parses(env, tmp_path):
