@@ -236,3 +236,38 @@ def test_the_slurm_profile_parses(env, tmp_path):
     for h in HOSTS:
         assert f"slurm_extra=--nodelist={h} --exclusive" in text
     assert os.path.exists(REPO / "workflow/profiles/slurm/config.yaml")
+
+
+def test_status_and_cancel_follow_a_job_on_its_host(tmp_path):
+    """submit prints an id at once; status says running, then cancel ends the job's process group
+    on its host (and the submitter), and status says failed; a job that exits 0 is a success."""
+    shutil.copytree(REPO / "workflow/profiles/cluster-generic", tmp_path / "workflow/profiles/cluster-generic")
+    shutil.copytree(REPO / "tests/fleet", tmp_path / "tests/fleet")
+    (tmp_path / "job.sh").write_text("sleep 300\n")
+    (tmp_path / "ok.sh").write_text("true\n")
+    e = {**os.environ, "PAGELAB_FLEET_LOCKDIR": str(tmp_path)}
+
+    def sh(*args: str) -> str:
+        return subprocess.run(list(args), cwd=tmp_path, env=e, capture_output=True, text=True, check=True,
+                              timeout=30).stdout.strip()
+
+    def status(job: str, want: str) -> None:
+        for _ in range(50):
+            if sh("tests/fleet/status.sh", job) == want:
+                return
+            time.sleep(0.1)
+        raise AssertionError(f"{job}: not {want}")
+
+    job = sh("tests/fleet/submit.sh", "delta", str(tmp_path / "job.sh"))
+    status(job, "running")
+    pgid_file = tmp_path / ".snakemake/fleet-jobs" / job / "pgid"
+    for _ in range(50):
+        if pgid_file.exists() and pgid_file.read_text().strip():
+            break
+        time.sleep(0.1)
+    pgid = int(pgid_file.read_text())
+    sh("tests/fleet/cancel.sh", job)
+    status(job, "failed")
+    alive = subprocess.run(["ps", "-o", "stat=", "-g", str(pgid)], capture_output=True, text=True).stdout.split()
+    assert all(s.startswith("Z") for s in alive), alive
+    status(sh("tests/fleet/submit.sh", "delta", str(tmp_path / "ok.sh")), "success")

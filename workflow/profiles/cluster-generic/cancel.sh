@@ -7,10 +7,10 @@ for id in "$@"; do
     host=$(cat "$dir/host")
     if [ -s "$dir/pgid" ]; then
         if [ "$host" = localhost ] || [ -z "$host" ]; then
-            kill -TERM -- "-$(cat "$dir/pgid")" 2> /dev/null
+            kill -TERM "-$(cat "$dir/pgid")" 2> /dev/null
         else
             # shellcheck disable=SC2086
-            ${PAGELAB_FLEET_SSH:-ssh -o BatchMode=yes} "$host" kill -TERM -- "-$(cat "$dir/pgid")" 2> /dev/null
+            ${PAGELAB_FLEET_SSH:-ssh -o BatchMode=yes} "$host" kill -TERM "-$(cat "$dir/pgid")" 2> /dev/null
         fi
     fi
     [ -s "$dir/submitter" ] && kill -TERM "$(cat "$dir/submitter")" 2> /dev/null
