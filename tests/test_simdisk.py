@@ -170,8 +170,9 @@ def test_help_and_usage_errors(simdisk: Path, tmp_path: Path) -> None:
     assert done.returncode == 0
     assert done.stdout.startswith("usage: simdisk MOUNTPOINT --profile P --backing FILE")
     for option in ["--size", "--trace", "--cache-state", "--pidfile", "--ready", "--foreground",
-                   "--set", "--spin"]:
+                   "--set", "--spin", "--require-state"]:
         assert f"\n  {option}" in done.stdout, option
+    assert run(simdisk, "qualify", "--help").stdout.startswith("usage: simdisk qualify --profile P")
     assert run(simdisk, "model", "--help").stdout.startswith("usage: simdisk model --profile P")
     done = run(simdisk, "--profile", HDD, "--backing", tmp_path / "b")
     assert done.returncode == 2 and "missing MOUNTPOINT" in done.stderr
@@ -183,6 +184,9 @@ def test_help_and_usage_errors(simdisk: Path, tmp_path: Path) -> None:
     done = run(simdisk, tmp_path, "--profile", HDD, "--backing", tmp_path / "b",
                "--cache-state", tmp_path / "s")
     assert done.returncode == 2 and "--cache-state needs" in done.stderr
+    done = run(simdisk, tmp_path, "--profile", "tiered-readyboost", "--backing", tmp_path / "b",
+               "--require-state")
+    assert done.returncode == 2 and "--require-state needs --cache-state" in done.stderr
     done = run(simdisk, "model", "--profile", HDD, "--rw", "randread", "--bs", "64k",
                "--span", "32k")
     assert done.returncode == 2 and "smaller than --bs" in done.stderr
@@ -551,30 +555,201 @@ def test_tiered_cache_warm_cold_and_data_in_every_state(simdisk: Path, disk_tmp:
     assert_hits_agree_with_trace(stats, m.trace)
 
 
+def tier_profiles(tmp: Path, stick: dict[str, object]) -> Path:
+    """A profile directory holding the seed's disk and tier, with the stick's keys replaced."""
+    out = tmp / "profiles"
+    out.mkdir()
+    for name in (HDD, "usbstick-2008", "tiered-readyboost"):
+        shutil.copy(DEVICES / f"{name}.yaml", out)
+    doc = profile("usbstick-2008") | stick
+    (out / "usbstick-2008.yaml").write_text(yaml.safe_dump(doc))
+    return out
+
+
+def flash_write_rate(simdisk: Path, profiles: Path) -> float:
+    """The stick's sequential write rate (bytes/s) for the 1 MiB pieces the copy queue writes."""
+    return model(simdisk, "--profile", "usbstick-2008", "--profile-dir", profiles, "--rw", "write",
+                 "--bs", "1M")["bw_bytes"]
+
+
+def write_stream(disk: Path, offset: int, total: int, bs: int = MiB) -> None:
+    fd = os.open(disk, os.O_WRONLY | os.O_DIRECT)
+    buf = mmap.mmap(-1, bs)
+    buf[:] = np.random.default_rng(5).bytes(bs)
+    try:
+        for o in range(offset, offset + total, bs):
+            assert os.pwritev(fd, [buf], o) == bs
+    finally:
+        os.close(fd)
+
+
 @needs_fuse
-def test_tiered_prefetch_copies_hot_blocks_when_idle(simdisk: Path, disk_tmp: Path) -> None:
-    offsets = chunk_offsets(12, 120_000_000_000)
+def test_readyboost_copy_queue_bounds_what_a_write_stream_caches(simdisk: Path, disk_tmp: Path) -> None:
+    """A cold tier under a 50 MB/s page-out-like write stream keeps only what the stick could
+    write meanwhile (plus one queue); the rest is dropped and counted; a slower stick less."""
+    cached = {}
+    for name, stick in [("2008", {}), ("slow", {"write_rate_mb_s": 3.5})]:
+        where = disk_tmp / name
+        where.mkdir()
+        profiles = tier_profiles(where, stick)
+        with mounted(simdisk, where, "tiered-readyboost", "--profile-dir", profiles,
+                     "--backing-io", "buffered") as m:
+            write_stream(m.disk, 0, 48 * MiB)
+            stats = m.stats()
+        dev = stats["device"]
+        writes = [r for r in trace_rows(m.trace) if r["op"] == "write"]
+        stream_s = sum(int(r["service_ns"]) for r in writes) / 1e9
+        blocks = 48 * MiB // 4096
+        charge = (4096 / 1.5 + 0.999999) // 1
+        expected = (flash_write_rate(simdisk, profiles) * stream_s + dev["copy_queue_bytes"]) / charge
+        assert 40 < 48 * MiB / stream_s / 1e6 < 55                     # MB/s: the disk's stream
+        assert dev["copies_offered"] == blocks
+        assert dev["cache_blocks"] + dev["copies_dropped"] == blocks
+        assert dev["cache_blocks"] == pytest.approx(expected, rel=0.2), (dev, stream_s, expected)
+        assert dev["cache_blocks"] * 4096 / (48 * MiB) < 0.4
+        cached[name] = dev["cache_blocks"]
+    assert cached["slow"] < 0.7 * cached["2008"]
+
+
+def read_blocks(disk: Path, offsets: list[int], bs: int) -> list[float]:
+    fd = os.open(disk, os.O_RDONLY | os.O_DIRECT)
+    buf = mmap.mmap(-1, bs)
+    times = []
+    try:
+        for o in offsets:
+            t = time.perf_counter()
+            assert os.preadv(fd, [buf], o) == bs
+            times.append((time.perf_counter() - t) * 1e3)
+    finally:
+        os.close(fd)
+    return times
+
+
+@needs_fuse
+def test_readyboost_random_reads_hit_the_flash_sequential_reads_bail(simdisk: Path, disk_tmp: Path) -> None:
+    cutoff = 256 * KiB
+    a, b = 10 * 1000 * MiB, 50 * 1000 * MiB                    # two cached 1 MiB regions, far apart
     with mounted(simdisk, disk_tmp, "tiered-readyboost", "--backing-io", "buffered", "--set",
-                 "policy=prefetch,cache_block_bytes=65536,prefetch_idle_ms=50") as m:
-        data = write_chunks(m.disk, offsets, seed=4)
-        first = read_chunks(m.disk, data)
-        read_chunks(m.disk, dict(list(data.items())[:6]))     # these six are read twice
-        deadline = time.monotonic() + 10
-        while m.stats()["device"]["prefetches"] < 6:
+                 f"seq_cutoff_bytes={cutoff}") as m:
+        write_stream(m.disk, a, MiB)
+        time.sleep(0.3)                                       # the queue holds one region's copies
+        write_stream(m.disk, b, MiB)
+        time.sleep(0.3)                                       # the copies reach the flash
+        before = m.stats()["device"]
+        order = [int(i) for i in np.random.default_rng(3).permutation(256)]
+        random_ms = read_blocks(m.disk, [a + i * 4096 for i in order], 4096)
+        seq_ms = read_blocks(m.disk, list(range(b, b + MiB, 64 * KiB)), 64 * KiB)
+        dev = m.stats()["device"]
+    assert before["copies_dropped"] == 0 and before["cache_blocks"] == 512
+    rows = read_rows(m.trace)
+    flash_ms = 0.8 + 4096 / 1.5 / 20e6 * 1e3                  # 0.94 ms: the stick, 1.5:1
+    assert np.median(service_ms(rows[:256])) == pytest.approx(flash_ms, rel=0.1)
+    assert_on_time(random_ms, rows[:256])
+    # the first 256 KiB of the stream are random-looking enough to hit; beyond the cutoff: the disk
+    assert [r["hit"] for r in rows[256:]] == ["hit"] * 4 + ["miss"] * 12
+    assert dev["bailed"] == 12 and dev["bailed_bytes"] == 12 * 64 * KiB
+    assert len(seq_ms) == 16
+    assert dev["cache_blocks"] == 512                         # bailed reads copy nothing
+
+
+@needs_fuse
+def test_readyboost_agent_prepopulates_what_was_used_and_yields(simdisk: Path, disk_tmp: Path) -> None:
+    state, backing = disk_tmp / "tier.state", disk_tmp / "backing"
+    offsets = chunk_offsets(16, 120_000_000_000)
+    hot, once, later = offsets[:8], offsets[8:12], offsets[12:]
+    # 1. No copies at all (policy none): only the use history is kept: hot read 3 times, the rest once.
+    with mounted(simdisk, disk_tmp / "1", "tiered-readyboost", "--cache-state", state, "--set",
+                 "policy=none", "--backing-io", "buffered", backing=backing) as m:
+        data = write_chunks(m.disk, offsets, seed=6)
+        for _ in range(3):
+            read_chunks(m.disk, {o: data[o] for o in hot})
+        read_chunks(m.disk, {o: data[o] for o in once + later})
+        first = m.stats()["device"]
+    assert first["cache_blocks"] == 0 and first["history_blocks"] == 16 * 16
+    # 2. A cold cache with that history: the agent copies the hot blocks when the disk is idle;
+    # reads that come meanwhile wait at most for the one disk IO in progress.
+    hot_blocks = len(hot) * CHUNK // 4096
+    with mounted(simdisk, disk_tmp / "2", "tiered-readyboost", "--cache-state", state, "--set",
+                 "prefetch_idle_ms=20", "--backing-io", "buffered", backing=backing) as m:
+        time.sleep(0.1)
+        during = read_chunks(m.disk, {o: data[o] for o in once})
+        deadline = time.monotonic() + 30
+        while m.stats()["device"]["prefetches"] < hot_blocks:
             assert time.monotonic() < deadline, m.stats()["device"]
             time.sleep(0.05)
-        time.sleep(0.2)
-        again = read_chunks(m.disk, data)
+        time.sleep(0.5)
+        settled = m.stats()["device"]
+        again = read_chunks(m.disk, {o: data[o] for o in hot + later})
         stats = m.stats()
-    assert stats["device"]["prefetches"] == 6                   # only the blocks read twice
-    assert np.median(again[:6]) < 5 < np.median(first[:6])      # ms: flash after, disk before
-    assert np.median(again[6:]) > 5
-    assert_on_time(again, read_rows(m.trace)[-len(again):])
+    assert settled["loaded_history"] == 16 * 16 and settled["loaded_blocks"] == 0
+    assert settled["prefetches"] == hot_blocks                  # the hot ones, not the ones read once
+    assert settled["prefetch_bytes"] == hot_blocks * 4096 and settled["prefetch_disk_ns"] > 0
     rows = trace_rows(m.trace)
-    assert sum(r["op"] == "prefetch" for r in rows) == 6
-    last = [r["hit"] for r in rows if r["op"] == "read"][-len(offsets):]
-    assert last == ["hit"] * 6 + ["miss"] * 6
+    prefetch = [r for r in rows if r["op"] == "prefetch"]
+    assert {int(r["offset"]) // CHUNK * CHUNK for r in prefetch} == set(hot)
+    longest = max(int(r["service_ns"]) for r in prefetch)
+    reads = [r for r in rows if r["op"] == "read"]
+    assert all(int(r["queue_ns"]) <= longest + 1_000_000 for r in reads[:len(during)]), (longest, reads)
+    assert [r["hit"] for r in reads[-len(again):]] == ["hit"] * len(hot) + ["miss"] * len(later)
+    assert np.median(again[:len(hot)]) < 5 < np.median(again[len(hot):])     # ms: flash, disk
     assert_hits_agree_with_trace(stats, m.trace)
+
+
+@needs_fuse
+def test_cache_state_belongs_to_its_image(simdisk: Path, disk_tmp: Path) -> None:
+    state, backing = disk_tmp / "tier.state", disk_tmp / "backing"
+
+    def mount_status(*args: object) -> subprocess.CompletedProcess[str]:
+        mnt = disk_tmp / "mnt-x"
+        mnt.mkdir(exist_ok=True)
+        done = run(simdisk, mnt, "--profile", "tiered-readyboost", "--backing", backing,
+                   "--foreground", *args, timeout=30)
+        assert not is_mounted(mnt)
+        return done
+
+    done = mount_status("--cache-state", state, "--require-state")
+    assert done.returncode == 1 and "--require-state" in done.stderr and "no such file" in done.stderr
+    with mounted(simdisk, disk_tmp / "1", "tiered-readyboost", "--cache-state", state,
+                 backing=backing) as m:
+        data = write_chunks(m.disk, chunk_offsets(4, 120_000_000_000), seed=8)
+        time.sleep(0.3)
+        blocks = m.stats()["device"]["cache_blocks"]
+    assert blocks == 4 * CHUNK // 4096
+    # the same image: the same blocks come back, and --require-state is satisfied
+    with mounted(simdisk, disk_tmp / "2", "tiered-readyboost", "--cache-state", state,
+                 "--require-state", backing=backing) as m:
+        dev = m.stats()["device"]
+        read_chunks(m.disk, data)
+        stats = m.stats()
+    assert dev["loaded_blocks"] == dev["cache_blocks"] == blocks
+    assert stats["cache_hits"] == 4 and stats["cache_misses"] == 0
+    # another image (the file was changed behind the state's back): the mount stops, naming both
+    with open(backing, "r+b") as f:
+        f.write(b"x")
+    done = mount_status("--cache-state", state)
+    assert done.returncode == 1, done.stderr
+    assert "belongs to another disk image" in done.stderr
+    assert done.stderr.count("inode") == 2 and "saved for" in done.stderr
+
+
+def test_qualify_runs_readyboosts_device_test(simdisk: Path) -> None:
+    done = run(simdisk, "qualify", "--profile", "usbstick-2008")
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.count("pass") == 2 and "qualifies for ReadyBoost" in done.stdout
+    doc = json.loads(run(simdisk, "qualify", "--profile", "usbstick-2008", "--json").stdout)
+    # the seed's stick: 1.0 ms per 4 KiB read (4.1 MB/s), 512 KiB writes above 1.75 MB/s
+    assert doc["random_read_4k"]["mb_s"] == pytest.approx(4096 / 1.0048e-3 / 1e6, rel=0.02)
+    assert 1.75 < doc["random_write_512k"]["mb_s"] < 3.5
+    assert doc["readyboost"] is True and doc["enhanced"] is False
+    # a slower stick (2 ms access, as many of the era) fails the read test
+    slow = run(simdisk, "qualify", "--profile", "usbstick-2008", "--set", "read_latency_ms=2", "--json")
+    assert slow.returncode == 1
+    doc = json.loads(slow.stdout)
+    assert doc["random_read_4k"]["pass"] is False and doc["readyboost"] is False
+    # the 2008 laptop disk itself: seeks make 4 KiB random reads far too slow
+    assert run(simdisk, "qualify", "--profile", HDD).returncode == 1
+    bad = run(simdisk, "qualify", "--profile", "usbstick-2008", "--set", "read_rate_mb_s=-1")
+    assert bad.returncode == 2 and "read_rate_mb_s" in bad.stderr
 
 
 # --- shutdown ---------------------------------------------------------------------------------

@@ -109,6 +109,7 @@ struct daemon {
 	uint64_t reply_lead_ns[SIZE_CLASSES];  /* how long a reply takes, by size: start that early */
 	uint64_t last_activity;
 	bool idle_done;
+	uint64_t idle_not_before;     /* background work waits until then */
 	time_t mount_time;
 	/* counters */
 	struct op_totals ops[NOPS];
@@ -791,6 +792,10 @@ static void run_idle_work(struct daemon *d)
 		d->idle_done = true;
 		return;
 	}
+	if (!r.length) {
+		d->idle_not_before = end;    /* the model waits for itself, the disk is free */
+		return;
+	}
 	d->busy_until = end;
 	account(d, &r, start, start, &cost, end);
 }
@@ -812,6 +817,8 @@ static int loop(struct daemon *d)
 
 			if (due < d->busy_until)
 				due = d->busy_until;
+			if (due < d->idle_not_before)
+				due = d->idle_not_before;
 			due = due > now ? due - now : 0;
 			timeout = (struct timespec){ .tv_sec = (time_t)(due / NS_PER_SEC),
 						     .tv_nsec = (long)(due % NS_PER_SEC) };
@@ -850,7 +857,7 @@ struct mount_opts {
 	const char *pidfile, *ready, *trace, *cache_state;
 	uint64_t size, spin_ns;
 	int backing_io;
-	bool foreground, allow_other, no_mlock, no_realtime;
+	bool foreground, allow_other, no_mlock, no_realtime, require_state;
 };
 
 static const char description[] =
@@ -978,8 +985,16 @@ static int run(struct daemon *d, const struct mount_opts *o)
 	d->dev = d->model->create(d->profile, &env, err, sizeof(err));
 	if (!d->dev)
 		return runtime_error("%s", err);
-	if (d->cache_state[0] && d->model->load_state(d->dev, d->cache_state, err, sizeof(err)) < 0)
-		return runtime_error("%s", err);
+	if (d->cache_state[0]) {
+		int loaded = d->model->load_state(d->dev, d->cache_state, err, sizeof(err));
+
+		if (loaded < 0)
+			return runtime_error("%s", err);
+		if (loaded == 0 && o->require_state)
+			return runtime_error("--require-state: %s holds no cached blocks (%s); a warm "
+					     "start would be cold", d->cache_state,
+					     access(d->cache_state, F_OK) ? "no such file" : "empty cache");
+	}
 	if (d->trace_path[0]) {
 		d->trace = fopen(d->trace_path, "w");
 		d->trace_buffer = malloc(TRACE_BUFFER);
@@ -1054,6 +1069,9 @@ int mount_command(int argc, char **argv)
 		  .help = "write one CSV line per IO here" },
 		{ .name = "cache-state", .kind = OPT_STRING, .dest = &o.cache_state, .metavar = "FILE",
 		  .help = "tiered: load the cache from FILE if it exists (warm start), save it at exit" },
+		{ .name = "require-state", .kind = OPT_FLAG, .dest = &o.require_state,
+		  .help = "with --cache-state: a warm start or nothing; FILE must exist and hold cached "
+			  "blocks" },
 		{ .name = "backing-io", .kind = OPT_ENUM, .dest = &o.backing_io, .choices = backing_io_names,
 		  .default_text = "direct",
 		  .help = "direct: O_DIRECT, the host page cache never holds the disk's data; "
@@ -1120,6 +1138,8 @@ int mount_command(int argc, char **argv)
 	else if (d->size > capacity)
 		status = usage_error(&cli, "--size %llu is larger than the profile's capacity %llu",
 				     (unsigned long long)d->size, (unsigned long long)capacity);
+	else if (o.require_state && !o.cache_state)
+		status = usage_error(&cli, "--require-state needs --cache-state");
 	else if (o.cache_state && !d->model->load_state)
 		status = usage_error(&cli, "--cache-state needs a profile with a cache (model tiered), "
 				     "not %s", d->model->name);

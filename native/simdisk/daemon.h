@@ -15,4 +15,7 @@ int mount_command(int argc, char **argv);
 /* `simdisk model --profile P --rw R --bs B`: the analytic mean (model_cmd.c). */
 int model_command(int argc, char **argv);
 
+/* `simdisk qualify --profile P`: ReadyBoost's device test (qualify_cmd.c). */
+int qualify_command(int argc, char **argv);
+
 #endif

@@ -56,6 +56,6 @@ mount_run usbstick-2008 64M --backing-io buffered
 mount_run zero 16M
 mount_run tiered-readyboost 64M --cache-state "$dir/state" --set policy=on-write,compression=lz4,cache_capacity_bytes=65536
 [ -s "$dir/state" ]
-mount_run tiered-readyboost 64M --cache-state "$dir/state" --set policy=prefetch,prefetch_idle_ms=1
+mount_run tiered-readyboost 64M --cache-state "$dir/state" --set policy=readyboost,prefetch_idle_ms=1
 grep -q ',prefetch,' "$dir/trace.csv"
 echo "ok simdisk smoke: model, profile checks, and a mount of every model with IO, stats, trace, cache state"
