@@ -6,7 +6,7 @@ plugin and the profile's real submit/status/cancel scripts, with ssh replaced by
 (the job runs on this machine as the host its `host` resource names, under that host's lock).
 The trial records' start and end times show that one host's jobs never overlapped and that
 different hosts' jobs did. A host that is down loses only its own jobs: the merge names it and a
-rerun completes only what is missing. Measurements run under the machine lock."""
+rerun completes only what is missing."""
 
 from __future__ import annotations
 
@@ -60,11 +60,9 @@ def fleet_repo(base: Path) -> Path:
     return repo
 
 
-def snakemake(repo: Path, env: dict[str, str], target: str, *extra: str, lock: bool = False):
+def snakemake(repo: Path, env: dict[str, str], target: str, *extra: str):
     cmd = [str(VENV_BIN / "snakemake"), "--workflow-profile", "workflow/profiles/cluster-generic",
            *FAKE, "--jobs", "6", *extra, target]
-    if lock:  # the trials measure the disk: never alongside another measurement on this machine
-        cmd = ["flock", "/tmp/pagelab-machine.lock", *cmd]
     t0 = time.monotonic()
     out = subprocess.run(cmd, cwd=repo, env=env, capture_output=True, text=True, timeout=600)
     out.seconds = time.monotonic() - t0
@@ -108,7 +106,7 @@ def job_count(stdout_err: str, rule: str) -> int:
 def three_hosts(tmp_path_factory, env):
     repo = fleet_repo(REPO / ".pytest-scratch" / f"fleet-{tmp_path_factory.getbasetemp().name}" / "three")
     e = fleet_env(env, repo)
-    run = snakemake(repo, e, "fleet_trials", "--keep-going", lock=True)
+    run = snakemake(repo, e, "fleet_trials", "--keep-going")
     assert run.returncode == 0, run.stdout[-3000:] + run.stderr[-4000:]
     merged = snakemake(repo, e, "fleet_merge")
     assert merged.returncode == 0, merged.stdout[-3000:] + merged.stderr[-4000:]
@@ -190,7 +188,7 @@ def test_a_host_that_fails_loses_only_its_own_jobs_and_a_rerun_completes_them(tm
     e = fleet_env(env, repo)
     (repo / "down.txt").write_text("gamma\n")
     try:
-        run = snakemake(repo, e, "fleet_trials", "--keep-going", lock=True)
+        run = snakemake(repo, e, "fleet_trials", "--keep-going")
         assert run.returncode != 0  # gamma's jobs failed ...
         merged = snakemake(repo, e, "fleet_merge")
         assert merged.returncode == 0, merged.stdout[-3000:] + merged.stderr[-4000:]  # ... the merge did not
@@ -207,7 +205,7 @@ def test_a_host_that_fails_loses_only_its_own_jobs_and_a_rerun_completes_them(tm
                   for h in ("alpha", "beta")}
         # The failure is cleared: the rerun runs gamma's two jobs and nothing else.
         (repo / "down.txt").unlink()
-        rerun = snakemake(repo, e, "fleet_trials", "--keep-going", lock=True)
+        rerun = snakemake(repo, e, "fleet_trials", "--keep-going")
         assert rerun.returncode == 0, rerun.stdout[-3000:] + rerun.stderr[-4000:]
         assert job_count(rerun.stdout + rerun.stderr, "fleet_trial") == 2
         assert {h: (repo / "results/fleet" / h / "seekmodel/trials.csv").stat().st_mtime_ns
