@@ -542,9 +542,10 @@ def test_tiered_cache_warm_cold_and_data_in_every_state(simdisk: Path, disk_tmp:
     assert_on_time(cold, rows)
     assert np.median(cold) > 4 * np.median(warm)
 
-    # 4. a cache too small for the data: evictions, data still right, lz4 measures ~2:1.
+    # 4. a cache too small for the data: evictions, data still right, lz4 measures ~2:1 (policy
+    # on-write: under readyboost each miss's copy would evict the next block this scan reads).
     with mounted(simdisk, disk_tmp / "4", "tiered-readyboost", "--set",
-                 "cache_capacity_bytes=524288,compression=lz4", backing=backing) as m:
+                 "cache_capacity_bytes=524288,compression=lz4,policy=on-write", backing=backing) as m:
         data = write_chunks(m.disk, offsets, seed=3)
         read_chunks(m.disk, data)
         stats = m.stats()
@@ -602,7 +603,7 @@ def test_readyboost_copy_queue_bounds_what_a_write_stream_caches(simdisk: Path, 
         blocks = 48 * MiB // 4096
         charge = (4096 / 1.5 + 0.999999) // 1
         expected = (flash_write_rate(simdisk, profiles) * stream_s + dev["copy_queue_bytes"]) / charge
-        assert 40 < 48 * MiB / stream_s / 1e6 < 55                     # MB/s: the disk's stream
+        assert 40 < 48 * MiB / stream_s / 1e6 < 75         # MB/s: the disk (50) and its 8 MB buffer
         assert dev["copies_offered"] == blocks
         assert dev["cache_blocks"] + dev["copies_dropped"] == blocks
         assert dev["cache_blocks"] == pytest.approx(expected, rel=0.2), (dev, stream_s, expected)
