@@ -10,7 +10,10 @@ applications held the rest); the recovery time is the victim's re-touch of its w
 working set (random order, every page verified). Arms:
   hdd        swap on the emulated hdd5400-2008
   tier_cold  swap on tiered-readyboost (the disk behind a flash cache on the emulated USB
-             stick), cache empty at the start, page-outs populate it (on-write)
+             stick, policy readyboost), cache empty at the start: page-outs and random-read
+             misses are copied to it through a bounded queue drained at the stick's 7 MB/s,
+             the rest dropped; sequential read streams bypass it; a Superfetch-like agent
+             copies blocks used more than once when the disk is idle
   tier_warm  the same, starting from the cache state the previous tier_warm trial left on the
              same disk image (kept across trials: simdisk loads a state only for its own image)
   zswap      swap on the emulated disk with zswap in front
@@ -52,7 +55,8 @@ REQUIRED_COLUMNS = ["result.recovery_s", "result.evicted_share", "result.majflt"
 SCALARS = ["recovery_s", "evicted_share", "readback_share", "hogs_killed", "tier_blocks_at_start", "majflt",
            "minflt", "pswpin",
            "zswpin", "pswpout_hogs", "hog_s", "device_reads", "device_cache_hit_bytes", "device_read_bytes",
-           "working_set", "ram"]
+           "working_set", "ram", "tier_offered_hogs", "tier_dropped_hogs", "tier_bailed_retouch",
+           "tier_prefetches"]
 MIN_SHARE = 0.9
 PAGE = os.sysconf("SC_PAGE_SIZE")
 
@@ -145,6 +149,13 @@ def run_trial(st: state.State, cfg: dict[str, Any], trial: trials.Trial, scratch
             "device_reads": dev.get("reads", float("nan")),
             "device_read_bytes": dev.get("read_bytes", float("nan")),
             "device_cache_hit_bytes": dev.get("cache_hit_bytes", float("nan")),
+            # the tier's own view: copies of page-outs offered and dropped (queue full) while the
+            # hogs ran, reads of the re-touch that bailed to the disk (sequential), agent copies
+            "tier_offered_hogs": hogs.get("device", {}).get("device.copies_offered", float("nan")),
+            "tier_dropped_hogs": hogs.get("device", {}).get("device.copies_dropped", float("nan")),
+            "tier_bailed_retouch": dev.get("device.bailed", float("nan")),
+            "tier_prefetches": (hogs.get("device", {}).get("device.prefetches", float("nan"))
+                                + dev.get("device.prefetches", float("nan"))),
             "counters": {"hogs": hogs, "retouch": d},
         }
     experiment.clean_dir(work)
@@ -200,7 +211,15 @@ def summarise(frame: pd.DataFrame) -> pd.DataFrame:
         g = frame[frame["arm"] == arm]
         e = median_ci(g["recovery_s"])
         hit = g["device_cache_hit_bytes"] / g["device_read_bytes"]
-        rows.append({"arm": arm, "n": e.n, "recovery_s": e.value, "lo": e.ci_low, "hi": e.ci_high,
+
+        def med(col: str, g: pd.DataFrame = g) -> float:
+            return float(np.nanmedian(g[col])) if col in g and g[col].notna().any() else float("nan")
+
+        kept = (1 - g["tier_dropped_hogs"] / g["tier_offered_hogs"]) if "tier_offered_hogs" in g else None
+        rows.append({"copied_share": float(np.nanmedian(kept)) if kept is not None and kept.notna().any()
+                     else float("nan"),
+                     "bailed": med("tier_bailed_retouch"), "prefetches": med("tier_prefetches"),
+                     "arm": arm, "n": e.n, "recovery_s": e.value, "lo": e.ci_low, "hi": e.ci_high,
                      "evicted_share": float(np.median(g["evicted_share"])) if "evicted_share" in g else float("nan"),
                      "majflt": float(np.median(g["majflt"])), "pswpin": float(np.median(g["pswpin"])),
                      "hit_fraction": float(np.nanmedian(hit)) if hit.notna().any() else float("nan")})
@@ -249,6 +268,8 @@ def table(summary: pd.DataFrame, rejected: pd.DataFrame | None = None) -> pd.Dat
                          zip(summary["recovery_s"], summary["lo"], summary["hi"], strict=True)],
         "Major faults": summary["majflt"].map(lambda v: f"{v:.0f}"),
         "Cache hit share": summary["hit_fraction"].map(lambda v: "--" if not np.isfinite(v) else fmt(v)),
+        "Copies kept": summary.get("copied_share", pd.Series([float("nan")] * len(summary))).map(
+            lambda v: "--" if not np.isfinite(v) else f"{100 * v:.0f}\\,\\%"),
     })
 
 
@@ -270,6 +291,16 @@ def macros(summary: pd.DataFrame, rat: dict[str, Estimate], cfg: dict[str, Any] 
         r = rat.get(f"{arm}_vs_hdd")
         m[f"Readyboost{words[arm]}Ratio"] = fmt(r.value) if r else "n/a"
     m["ReadyboostRejected"] = str(int(rejected["rejected"].sum())) if rejected is not None and len(rejected) else "0"
+    for arm in ("tier_cold", "tier_warm"):
+        row = summary[summary["arm"] == arm] if len(summary) else summary
+        r = row.iloc[0] if len(row) else None
+        w = words[arm]
+        m[f"Readyboost{w}CopiedPct"] = (f"{100 * r['copied_share']:.0f}" if r is not None and
+                                        np.isfinite(r.get("copied_share", float("nan"))) else "n/a")
+        m[f"Readyboost{w}Bailed"] = (f"{r['bailed']:.0f}" if r is not None and
+                                     np.isfinite(r.get("bailed", float("nan"))) else "n/a")
+        m[f"Readyboost{w}Prefetches"] = (f"{r['prefetches']:.0f}" if r is not None and
+                                         np.isfinite(r.get("prefetches", float("nan"))) else "n/a")
     m["ReadyboostEvictedPct"] = (f"{100 * float(summary['evicted_share'].min()):.0f}"
                                  if len(summary) and "evicted_share" in summary else "n/a")
     sentences = {
