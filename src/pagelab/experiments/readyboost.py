@@ -26,7 +26,8 @@ order of the arms.
 A trial is valid only when its manipulation happened (`validity`): the hogs pushed at least
 90 % of the working set out (the victim's own smaps_rollup Swap) and the re-touch read at least
 90 % of it back from swap (so it was out of RAM, not in the swap cache), no hog was killed, the cold
-tier started empty and the warm tier started with at least half the working set cached.
+tier started empty and the warm tier started with the state its previous trial left (cached
+blocks > 0; how much it holds is what the tier earned).
 """
 
 from __future__ import annotations
@@ -182,9 +183,8 @@ def validity(params: dict[str, Any], result: dict[str, Any]) -> str | None:
     blocks = result.get("tier_blocks_at_start", float("nan"))
     if params["arm"] == "tier_cold" and not blocks <= 0.01 * pages:
         return f"the cold tier started with {blocks:.0f} cached blocks; it must start empty"
-    if params["arm"] == "tier_warm" and not blocks >= 0.5 * pages:
-        return (f"the warm tier started with {blocks:.0f} cached blocks, under half the working set "
-                f"({pages:.0f} pages): its saved state did not load")
+    if params["arm"] == "tier_warm" and not blocks > 0:
+        return "the warm tier started with no cached blocks: its saved state did not load"
     return None
 
 
