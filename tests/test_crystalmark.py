@@ -272,8 +272,9 @@ def test_crystalmark_validity_and_the_reuse_sentence_follow_the_data():
     assert cm.validity({"arm": "tiered"}, {"tier_blocks_at_start": 0.0, "file_blocks": blocks}) is None
     assert "must start empty" in cm.validity({"arm": "tiered"}, {"tier_blocks_at_start": 9000.0,
                                                                   "file_blocks": blocks})
-    assert "did not load" in cm.validity({"arm": "tiered_reused"}, {"tier_blocks_at_start": 10.0,
+    assert "did not load" in cm.validity({"arm": "tiered_reused"}, {"tier_blocks_at_start": 0.0,
                                                                      "file_blocks": blocks})
+    assert cm.validity({"arm": "tiered_reused"}, {"tier_blocks_at_start": 10.0, "file_blocks": blocks}) is None
     assert "not reused" in cm.validity({"arm": "direct_reused"}, {"file_state": "created", "file_blocks": blocks})
 
     def frame(factor):

@@ -23,7 +23,8 @@ def test_validity_names_what_did_not_happen():
     assert rb.validity({"arm": "tier_cold"}, result(tier_blocks_at_start=1.0)) is None
     assert "must start empty" in rb.validity({"arm": "tier_cold"}, result(tier_blocks_at_start=PAGES / 2))
     assert rb.validity({"arm": "tier_warm"}, result(tier_blocks_at_start=PAGES)) is None
-    assert "did not load" in rb.validity({"arm": "tier_warm"}, result(tier_blocks_at_start=3.0))
+    assert rb.validity({"arm": "tier_warm"}, result(tier_blocks_at_start=3.0)) is None   # earned, however little
+    assert "did not load" in rb.validity({"arm": "tier_warm"}, result(tier_blocks_at_start=0.0))
     assert "did not load" in rb.validity({"arm": "tier_warm"}, result(tier_blocks_at_start=float("nan")))
 
 
