@@ -20,12 +20,12 @@ def test_validity_names_what_did_not_happen():
     assert "killed" in rb.validity({"arm": "hdd"}, result(hogs_killed=1))
     assert "pushed out 50 %" in rb.validity({"arm": "hdd"}, result(evicted_share=0.5))
     assert "still in RAM" in rb.validity({"arm": "hdd"}, result(readback_share=0.2))
-    assert rb.validity({"arm": "tier_cold"}, result(tier_blocks_at_start=1.0)) is None
-    assert "must start empty" in rb.validity({"arm": "tier_cold"}, result(tier_blocks_at_start=PAGES / 2))
-    assert rb.validity({"arm": "tier_warm"}, result(tier_blocks_at_start=PAGES)) is None
-    assert rb.validity({"arm": "tier_warm"}, result(tier_blocks_at_start=3.0)) is None   # earned, however little
-    assert "did not load" in rb.validity({"arm": "tier_warm"}, result(tier_blocks_at_start=0.0))
-    assert "did not load" in rb.validity({"arm": "tier_warm"}, result(tier_blocks_at_start=float("nan")))
+    assert rb.validity({"arm": "tier_cold"}, result(tier_loaded_at_start=0.0)) is None
+    assert "must start empty" in rb.validity({"arm": "tier_cold"}, result(tier_loaded_at_start=PAGES / 2))
+    assert rb.validity({"arm": "tier_warm"}, result(tier_loaded_at_start=PAGES)) is None
+    assert rb.validity({"arm": "tier_warm"}, result(tier_loaded_at_start=3.0)) is None   # earned, however little
+    assert "did not load" in rb.validity({"arm": "tier_warm"}, result(tier_loaded_at_start=0.0))
+    assert "did not load" in rb.validity({"arm": "tier_warm"}, result(tier_loaded_at_start=float("nan")))
 
 
 def frame(cold_factor):
