@@ -396,14 +396,22 @@ def paired_ratio(ours_args: list[str], fio_args: list[str], path: Path, iobench:
 @needs_fio
 @pytest.mark.peer
 def test_io_uring_qd32_iops_agree_with_fio(iobench: Path, peer_file: Path) -> None:
-    """4K random reads at queue depth 32 through io_uring, O_DIRECT: the median of the
-    per-pair IOPS ratios is within 20 % of fio's io_uring engine at iodepth=32."""
+    """4K random reads at queue depth 32 through io_uring, O_DIRECT, against fio's io_uring
+    engine at iodepth=32: iobench is at most 20 % slower and at most 1.5x faster.
+
+    On a fast virtual disk pinned to one CPU both tools are CPU-bound here, and fio spends more
+    CPU per IO than iobench: measured on the reference machine, fio 3.33 reached 0.80-0.89 of
+    iobench's IOPS, and neither --disable_slat, --gtod_reduce nor --nonvectored closed the gap
+    (nor did a plain ring in iobench instead of a single-issuer deferred-taskrun one). So the
+    band is not symmetric: the lower bound catches an iobench that keeps fewer IOs in flight
+    or costs more per IO than the peer, the upper one an iobench that reports reads it did
+    not do (a miscounted completion or a short runtime)."""
     ratio, summary = paired_ratio(
         ["--rw", "randread", "--bs", "4K", "--direct", "--engine", "io_uring", "--qd", "32"],
         ["--rw=randread", "--bs=4k", "--direct=1", "--ioengine=io_uring", "--iodepth=32"],
         peer_file, iobench)
     print(summary)
-    assert 0.8 <= ratio <= 1.25, summary
+    assert 0.8 <= ratio <= 1.5, summary
 
 
 @needs_fio
