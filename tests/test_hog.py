@@ -169,7 +169,9 @@ def test_run_text_summary_and_prefault(hog: Path) -> None:
 def test_touch_auto_prefaults_while_the_cgroup_has_room(hog: Path) -> None:
     """--touch auto (the default) has the kernel populate the pages while the memory cgroup
     has room above a margin, and lets the rest fault; fault never prefaults, prefault always.
-    Under a real 256 MiB memory cgroup (no swap needed: the hog stays below the limit)."""
+    Under a real 256 MiB memory cgroup (no swap needed: the hog stays below the limit) that
+    keeps the kernel's OOM killer; in a group whose tasks wait on OOM it never prefaults
+    (tests/test_oom.py)."""
     size = 64 * MiB
     by = {t: hog_json(hog, "run", "--size", size, "--fill", "zero", *t)["rounds"][0]
           for t in [(), ("--touch", "fault"), ("--touch", "prefault")]}
@@ -182,7 +184,7 @@ def test_touch_auto_prefaults_while_the_cgroup_has_room(hog: Path) -> None:
 
     limit, size = 256 * MiB, 240 * MiB
     with state.session() as st:
-        cg = st.cgroup("hogtouch", memory_limit=limit)
+        cg = st.cgroup("hogtouch", memory_limit=limit, on_oom="kill")
         done = subprocess.run([str(hog), "run", "--size", str(size), "--fill", "zero", "--json"],
                               capture_output=True, text=True, timeout=60, preexec_fn=cg.preexec())
     assert done.returncode == 0, done.stderr

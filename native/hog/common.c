@@ -55,7 +55,8 @@ struct opt hog_opt_touch(struct hog_common *c)
 			     .help = "fault: each first write faults the page in; prefault: the"
 				     " kernel populates 256 KiB at a time (MADV_POPULATE_WRITE),"
 				     " then the pages are written; auto: prefault while the memory"
-				     " cgroup has room, fault near its limit" };
+				     " cgroup has room, fault near its limit or in a group whose"
+				     " tasks wait on OOM (memory.oom_control)" };
 }
 
 struct opt hog_opt_json(struct hog_common *c)
@@ -193,6 +194,8 @@ static uint64_t prefault_budget(const struct hog_common *c)
 
 	if (room == MEM_UNLIMITED)
 		return UINT64_MAX;
+	if (mem_limits_oom_waits(&c->limits))
+		return 0;   /* a failed populate there is a SIGSEGV, not ENOMEM */
 	margin = margin > TOUCH_ROOM_MARGIN_MIN ? margin : TOUCH_ROOM_MARGIN_MIN;
 	return room > margin ? room - margin : 0;
 }

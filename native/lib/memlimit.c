@@ -243,3 +243,25 @@ uint64_t mem_limits_cgroup_room(const struct mem_limits *m)
 	}
 	return 0;
 }
+
+bool mem_limits_oom_waits(const struct mem_limits *m)
+{
+	char path[MEM_PATH_MAX], line[LINE_MAX_LEN];
+	const char *slash = strrchr(m->cgroup_limit_file, '/');
+	bool waits = false;
+	FILE *f;
+
+	if (!slash || strcmp(slash + 1, "memory.limit_in_bytes"))
+		return false;
+	if (snprintf(path, sizeof(path), "%.*s/memory.oom_control", (int)(slash - m->cgroup_limit_file),
+		     m->cgroup_limit_file) >= (int)sizeof(path))
+		return false;
+	f = fopen(path, "r");
+	if (!f)
+		return false;
+	while (fgets(line, sizeof(line), f))
+		if (strcmp(line, "oom_kill_disable 1\n") == 0)
+			waits = true;
+	fclose(f);
+	return waits;
+}

@@ -11,6 +11,7 @@
 #ifndef NATIVE_MEMLIMIT_H
 #define NATIVE_MEMLIMIT_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -52,5 +53,14 @@ uint64_t mem_limits_allowance(const struct mem_limits *m);
  * MEM_UNLIMITED when no cgroup limits memory; 0 if the usage cannot be read.
  */
 uint64_t mem_limits_cgroup_room(const struct mem_limits *m);
+
+/*
+ * Whether the limiting cgroup makes its tasks wait rather than be OOM-killed
+ * (cgroup v1 memory.oom_control "oom_kill_disable 1" beside the limit file).
+ * In such a group a charge that fails outside a page fault, e.g. in
+ * madvise(MADV_POPULATE_WRITE), gets the task a SIGSEGV (seen on Linux 6.18)
+ * where elsewhere it gets ENOMEM: fault pages in one by one there instead.
+ */
+bool mem_limits_oom_waits(const struct mem_limits *m);
 
 #endif

@@ -110,6 +110,11 @@ int main(void)
 	      "v1: room is the limit less usage_in_bytes of the limiting cgroup");
 	put("cg/memory/a/memory.usage_in_bytes", "%llu\n", 3 * GiB);
 	CHECK(mem_limits_cgroup_room(&m) == 0, "v1: usage over the limit: no room");
+	CHECK(!mem_limits_oom_waits(&m), "v1: no memory.oom_control: the OOM killer is on");
+	put("cg/memory/a/memory.oom_control", "oom_kill_disable 0\nunder_oom 0\noom_kill 2\n");
+	CHECK(!mem_limits_oom_waits(&m), "v1: oom_kill_disable 0: the OOM killer is on");
+	put("cg/memory/a/memory.oom_control", "oom_kill_disable 1\nunder_oom 1\noom_kill 0\n");
+	CHECK(mem_limits_oom_waits(&m), "v1: oom_kill_disable 1 beside the limit: tasks wait");
 
 	fresh_tree("5:cpu,memory:/x\n");
 	put("cg/memory/x/memory.limit_in_bytes", "%llu\n", 512 * MiB);

@@ -21,6 +21,7 @@ import os
 import signal
 import subprocess
 import sys
+import threading
 import time
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
@@ -306,8 +307,16 @@ class State:
 
     # -- cgroups ------------------------------------------------------------------------------
     def cgroup(self, name: str, memory_limit: int | None = None, memsw_limit: int | None = None,
-               swappiness: int | None = None, read_bps: dict[str, int] | None = None) -> Cgroup:
-        """A memory (and blkio, if throttles are given) cgroup named pagelab-<name>."""
+               swappiness: int | None = None, read_bps: dict[str, int] | None = None,
+               on_oom: str = "wait") -> Cgroup:
+        """A memory (and blkio, if throttles are given) cgroup named pagelab-<name>.
+
+        on_oom="wait" (the default): a task that reaches the memory limit waits for reclaim
+        (page-out to a slow swap device) instead of being killed, as the seed's laptop let its
+        programs wait for the paging disk (see `Cgroup.wait_on_oom`); "kill" keeps the kernel's
+        memory cgroup OOM killer."""
+        if on_oom not in ("wait", "kill"):
+            raise StateError(f"on_oom must be 'wait' or 'kill', not {on_oom!r}")
         cg = Cgroup(f"{CGROUP_PREFIX}-{name}")
         controllers = ["memory"] + (["blkio"] if read_bps else [])
         for ctrl in controllers:
@@ -326,6 +335,8 @@ class State:
                 raise StateError("memory+swap limits need swap accounting (swapaccount=1)")
         if swappiness is not None and not cg.v2:
             cg.set("memory", "memory.swappiness", str(swappiness))
+        if memory_limit is not None and on_oom == "wait":
+            cg.wait_on_oom()
         for dev, bps in (read_bps or {}).items():
             cg.set("blkio", "blkio.throttle.read_bps_device", f"{dev} {bps}", check=False)
         self.effective.update({f"cgroup.{k}": v for k, v in cg.effective.items()})
@@ -374,6 +385,54 @@ class Cgroup:
                 raise StateError(f"{target}: asked for {value}, the kernel reports {got}")
         self.effective[file] = got
 
+    # -- out of memory: wait, never die ------------------------------------------------------
+    def wait_on_oom(self) -> None:
+        """Tasks that reach the limit wait for memory instead of being OOM-killed.
+
+        cgroup v1: memory.oom_control = 1 (Documentation/admin-guide/cgroup-v1/memory.rst, 10.
+        OOM Control): a task whose charge fails after reclaim sleeps on the group's OOM wait
+        queue and retries when pages are uncharged (a page-out completes, a task frees memory).
+        cgroup v2 has no such switch: memory.high = the limit throttles and reclaims the group's
+        tasks instead, with memory.max an eighth above it as the backstop.
+        If nothing can ever free memory (no swap, every task waiting) the tasks would wait
+        forever: `OomWatchdog` ends that after a bounded wait, and the kill then shows in
+        `oom_kills`."""
+        if self.v2:
+            limit = (self.path("memory") / "memory.max").read_text().strip()
+            if limit.isdigit():
+                self.set("memory", "memory.high", limit, expect_rounded=True)
+                self.set("memory", "memory.max", str(int(limit) + max(int(limit) // 8, 16 << 20)),
+                         expect_rounded=True)
+            return
+        _write(self.path("memory") / "memory.oom_control", "1")
+        if self.oom_control().get("oom_kill_disable") != 1:
+            raise StateError(f"{self.path('memory')}/memory.oom_control: the kernel did not disable "
+                             "the OOM killer")
+        self.effective["memory.oom_control"] = "oom_kill_disable 1"
+
+    def oom_control(self) -> dict[str, int]:
+        """v1: memory.oom_control's fields (oom_kill_disable, under_oom, oom_kill); v2: the
+        oom and oom_kill counts of memory.events."""
+        name = "memory.events" if self.v2 else "memory.oom_control"
+        out = {}
+        for line in (self.path("memory") / name).read_text().splitlines():
+            k, _, v = line.partition(" ")
+            if v.strip().isdigit():
+                out[k] = int(v)
+        return out
+
+    def oom_kills(self) -> int:
+        """Tasks of this group the kernel's OOM killer has killed so far (Linux >= 4.13)."""
+        return self.oom_control().get("oom_kill", 0)
+
+    def under_oom(self) -> bool:
+        return bool(self.oom_control().get("under_oom", 0))
+
+    def release_oom_waiters(self) -> None:
+        """Re-enables the OOM killer (v1) and so wakes the waiting tasks: the kernel kills one."""
+        if not self.v2:
+            _write(self.path("memory") / "memory.oom_control", "0")
+
     def add(self, pid: int) -> None:
         for ctrl in ("memory", "blkio"):
             if self.path(ctrl).exists():
@@ -390,6 +449,55 @@ class Cgroup:
             if v.strip().lstrip("-").isdigit():
                 out[k] = int(v)
         return out
+
+
+class OomWatchdog:
+    """While open, watches a cgroup whose tasks wait on OOM (`Cgroup.wait_on_oom`): when the
+    group has been under OOM without a pause for `limit_s` seconds (nothing freed memory: the
+    tasks would wait forever), it re-enables the OOM killer so that the kernel kills one and
+    the rest go on; `fired` then says so and the kill shows in `Cgroup.oom_kills`. A group that
+    only waits for page-outs leaves under_oom within a disk IO or two.
+
+        with OomWatchdog(cg, 60) as wd:
+            run the hogs
+        if wd.fired: the trial is invalid"""
+
+    def __init__(self, cg: Cgroup, limit_s: float, poll_s: float = 0.1):
+        self.cg, self.limit_s, self.poll_s = cg, limit_s, poll_s
+        self.fired = False
+        self.longest_s = 0.0      # the longest stretch under OOM seen
+        self._stop = threading.Event()
+        self._thread = threading.Thread(target=self._watch, name=f"oom-watchdog-{cg.name}", daemon=True)
+
+    def _watch(self) -> None:
+        since = None
+        while not self._stop.wait(self.poll_s):
+            try:
+                under = self.cg.under_oom()
+            except OSError:
+                return                               # the group is gone
+            now = time.monotonic()
+            if not under:
+                since = None
+                continue
+            since = since if since is not None else now
+            self.longest_s = max(self.longest_s, now - since)
+            if now - since >= self.limit_s and not self.fired:
+                self.fired = True
+                self.cg.release_oom_waiters()
+
+    def __enter__(self) -> OomWatchdog:
+        self._thread.start()
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self._stop.set()
+        self._thread.join()
+        if self.fired and not self.cg.v2:
+            try:
+                self.cg.wait_on_oom()                # back to waiting for what follows
+            except (OSError, StateError):
+                pass
 
 
 # --------------------------------------------------------------------------------------------

@@ -10,11 +10,12 @@ from __future__ import annotations
 import json
 import subprocess
 import time
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 from pagelab import mm
-from pagelab.state import Cgroup
+from pagelab.state import Cgroup, OomWatchdog
 from pagelab.tools import tool_path
 from pagelab.trials import TrialFailed
 
@@ -85,12 +86,52 @@ class Victim:
             p.unlink(missing_ok=True)
 
 
-def push_out(cgroup: Cgroup, size: int, repeat: int = 1, timeout: float = 900.0) -> dict[str, Any]:
-    """Run `hog run` of `size` bytes in `cgroup` (seed 000's memory hog): its allocations push
-    the cgroup's other pages out to swap. Returns hog's report."""
+@dataclass
+class HogRun:
+    """What `push_out` saw: hog's reports (of the hogs that finished), the wall seconds, the
+    hogs killed, the group's OOM kills during the run (any task: hog or victim) and whether the
+    OOM watchdog had to end a wait that nothing could satisfy."""
+    reports: list[dict[str, Any]] = field(default_factory=list)
+    seconds: float = 0.0
+    killed: int = 0
+    oom_kills: int = 0
+    watchdog_fired: bool = False
+    longest_oom_wait_s: float = 0.0
+
+    def invalid_reason(self) -> str | None:
+        """Why a trial with this run cannot count (a task was killed), or None."""
+        if self.killed or self.oom_kills or self.watchdog_fired:
+            why = (f"waited {self.longest_oom_wait_s:.0f} s for memory that nothing freed"
+                   if self.watchdog_fired else "the memory cgroup's OOM killer")
+            return f"{max(self.killed, self.oom_kills)} task(s) killed ({why})"
+        return None
+
+
+def push_out(cgroup: Cgroup, size: int, repeat: int = 1, count: int = 1, timeout: float = 1800.0,
+             oom_wait_limit_s: float = 120.0) -> HogRun:
+    """Runs `count` `hog run`s of `size` bytes side by side in `cgroup`, each `repeat` times
+    (seed 000's memory hogs): their allocations push the cgroup's other pages out to swap. The
+    group's tasks wait for memory rather than die (`State.cgroup(on_oom="wait")`); an
+    `OomWatchdog` ends a wait longer than `oom_wait_limit_s` that nothing can satisfy. A killed
+    hog is counted, not raised: the trial is then invalid (`HogRun.invalid_reason`); any other
+    failure of hog raises TrialFailed."""
     cmd = [str(tool_path("hog")), "run", "--size", str(size), "--repeat", str(repeat), "--force",
            "--fill", "random", "--output-format", "json"]
-    out = subprocess.run(cmd, capture_output=True, text=True, timeout=timeout, preexec_fn=cgroup.preexec())
-    if out.returncode != 0:
-        raise TrialFailed(f"hog run exited {out.returncode}: {out.stderr.strip()}")
-    return json.loads(out.stdout)
+    run = HogRun()
+    kills0 = cgroup.oom_kills()
+    t0 = time.monotonic()
+    with OomWatchdog(cgroup, oom_wait_limit_s) as wd:
+        procs = [subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                                  preexec_fn=cgroup.preexec()) for _ in range(count)]
+        outs = [p.communicate(timeout=timeout) for p in procs]
+    run.seconds = time.monotonic() - t0
+    run.oom_kills = cgroup.oom_kills() - kills0
+    run.watchdog_fired, run.longest_oom_wait_s = wd.fired, wd.longest_s
+    for p, (out, err) in zip(procs, outs, strict=True):
+        if p.returncode == -9:
+            run.killed += 1
+        elif p.returncode != 0:
+            raise TrialFailed(f"hog run exited {p.returncode}: {err.strip()}")
+        else:
+            run.reports.append(json.loads(out))
+    return run

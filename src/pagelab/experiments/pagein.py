@@ -61,6 +61,7 @@ def run_trial(st: state.State, cfg: dict[str, Any], trial: trials.Trial, scratch
         with Victim(ws, f"ratio:{cfg['fill_ratio']}", trial.seed, work / "victim", cg, order=order) as v:
             s0 = c.snapshot()
             hog = push_out(cg, ws + parse_size(cfg["headroom"]))
+            assert hog.reports or hog.invalid_reason()
             s1 = c.snapshot()
             swapped = mm.swapped_bytes(v.pid)
             rep = v.retouch()
@@ -80,7 +81,8 @@ def run_trial(st: state.State, cfg: dict[str, Any], trial: trials.Trial, scratch
             # smaps' Swap also counts the process's own stack and heap pages: capped at the whole set
             "evicted_share": min(1.0, swapped / ws) if ws else float("nan"),
             "pagein_share": pswpin * PAGE / ws if ws else float("nan"),
-            "hog_rounds": len(hog.get("rounds", [])),
+            "hog_rounds": len(hog.reports[0].get("rounds", [])) if hog.reports else 0,
+            "oom_kills": hog.oom_kills, "killed": hog.invalid_reason(),
             "device": {k.replace(".", "_"): v for k, v in d["device"].items()},
             "counters": {"pushout": c.delta(s0, s1), "retouch": d},
         }
@@ -89,13 +91,15 @@ def run_trial(st: state.State, cfg: dict[str, Any], trial: trials.Trial, scratch
 
 
 SCALARS = ["retouch_s", "pswpin", "pagein_mbps", "majflt", "minflt", "ms_per_fault", "swap_ra",
-           "swap_ra_hit", "pswpout_pushout", "evicted_share", "pagein_share", "working_set"]
+           "swap_ra_hit", "pswpout_pushout", "evicted_share", "pagein_share", "working_set", "oom_kills"]
 MIN_SHARE = 0.9
 
 
 def validity(params: dict[str, Any], result: dict[str, Any]) -> str | None:
     """The manipulation happened: the working set was out in swap before the re-touch, and the
-    re-touch read it back from swap."""
+    re-touch read it back from swap; no task was killed."""
+    if result.get("killed"):
+        return result["killed"]
     if not result["evicted_share"] >= MIN_SHARE:
         return (f"the hog pushed out {100 * result['evicted_share']:.0f} % of the working set; "
                 f"the design needs >= {100 * MIN_SHARE:.0f} %")

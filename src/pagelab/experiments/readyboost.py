@@ -33,7 +33,6 @@ blocks > 0; how much it holds is what the tier earned).
 from __future__ import annotations
 
 import os
-import subprocess
 from pathlib import Path
 from typing import Any
 
@@ -45,16 +44,15 @@ from pagelab.devices import emulated_swap
 from pagelab.experiment import entry
 from pagelab.prose import ratio_sentence
 from pagelab.stats import Estimate, median_ci, paired_ratio_ci
-from pagelab.tools import tool_path
 from pagelab.units import parse_size
-from pagelab.victim import Victim
+from pagelab.victim import Victim, push_out
 
 NAME = "readyboost"
 ARMS = ["hdd", "tier_cold", "tier_warm", "zswap", "zram", "own"]
 REQUIRED_COLUMNS = ["result.recovery_s", "result.evicted_share", "result.majflt",
                     "result.counters.retouch.vmstat.pgmajfault"]
-SCALARS = ["recovery_s", "evicted_share", "readback_share", "hogs_killed", "tier_blocks_at_start",
-           "tier_loaded_at_start", "majflt",
+SCALARS = ["recovery_s", "evicted_share", "readback_share", "hogs_killed", "oom_kills", "oom_wait_s",
+           "tier_blocks_at_start", "tier_loaded_at_start", "majflt",
            "minflt", "pswpin",
            "zswpin", "pswpout_hogs", "hog_s", "device_reads", "device_cache_hit_bytes", "device_read_bytes",
            "working_set", "ram", "tier_offered_hogs", "tier_dropped_hogs", "tier_bailed_retouch",
@@ -75,26 +73,6 @@ def skip_reason(cfg: dict[str, Any]) -> str | None:
     if "zram" in cfg["arms"] and not Path("/sys/block/zram0").exists():
         return "skipped: no zram0 (modprobe zram, or drop the zram arm)"
     return None
-
-
-def _hogs(cg: state.Cgroup, size: int, rounds: int) -> tuple[float, int]:
-    """Two hogs side by side in the cgroup, each `rounds` times; wall seconds and how many were
-    killed (by the memory cgroup's OOM killer: the trial is then invalid, not failed)."""
-    import time
-
-    cmd = [str(tool_path("hog")), "run", "--size", str(size), "--repeat", str(rounds), "--force",
-           "--fill", "random", "--output-format", "json"]
-    t0 = time.monotonic()
-    procs = [subprocess.Popen(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True,
-                              preexec_fn=cg.preexec()) for _ in range(2)]
-    errs = [p.communicate(timeout=1800)[1] for p in procs]
-    killed = 0
-    for p, err in zip(procs, errs, strict=True):
-        if p.returncode == -9:
-            killed += 1
-        elif p.returncode != 0:
-            raise trials.TrialFailed(f"hog exited {p.returncode}: {err.strip()}")
-    return time.monotonic() - t0, killed
 
 
 def run_trial(st: state.State, cfg: dict[str, Any], trial: trials.Trial, scratch: Path) -> dict[str, Any]:
@@ -131,7 +109,7 @@ def run_trial(st: state.State, cfg: dict[str, Any], trial: trials.Trial, scratch
         with Victim(third, f"ratio:{cfg['fill_ratio']}", trial.seed, work / "victim", cg, order="random",
                     timeout=1800) as v:
             s0 = c.snapshot()
-            hog_s, killed = _hogs(cg, 2 * third, cfg["hog_rounds"])
+            hogs_run = push_out(cg, 2 * third, repeat=cfg["hog_rounds"], count=2)
             s1 = c.snapshot()
             # smaps' Swap also counts the process's own stack and heap: capped at the whole set
             evicted = min(1.0, mm.swapped_bytes(v.pid) / third)
@@ -142,14 +120,16 @@ def run_trial(st: state.State, cfg: dict[str, Any], trial: trials.Trial, scratch
         dev = d.get("device", {})
         result = {
             "arm": arm, "ram": ram, "working_set": third, "command": v.command, "effective": dict(st.effective),
-            "recovery_s": recovery, "evicted_share": evicted, "hogs_killed": killed,
+            "recovery_s": recovery, "evicted_share": evicted, "hogs_killed": hogs_run.killed,
+            "oom_kills": hogs_run.oom_kills, "killed": hogs_run.invalid_reason(),
+            "oom_wait_s": hogs_run.longest_oom_wait_s,
             # Pages the re-touch read from swap (disk, tier, zram or zswap): a page smaps counts as
             # swapped may still sit in the swap cache, in RAM, and come back as a minor fault.
             "readback_share": min(1.0, (d["vmstat"].get("pswpin", 0) + d["vmstat"].get("zswpin", 0)) * PAGE / third),
             "tier_blocks_at_start": tier_blocks, "tier_loaded_at_start": tier_loaded,
             "majflt": rep["retouch"]["majflt"], "minflt": rep["retouch"]["minflt"],
             "pswpin": d["vmstat"].get("pswpin", 0), "zswpin": d["vmstat"].get("zswpin", 0),
-            "pswpout_hogs": hogs["vmstat"].get("pswpout", 0), "hog_s": hog_s,
+            "pswpout_hogs": hogs["vmstat"].get("pswpout", 0), "hog_s": hogs_run.seconds,
             "device_reads": dev.get("reads", float("nan")),
             "device_read_bytes": dev.get("read_bytes", float("nan")),
             "device_cache_hit_bytes": dev.get("cache_hit_bytes", float("nan")),
@@ -174,6 +154,8 @@ def warm_dir(scratch: Path) -> Path:
 def validity(params: dict[str, Any], result: dict[str, Any]) -> str | None:
     """The hogs evicted the working set without being killed; the tier was as cold or as warm
     as the arm says."""
+    if result.get("killed"):
+        return result["killed"]
     if result.get("hogs_killed"):
         return f"{result['hogs_killed']} hog(s) killed by the memory cgroup's OOM killer"
     if not result["evicted_share"] >= MIN_SHARE:
