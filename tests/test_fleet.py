@@ -116,6 +116,35 @@ def three_hosts(tmp_path_factory, env):
     shutil.rmtree(repo.parent.parent, ignore_errors=True)
 
 
+def test_headlines_by_host_figure_and_section(tmp_path):
+    """Without running anything: two hosts' measurements.json (one host lacks a measurement)
+    give the long headline frame, a figure with one panel per measurement, and a section that
+    includes the figure; `pagelab fleet show` prints the (empty) default plan."""
+    from pagelab import plots
+
+    plan_ = {"hosts": [{"name": "a", "labels": {}, "experiments": ["seekmodel"]},
+                       {"name": "b", "labels": {}, "experiments": ["seekmodel"]}],
+             "baseline": "a", "profile": "quick"}
+    m = {"value": 2.0, "ci_low": 1.5, "ci_high": 2.5, "unit": "ms", "n": 5, "method": "median"}
+    for host, data in {"a": {"seekmodel.x": m, "seekmodel.y": {**m, "value": 7.0, "ci_high": 8.0}},
+                       "b": {"seekmodel.x": {**m, "value": 3.0, "ci_high": 3.5}}}.items():
+        d = tmp_path / host / "seekmodel"
+        d.mkdir(parents=True)
+        (d / "measurements.json").write_text(json.dumps(data))
+    heads = fleet.headlines(plan_, tmp_path)
+    assert sorted(zip(heads["host"], heads["measurement"], heads["value"])) == [
+        ("a", "seekmodel.x", 2.0), ("a", "seekmodel.y", 7.0), ("b", "seekmodel.x", 3.0)]
+    fig = plots.intervals_by_host(heads)
+    panels = [ax for ax in fig.axes if ax.get_visible()]
+    assert [ax.get_title() for ax in panels] == ["seekmodel.x", "seekmodel.y"]
+    tex = fleet.section(fleet.merge(plan_, tmp_path, tmp_path / "logs"), plan_, "fleet/headlines.pdf")
+    assert "\\includegraphics[width=\\textwidth]{fleet/headlines.pdf}" in tex and "\\label{fig:fleet}" in tex
+    shown = subprocess.run([str(VENV_BIN / "pagelab"), "fleet", "show"], cwd=REPO, capture_output=True,
+                           text=True, timeout=60)
+    assert shown.returncode == 0, shown.stderr
+    assert json.loads(shown.stdout)["jobs"] == []
+
+
 def test_config_defaults_have_no_fleet():
     cfg = fleet.raw_config()
     assert fleet.jobs(cfg) == [] and fleet.plan(cfg)["hosts"] == []
@@ -181,6 +210,11 @@ def test_the_merge_has_one_row_per_host(three_hosts):
     tex = (three_hosts / "results/fleet/section.tex").read_text()
     assert "\\section{The fleet}" in tex and "Every host returned every experiment" in tex
     assert all(h in tex for h in HOSTS)
+    assert "\\includegraphics[width=\\textwidth]{fleet/headlines.pdf}" in tex
+    assert (three_hosts / "results/fleet/headlines.pdf").stat().st_size > 0
+    executed = json.loads((three_hosts / "results/fleet/fleet.ipynb").read_text())
+    assert any("host(s); without complete results: none" in "".join(o.get("text", ""))
+               for c in executed["cells"] for o in c.get("outputs", []))
 
 
 def test_a_host_that_fails_loses_only_its_own_jobs_and_a_rerun_completes_them(tmp_path_factory, env):

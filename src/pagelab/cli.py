@@ -149,6 +149,12 @@ def cmd_paper(args: argparse.Namespace) -> int:
     return 0
 
 
+def cmd_fleet(args: argparse.Namespace) -> int:
+    from pagelab import fleet
+
+    return fleet.main(args.args)
+
+
 def parser() -> argparse.ArgumentParser:
     p = argparse.ArgumentParser(prog="pagelab", description=__doc__.split("\n")[0])
     sub = p.add_subparsers(dest="command", required=True)
@@ -200,6 +206,11 @@ def parser() -> argparse.ArgumentParser:
                     help="the noise band: a change needs the ratio's CI outside 1 +- this (default 0.05)")
     cp.add_argument("--out", default=None, help="write here (atomically) instead of stdout")
     cp.set_defaults(func=cmd_compare)
+
+    fl = sub.add_parser("fleet", help="the experiment matrix on many hosts: show, trial, merge",
+                        add_help=False)
+    fl.add_argument("args", nargs=argparse.REMAINDER)
+    fl.set_defaults(func=cmd_fleet)
 
     pp = sub.add_parser("paper", help="build paper/main.tex with latexmk")
     pp.add_argument("--out", required=True)

@@ -9,9 +9,9 @@ came back: one row per host with its labels, the experiments that completed and 
 against the baseline host, and the host's verdict counts. A host that failed or never answered
 is named as missing; it never makes the merge fail.
 
-  python -m pagelab.fleet trial HOST EXPERIMENT --config JSON --outdir DIR   one job, on HOST
-  python -m pagelab.fleet merge --plan JSON --results DIR --csv CSV --tex TEX
-  python -m pagelab.fleet show [--configfile F]                              the jobs, as JSON
+  pagelab fleet trial HOST EXPERIMENT --config JSON --outdir DIR   one job, on HOST
+  pagelab fleet merge --plan JSON --results DIR --csv CSV --tex TEX  (and headlines.pdf beside TEX)
+  pagelab fleet show [--configfile F]                              the jobs, as JSON
 
 Not for: reaching hosts (the executor plugin and the profile's submit script do that).
 """
@@ -273,12 +273,28 @@ def merge(plan_: dict[str, Any], results: Path | str = "results/fleet", logs: Pa
     return pd.DataFrame(rows)
 
 
+def headlines(plan_: dict[str, Any], results: Path | str = "results/fleet"):  # noqa: ANN201  (a DataFrame)
+    """The headline measurements (`headline_keys`) by host, long form: host, measurement,
+    value, ci_low, ci_high, unit; a host without the measurement has no row."""
+    import pandas as pd
+
+    results = Path(results)
+    per_host = {h["name"]: _measurements(results, h["name"], h["experiments"]) for h in plan_["hosts"]}
+    rows = [{"host": host, "measurement": k, "value": e["value"], "ci_low": e["ci_low"],
+             "ci_high": e["ci_high"], "unit": e.get("unit", "")}
+            for k in headline_keys(plan_, per_host) for host, m in per_host.items()
+            if isinstance(e := m.get(k), dict) and e.get("value") is not None]
+    return pd.DataFrame(rows, columns=["host", "measurement", "value", "ci_low", "ci_high", "unit"])
+
+
 def missing_hosts(frame) -> list[str]:  # noqa: ANN001
     return [r.host for r in frame.itertuples() if r.status != "complete"]
 
 
-def section(frame, plan_: dict[str, Any]) -> str:  # noqa: ANN001
-    """results/fleet/section.tex: the fleet's hosts, what came back, and the merge table."""
+def section(frame, plan_: dict[str, Any], figure: str | None = None) -> str:  # noqa: ANN001
+    """results/fleet/section.tex: the fleet's hosts, what came back, the headline measurements
+    by host (`figure`, a path the paper's TEXINPUTS resolves, when there is one) and the merge
+    table."""
     from pagelab.latex import escape
 
     hosts_ = [h["name"] for h in plan_["hosts"]]
@@ -294,6 +310,11 @@ def section(frame, plan_: dict[str, Any]) -> str:  # noqa: ANN001
         out += "Every host returned every experiment.\n"
     if not len(frame):
         return out
+    if figure:
+        out += ("\\begin{figure*}[htbp]\n\\centering\n"
+                f"\\includegraphics[width=\\textwidth]{{{figure}}}\n"
+                "\\caption{The headline measurements by host: medians with 95\\,\\% intervals "
+                "(each host's own trials).}\n\\label{fig:fleet}\n\\end{figure*}\n")
     show = frame.copy()
     verdict_cols = [c for c in show.columns if c.startswith("verdict:")]
     show["verdicts"] = [", ".join(f"{int(r[c])} {c.split(':', 1)[1]}" for c in verdict_cols if int(r[c]))
@@ -310,18 +331,25 @@ def section(frame, plan_: dict[str, Any]) -> str:  # noqa: ANN001
 
 def write_merge(plan_path: Path | str, results: Path | str, csv_path: Path | str, tex_path: Path | str,
                 logs: Path | str = "results/logs/fleet"):  # noqa: ANN201
+    from pagelab import plots
     from pagelab.records import write_text_atomic
 
     plan_ = json.loads(Path(plan_path).read_text())
     frame = merge(plan_, results, logs)
+    heads = headlines(plan_, results)
+    fig_path = Path(tex_path).with_name("headlines.pdf")
+    plots.theme()
+    plots.save(plots.intervals_by_host(heads) if len(heads)
+               else plots.message("no host returned a headline measurement"), fig_path)
+    figure = f"{fig_path.parent.name}/{fig_path.name}" if len(heads) else None
     write_text_atomic(csv_path, frame.to_csv(index=False))
-    write_text_atomic(tex_path, section(frame, plan_))
+    write_text_atomic(tex_path, section(frame, plan_, figure))
     return frame
 
 
 # --------------------------------------------------------------------------- command line
 def main(argv: list[str] | None = None) -> int:
-    p = argparse.ArgumentParser(prog="python -m pagelab.fleet", description=__doc__.split("\n")[0])
+    p = argparse.ArgumentParser(prog="pagelab fleet", description=__doc__.split("\n")[0])
     sub = p.add_subparsers(dest="command", required=True)
     t = sub.add_parser("trial", help="one fleet job: `pagelab trial` as HOST")
     t.add_argument("host")

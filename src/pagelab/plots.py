@@ -152,3 +152,26 @@ def bars_grouped(summary: pd.DataFrame, x: str, y: str, lo: str, hi: str, hue: s
         ax.set_yscale("log")
     ax.legend(frameon=False, fontsize="x-small", ncol=2)
     return fig
+
+
+def intervals_by_host(frame: pd.DataFrame, host: str = "host", key: str = "measurement") -> plt.Figure:
+    """One panel per measurement: each host's median as a dot with its 95 % CI as whiskers
+    (frame: host, measurement, value, ci_low, ci_high, unit), hosts in the frame's order."""
+    keys = list(dict.fromkeys(frame[key]))
+    hosts = list(dict.fromkeys(frame[host]))
+    cols = min(3, len(keys))
+    rows = -(-len(keys) // cols)
+    fig, axes = plt.subplots(rows, cols, figsize=(3.2 * cols, 2.4 * rows), squeeze=False)
+    for ax, k in zip(axes.flat, keys, strict=False):
+        g = frame[frame[key] == k].set_index(host).reindex(hosts).dropna(subset=["value"])
+        xs = [hosts.index(h) for h in g.index]
+        yerr = np.vstack([g["value"] - g["ci_low"], g["ci_high"] - g["value"]])
+        ax.errorbar(xs, g["value"], yerr=yerr, fmt="o", color=sns.color_palette()[0], capsize=3)
+        ax.set_xticks(range(len(hosts)), hosts, rotation=30, ha="right")
+        unit = g["unit"].iloc[0] if "unit" in g and len(g) else ""
+        ax.set_title(k, fontsize="small")
+        ax.set_ylabel(unit)
+    for ax in list(axes.flat)[len(keys):]:
+        ax.set_visible(False)
+    fig.tight_layout()
+    return fig

@@ -55,7 +55,7 @@ rule fleet_trial:
     conda:
         "../../environment.yml"
     shell:
-        "python -m pagelab.fleet trial {wildcards.host} {wildcards.experiment} --config {input.config}"
+        "pagelab fleet trial {wildcards.host} {wildcards.experiment} --config {input.config}"
         " --outdir results/fleet/{wildcards.host}/{wildcards.experiment} > {log} 2>&1"
 
 
@@ -106,16 +106,20 @@ rule fleet_trials:
 rule fleet_merge:
     # whatever came back: a host whose trials are missing is named in the table, never awaited
     input:
+        notebook="notebooks/fleet.ipynb",
         plan="results/fleet/fleet.json",
         measurements=lambda wc: pl_fleet.present(config),
     output:
+        notebook="results/fleet/fleet.ipynb",
         csv="results/fleet/merge.csv",
         tex="results/fleet/section.tex",
+        figure="results/fleet/headlines.pdf",
     log:
         "results/logs/fleet/merge.log",
     localrule: True
     conda:
         "../../environment.yml"
     shell:
-        "python -m pagelab.fleet merge --plan {input.plan} --results results/fleet --logs results/logs/fleet"
-        " --csv {output.csv} --tex {output.tex} > {log} 2>&1"
+        "papermill --cwd . -k python3 {input.notebook} {output.notebook} -p plan {input.plan}"
+        " -p results results/fleet -p logs results/logs/fleet -p csv_out {output.csv} -p tex_out {output.tex}"
+        " > {log} 2>&1"
