@@ -229,7 +229,8 @@ def test_a_host_that_fails_loses_only_its_own_jobs_and_a_rerun_completes_them(tm
         rows = {r["host"]: r for r in merge_rows(repo)}
         assert list(rows) == HOSTS
         for h in ("alpha", "beta"):
-            assert rows[h]["status"] == "complete" and rows[h]["completed"].split() == EXPERIMENTS
+            logs = {p.name: p.read_text()[-1500:] for p in (repo / "results/logs/fleet" / h).glob("*.log")}
+            assert rows[h]["status"] == "complete" and rows[h]["completed"].split() == EXPERIMENTS, (rows[h], logs)
             assert (repo / "results/fleet" / h / "seekmodel/measurements.json").exists()
         assert rows["gamma"]["status"] == "missing" and rows["gamma"]["completed"] == ""
         assert "seekmodel" in rows["gamma"]["missing"] and "crystalmark" in rows["gamma"]["missing"]

@@ -8,9 +8,10 @@ set -euo pipefail
 if [ -z "${PAGELAB_MAKE_LOCKED:-}" ]; then
     mkdir -p results
     rc=0
-    PAGELAB_MAKE_LOCKED=1 flock -n -o -E 75 results/.make.lock bash "$0" "$@" || rc=$?
+    # -w 10: the processes of a run killed a moment ago may take a moment to finish dying
+    PAGELAB_MAKE_LOCKED=1 flock -w 10 -o -E 75 results/.make.lock bash "$0" "$@" || rc=$?
     if [ "$rc" = 75 ]; then
-        echo "make: another make is running in $(pwd) (results/.make.lock is held); wait for it" >&2
+        echo "make: another make is running in $(pwd) (results/.make.lock is held for 10 s); wait for it" >&2
         exit 1
     fi
     exit "$rc"
