@@ -132,7 +132,7 @@ def test_headlines_by_host_figure_and_section(tmp_path):
         d.mkdir(parents=True)
         (d / "measurements.json").write_text(json.dumps(data))
     heads = fleet.headlines(plan_, tmp_path)
-    assert sorted(zip(heads["host"], heads["measurement"], heads["value"])) == [
+    assert sorted(zip(heads["host"], heads["measurement"], heads["value"], strict=True)) == [
         ("a", "seekmodel.x", 2.0), ("a", "seekmodel.y", 7.0), ("b", "seekmodel.x", 3.0)]
     fig = plots.intervals_by_host(heads)
     panels = [ax for ax in fig.axes if ax.get_visible()]

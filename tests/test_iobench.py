@@ -1,5 +1,6 @@
 """iobench job (native/iobench): its command line, reproducible offsets, fio-shaped JSON, the
-psync and io_uring engines, and side-by-side IOPS checks against the real fio on the same file.
+psync and io_uring engines, and fio's own JSON keys from the real fio on the same file (IOPS side
+by side with fio is `make bench`).
 (iobench crystalmark is in test_crystalmark.py.)"""
 
 from __future__ import annotations
@@ -344,87 +345,10 @@ def test_fio_has_every_key_iobench_writes(iobench: Path, data_file: Path) -> Non
         theirs["read"]["clat_ns"]["percentile"])
 
 
-@pytest.fixture(scope="session")
-def peer_file(iobench: Path, scratch: Path) -> Path:
-    """256 MiB for the side-by-side checks, warmed up once (unmeasured): the fresh layout is
-    still being written back below the guest, which would slow whichever tool runs first."""
-    path = scratch / "peer256m"
-    made = job(iobench, "--file", path, "--size", "256M", "--rw", "read", "--bs", "1M",
-               "--count", "1")
-    assert made.returncode == 0, made.stderr
-    warm_up = job(iobench, "--file", path, "--rw", "randread", "--bs", "64K", "--direct",
-                  "--runtime", "1s")
-    assert warm_up.returncode == 0, warm_up.stderr
-    return path
-
-
-def paired_ratio(ours_args: list[str], fio_args: list[str], path: Path, iobench: Path,
-                 pairs: int = 8) -> tuple[float, str]:
-    """Runs iobench and fio in pairs, back to back, the order alternating (A B, B A, ...);
-    returns the median of the per-pair IOPS ratios and a summary line.
-
-    A virtual disk's speed drifts by 2x within seconds when the host is busy; each pair runs
-    back to back so drift mostly cancels in its ratio, alternating the order cancels a trend
-    within the pair, and the median ignores the pairs that straddled a burst.
-    """
-    import statistics
-
-    def ours(seed: int) -> float:
-        report = job_json(iobench, "--file", path, *ours_args, "--runtime", "500ms",
-                          "--seed", str(seed))
-        return report["jobs"][0]["read"]["iops"]
-
-    def theirs(seed: int) -> float:
-        report = fio_json("--name=peer", f"--filename={path}", *fio_args, "--size=256m",
-                          "--runtime=500ms", "--time_based", f"--randseed={seed}")
-        return report["jobs"][0]["read"]["iops"]
-
-    results: list[tuple[float, float]] = []
-    with pinned_to_one_cpu():            # both tools on the same CPU (children inherit it)
-        for i in range(pairs):
-            if i % 2:
-                b = theirs(i + 1)
-                results.append((ours(i + 1), b))
-            else:
-                a = ours(i + 1)
-                results.append((a, theirs(i + 1)))
-    ratio = statistics.median(a / b for a, b in results)
-    return ratio, (f"iobench IOPS {[round(a) for a, _ in results]}; fio IOPS "
-                   f"{[round(b) for _, b in results]}; median ratio {ratio:.3f}")
-
-
-@needs_fio
-@pytest.mark.peer
-def test_io_uring_qd32_iops_agree_with_fio(iobench: Path, peer_file: Path) -> None:
-    """4K random reads at queue depth 32 through io_uring, O_DIRECT, against fio's io_uring
-    engine at iodepth=32: iobench is at most 20 % slower and at most 1.5x faster.
-
-    On a fast virtual disk pinned to one CPU both tools are CPU-bound here, and fio spends more
-    CPU per IO than iobench: measured on the reference machine, fio 3.33 reached 0.80-0.89 of
-    iobench's IOPS, and neither --disable_slat, --gtod_reduce nor --nonvectored closed the gap
-    (nor did a plain ring in iobench instead of a single-issuer deferred-taskrun one). So the
-    band is not symmetric: the lower bound catches an iobench that keeps fewer IOs in flight
-    or costs more per IO than the peer, the upper one an iobench that reports reads it did
-    not do (a miscounted completion or a short runtime)."""
-    ratio, summary = paired_ratio(
-        ["--rw", "randread", "--bs", "4K", "--direct", "--engine", "io_uring", "--qd", "32"],
-        ["--rw=randread", "--bs=4k", "--direct=1", "--ioengine=io_uring", "--iodepth=32"],
-        peer_file, iobench)
-    print(summary)
-    assert 0.8 <= ratio <= 1.5, summary
-
-
-@needs_fio
-@pytest.mark.peer
-def test_iops_agree_with_fio(iobench: Path, peer_file: Path) -> None:
-    """64K random reads, QD1 (psync), O_DIRECT: the median of the per-pair IOPS ratios is
-    within 20 % of fio's."""
-    ratio, summary = paired_ratio(
-        ["--rw", "randread", "--bs", "64K", "--direct"],
-        ["--rw=randread", "--bs=64k", "--direct=1", "--ioengine=psync", "--iodepth=1"],
-        peer_file, iobench)
-    print(summary)
-    assert 0.8 <= ratio <= 1.25, summary
+# iobench's IOPS against fio's on the same file (4K QD32 io_uring, 64K QD1 psync) are `make bench`
+# cases (native/bench/bench_iobench.py), judged as ratios beside a fio-vs-fio A/A noise floor: as
+# timed tests they failed on this shared virtual disk (fio alone moved between 7.6K and 13K IOPS
+# at 64K QD1 within a minute; medians of per-pair ratios of 0.72 and 1.25 in two CI runs).
 
 
 def test_pinning_holds_for_children_and_is_undone() -> None:
