@@ -199,3 +199,17 @@ def test_a_claim_without_a_faithful_twin_is_shown_not_judged(tmp_path):
     assert t.loc["N", "verdict"] == claims.NOT_APPLICABLE
     assert t.loc["N", "note"] == "no faithful twin here: the seed's disk is not named"
     assert t.loc["N", "ours"] == "8.00 [7.50, 8.50]"
+
+
+def test_numbers_2x_apart_are_never_reproduced_whatever_the_window(tmp_path):
+    """A two-sided window wider than x0.5-x2 of the published value (the seed's own plausible
+    range) still gives "not reproduced" when ours is more than 2x away; at 2x it may agree; a
+    one-sided window ("at least") is exempt."""
+    t = setup(tmp_path, [
+        row("WIDE", "2", "e.far", 0.4, 2, reason="the seed's range"),
+        row("EDGE2", "2", "e.half", 0.4, 2, reason="the seed's range"),
+        row("ATLEAST", "1.25", "e.big", 1.25, "inf", reason="an inflation of at least 25 % agrees"),
+    ], {"e": {"e.far": m(0.7, 0.68, 0.74), "e.half": m(1.0, 0.9, 1.1), "e.big": m(9, 7, 12)}})
+    assert t.loc["WIDE", "verdict"] == claims.NOT_REPRODUCED and "2x apart" in t.loc["WIDE", "note"]
+    assert t.loc["EDGE2", "verdict"] == claims.REPRODUCED
+    assert t.loc["ATLEAST", "verdict"] == claims.REPRODUCED

@@ -143,8 +143,15 @@ def judge(claim: dict[str, str], measurements: dict[str, dict[str, Any]], skippe
         return {**row, "verdict": INCONCLUSIVE, "note": "the measurement has no interval"}
     if few:
         return {**row, "verdict": INCONCLUSIVE, "note": f"{few[0]} counted trials, the {profile} profile needs {need}"}
-    if lo_w <= lo and hi <= hi_w:
+    two_x = math.isfinite(hi_w) and not math.isnan(row["ratio"]) and not 0.5 <= row["ratio"] <= 2
+    if lo_w <= lo and hi <= hi_w and not two_x:
         return {**row, "verdict": REPRODUCED}
+    if two_x and lo_w <= v <= hi_w:
+        # a window wider than the published value allows (a range the seed called plausible)
+        # still never makes numbers 2x apart agree; one-sided windows ("at least") are exempt
+        return {**row, "verdict": NOT_REPRODUCED,
+                "note": f"ours is {row['ratio']:.2f}x the published value: numbers 2x apart are never "
+                        "reproduced, whatever the window"}
     if hi < lo_w or lo > hi_w:
         return {**row, "verdict": NOT_REPRODUCED,
                 "note": "ours lies below the window" if hi < lo_w else "ours lies above the window"}
