@@ -358,6 +358,16 @@ def _make_swap_file(path: Path, size: int) -> None:
     _run(["mkswap", str(path)])
 
 
+def _key_values(path: Path) -> dict[str, int]:
+    """A cgroup file of "name value" lines (memory.stat, memory.oom_control, memory.events)."""
+    out = {}
+    for line in path.read_text().splitlines():
+        k, _, v = line.partition(" ")
+        if v.strip().lstrip("-").isdigit():
+            out[k] = int(v)
+    return out
+
+
 class Cgroup:
     """A cgroup by name under the v1 hierarchies (memory, blkio) or the v2 unified one."""
 
@@ -413,13 +423,7 @@ class Cgroup:
     def oom_control(self) -> dict[str, int]:
         """v1: memory.oom_control's fields (oom_kill_disable, under_oom, oom_kill); v2: the
         oom and oom_kill counts of memory.events."""
-        name = "memory.events" if self.v2 else "memory.oom_control"
-        out = {}
-        for line in (self.path("memory") / name).read_text().splitlines():
-            k, _, v = line.partition(" ")
-            if v.strip().isdigit():
-                out[k] = int(v)
-        return out
+        return _key_values(self.path("memory") / ("memory.events" if self.v2 else "memory.oom_control"))
 
     def oom_kills(self) -> int:
         """Tasks of this group the kernel's OOM killer has killed so far (Linux >= 4.13)."""
@@ -443,12 +447,7 @@ class Cgroup:
         return lambda: self.add(os.getpid())
 
     def stat(self) -> dict[str, int]:
-        out = {}
-        for line in (self.path("memory") / "memory.stat").read_text().splitlines():
-            k, _, v = line.partition(" ")
-            if v.strip().lstrip("-").isdigit():
-                out[k] = int(v)
-        return out
+        return _key_values(self.path("memory") / "memory.stat")
 
 
 class OomWatchdog:
