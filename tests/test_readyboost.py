@@ -2,7 +2,9 @@
 trial invalid, paired ratios round by round, and sentences that follow the data."""
 
 import pandas as pd
+import pytest
 
+from pagelab.config import ConfigError
 from pagelab.experiments import readyboost as rb
 
 WS = 8 << 20
@@ -52,3 +54,71 @@ def test_paired_ratios_and_sentences_follow_the_data():
     meas = rb.measurements(rb.summarise(f), rat)
     assert meas["readyboost.ratio.tier_cold_vs_hdd"]["n"] == 5
     assert set(meas) >= {"readyboost.hdd.recovery_s", "readyboost.tier_warm.recovery_s"}
+
+
+def test_the_seed_design_pushes_out_the_share_the_seed_describes():
+    """Seed 000: 3 GB of RAM, 1.4 GB of working sets and 1.6 GB of cache; two 1 GB hogs drive
+    out "the 1.6GB cache and 0.4GB working sets": (1400 + 2048 - 3072) MiB of 1400."""
+    seed = rb.design({"ram": "3G", "working_set": "1400M", "file_cache": "1600M", "hog_size": "1G"})
+    assert seed.intended_share == pytest.approx(376 / 1400)
+    assert (seed.working_set, seed.hog, seed.file_cache) == (1400 << 20, 1 << 30, 1600 << 20)
+    scaled = rb.design({"ram": "24M"})  # quick: a third of the RAM, hogs of two thirds each
+    assert (scaled.working_set, scaled.hog, scaled.file_cache, scaled.intended_share) == (8 << 20, 16 << 20, 0, 1.0)
+    with pytest.raises(ConfigError, match="the hogs would push nothing out"):
+        rb.design({"ram": "3G", "working_set": "1G", "hog_size": "512M", "profile": "seed"})
+
+
+def test_validity_asks_for_the_intended_share_and_the_dropped_cache():
+    seed = {"intended_share": 376 / 1400, "file_cache": 1600 << 20, "cache_dropped_share": 0.97}
+    assert rb.validity({"arm": "hdd"}, result(evicted_share=0.26, readback_share=0.25, **seed)) is None
+    assert "needs >= 24 %" in rb.validity({"arm": "hdd"}, result(evicted_share=0.2, readback_share=0.25, **seed))
+    bad_cache = {**seed, "cache_dropped_share": 0.5}
+    assert "dropped 50 % of the file cache" in rb.validity(
+        {"arm": "hdd"}, result(evicted_share=0.3, readback_share=0.3, **bad_cache))
+
+
+def test_preflight_refuses_a_cgroup_this_machine_cannot_hold():
+    cfg = {"ram": "3G", "working_set": "1400M", "file_cache": "1600M", "hog_size": "1G", "profile": "seed"}
+    assert rb.preflight(cfg, available=8 << 30).ram == 3 << 30
+    with pytest.raises(ConfigError, match=r"readyboost.seed.ram: 3G of cgroup RAM needs 4.5 GiB .* 2.0 GiB available"):
+        rb.preflight(cfg, available=2 << 30)
+
+
+def test_settle_time_is_the_first_quiet_window():
+    """Busy 100 % for 10 s, then 20 %: a 5 s window from t0 is busy ((10 - t0) + 0.2 (t0 - 5)) / 5,
+    at most 0.3 from t0 = 9.375 s on: the first sample there is 9.5 s."""
+    samples, busy = [], 0.0
+    for i in range(0, 81):
+        t = i * 0.25
+        samples.append((t, busy))
+        busy += 0.25 if t < 10 else 0.05
+    assert rb.settle_time(samples, 5.0) == 9.5
+    assert rb.settle_time(samples, 5.0, threshold=0.1) != rb.settle_time(samples, 5.0, threshold=0.1)  # NaN
+    assert rb.settle_time([(0.0, 0.0), (1.0, 1.0)], 5.0) != rb.settle_time([(0.0, 0.0), (1.0, 1.0)], 5.0)
+
+
+def test_the_seed_profile_is_refused_on_a_machine_without_the_memory(tmp_path):
+    """`pagelab trial readyboost` (what the pipeline runs) with the seed profile's block asking
+    for more RAM than this machine has: exit 2, the reason named, no trial run, nothing changed."""
+    import json
+    import os
+    import subprocess
+
+    from conftest import VENV_BIN
+    from pagelab import config, counters, state
+
+    cfg = config.load(overrides={"profile": "seed"})["readyboost"]
+    if rb.skip_reason(cfg):
+        pytest.skip(rb.skip_reason(cfg))
+    # more than MemAvailable: the check a machine with too little memory would fail
+    cfg["ram"] = f"{int(counters.meminfo()['MemAvailable'] // 2**30) + 1}G"
+    (tmp_path / "config.json").write_text(json.dumps({**cfg, "scratch_dir": str(tmp_path / "scratch")}))
+    before = state.show()
+    out = subprocess.run([str(VENV_BIN / "pagelab"), "trial", "readyboost", "--config", str(tmp_path / "config.json"),
+                          "--outdir", str(tmp_path / "out")], capture_output=True, text=True, timeout=120,
+                         env={**os.environ, "PAGELAB_JOURNAL": str(tmp_path / "journal.jsonl")})
+    assert out.returncode == 2, out.stderr
+    assert f"readyboost.seed.ram: {cfg['ram']} of cgroup RAM needs" in out.stderr
+    assert "nothing was changed" in out.stderr
+    assert state.show() == before
+    assert not (tmp_path / "out" / "trials.csv").exists() and not (tmp_path / "journal.jsonl").exists()

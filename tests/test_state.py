@@ -25,11 +25,12 @@ def journal(tmp_path, monkeypatch):
     state.restore()  # whatever a failing test left
 
 
-def run_scenario(workdir, fault_at=None):
+def run_scenario(workdir, fault_at=None, *args, **extra_env):
     env = dict(os.environ)
     env.pop("_PAGELAB_FAULT_COUNT", None)
     env["PAGELAB_FAULT_AT"] = str(fault_at if fault_at is not None else 10**9)
-    return subprocess.run(SCENARIO + [str(workdir)], env=env, capture_output=True, text=True,
+    env.update(extra_env)
+    return subprocess.run(SCENARIO + [str(workdir), *args], env=env, capture_output=True, text=True,
                           timeout=120)
 
 
@@ -59,6 +60,46 @@ def test_sigkill_at_every_change_point_is_restored(journal, disk_tmp):
         again = subprocess.run([str(VENV_BIN / "pagelab"), "state", "restore"], capture_output=True,
                                text=True, env=dict(os.environ), timeout=60)
         assert again.returncode == 0 and "restored 0" in again.stdout
+
+
+def test_sigterm_at_every_point_of_two_emulated_trials_is_restored(journal, disk_tmp):
+    """SIGTERM (what Snakemake and make send) at every point of two trials on an emulated disk,
+    the undos at each trial's end included: the run restores what it changed before it exits,
+    and no loop device, FUSE mount or swap outlives it (a TERM at a trial boundary once left a
+    loop device over a lazily unmounted FUSE file). A second TERM during that restore waits."""
+    from conftest import build_native
+
+    if not os.path.exists("/dev/fuse"):
+        pytest.skip("no /dev/fuse")
+    build_native()
+    before = state.show()
+    term = {"PAGELAB_FAULT_SIGNAL": "TERM", "PAGELAB_FAULT_IN_RESTORE": "1"}
+    clean = run_scenario(disk_tmp, None, "--emulated", **term)
+    assert clean.returncode == 0, clean.stderr
+    points = int(re.search(r"fault points (\d+)", clean.stdout).group(1))
+    assert points >= 20, points  # 2 trials x (daemon, daemon_pid, loop, swap, knob) x 2, undos x 2
+    for k in range(1, points + 1):
+        out = run_scenario(disk_tmp, k, "--emulated", **term)
+        assert out.returncode == 128 + signal.SIGTERM, (k, out.returncode, out.stderr[-2000:])
+        assert state.show() == before, (k, state.show())
+        assert not journal.exists(), k
+    # Two TERMs: the second one arrives while the first one's restore runs.
+    code = ("import time, os, signal; from pathlib import Path; from pagelab import state\n"
+            "from pagelab.devices import emulated_swap\n"
+            "orig = state._undo_loop\n"
+            "def slow(e):\n"
+            "    os.kill(os.getpid(), signal.SIGTERM); time.sleep(0.5); orig(e)\n"
+            "state.UNDO['loop'] = slow\n"
+            "with state.session() as st:\n"
+            f"    emulated_swap(st, 'hdd5400-2008', Path({str(disk_tmp / 'dev2')!r}), 16 << 20)\n"
+            "    print('up', flush=True)\n"
+            "    time.sleep(60)\n")
+    p = subprocess.Popen([sys.executable, "-c", code], stdout=subprocess.PIPE, text=True, env=dict(os.environ))
+    assert p.stdout.readline().strip() == "up"
+    p.send_signal(signal.SIGTERM)
+    assert p.wait(timeout=60) == 128 + signal.SIGTERM
+    assert state.show() == before
+    assert not journal.exists()
 
 
 def test_readback_mismatch_stops(journal):

@@ -50,6 +50,45 @@ class EmulatedDisk:
                 if isinstance(v, int | float) and not isinstance(v, bool)}
 
 
+class BusySampler:
+    """While open, reads the emulator's busy time (the sum of its requests' service times,
+    MOUNTPOINT/stats time_ns.service) every `period_s` seconds: `samples` are (seconds since
+    the sampler opened, busy seconds since then), what Resource Monitor's disk active time
+    is drawn from. Stays open `tail_s` seconds after the caller's work ends (a window after
+    the last IO)."""
+
+    def __init__(self, disk: EmulatedDisk, period_s: float = 0.25, tail_s: float = 0.0):
+        import threading
+
+        self.disk, self.period_s, self.tail_s = disk, period_s, tail_s
+        self.samples: list[tuple[float, float]] = []
+        self._stop = threading.Event()
+        self._thread = threading.Thread(target=self._run, daemon=True)
+
+    def _busy_s(self) -> float:
+        return float(self.disk.stats().get("time_ns", {}).get("service", 0)) / 1e9
+
+    def _run(self) -> None:
+        import time
+
+        t0, b0 = time.monotonic(), self._busy_s()
+        self.samples.append((0.0, 0.0))
+        while not self._stop.wait(self.period_s):
+            self.samples.append((time.monotonic() - t0, self._busy_s() - b0))
+
+    def __enter__(self) -> BusySampler:
+        self._thread.start()
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        import time
+
+        if exc[0] is None and self.tail_s:
+            time.sleep(self.tail_s)
+        self._stop.set()
+        self._thread.join()
+
+
 def emulated_disk(st: state.State, profile: str, workdir: Path, size: int | None = None,
                   overrides: dict[str, Any] | None = None, cache_state: Path | None = None,
                   trace: Path | None = None) -> EmulatedDisk:

@@ -103,16 +103,17 @@ def journal_path() -> Path:
     return Path(os.environ.get("PAGELAB_JOURNAL", "/run/pagelab/journal.jsonl"))
 
 
-def _fault_point() -> None:
-    """Fault injection for tests: PAGELAB_FAULT_AT=N SIGKILLs this process at the N-th point
-    (points are just before and just after every change)."""
+def _fault_point(where: str = "change") -> None:
+    """Fault injection for tests: PAGELAB_FAULT_AT=N sends this process PAGELAB_FAULT_SIGNAL
+    (KILL unless named, e.g. TERM) at the N-th point. Points are just before and just after every
+    change; with PAGELAB_FAULT_IN_RESTORE=1 also just before and after every undo."""
     target = os.environ.get("PAGELAB_FAULT_AT")
-    if target is None:
+    if target is None or (where == "restore" and os.environ.get("PAGELAB_FAULT_IN_RESTORE") != "1"):
         return
     count = int(os.environ.get("_PAGELAB_FAULT_COUNT", "0")) + 1
     os.environ["_PAGELAB_FAULT_COUNT"] = str(count)
     if count == int(target):
-        os.kill(os.getpid(), signal.SIGKILL)
+        os.kill(os.getpid(), getattr(signal, "SIG" + os.environ.get("PAGELAB_FAULT_SIGNAL", "KILL")))
 
 
 class Journal:
@@ -612,7 +613,9 @@ def restore(journal: Journal | None = None, keep: int = 0) -> list[str]:
             failed.append(f"unknown journal entry {e}")
             continue
         try:
+            _fault_point("restore")
             undo(e)
+            _fault_point("restore")
             done.append(e["kind"] + ":" + str(e.get("name") or e.get("device") or e.get("path")
                                                or e.get("backing") or e.get("mountpoint") or ""))
         except (OSError, StateError) as exc:
@@ -662,17 +665,32 @@ def session(journal: Journal | None = None) -> Iterator[State]:
 
 def _session(journal: Journal) -> Iterator[State]:
     restore(journal)
+    # The first SIGTERM/SIGHUP becomes an exception, so the restore below runs; later ones (a
+    # make killed as a process group sends one to every process, Snakemake another) cannot cut
+    # that restore short and leave a loop device or a mount: they wait until it has run.
+    raised: list[int] = []   # the signal that became SystemExit
+    pending: list[int] = []  # signals that came while the final restore ran
+    restoring = False
 
     def on_signal(signum: int, frame: Any) -> None:
+        if raised or restoring:
+            pending.append(signum)
+            return
+        raised.append(signum)
         raise SystemExit(128 + signum)
 
     old = {s: signal.signal(s, on_signal) for s in (signal.SIGTERM, signal.SIGHUP)}
     try:
         yield State(journal)
     finally:
-        for s, h in old.items():
-            signal.signal(s, h)
-        restore(journal)
+        restoring = True
+        try:
+            restore(journal)
+        finally:
+            for s, h in old.items():
+                signal.signal(s, h)
+        if pending and not raised:
+            raise SystemExit(128 + pending[0])
 
 
 # --------------------------------------------------------------------------------------------

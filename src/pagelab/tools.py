@@ -9,7 +9,7 @@ from __future__ import annotations
 import json
 import os
 import subprocess
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
@@ -30,10 +30,11 @@ def tool_path(name: str) -> Path:
     return path
 
 
-def run_json(cmd: list[str], timeout: float) -> dict[str, Any]:
-    """Run a tool that prints one JSON document on stdout; raise ToolError on any failure."""
+def run_json(cmd: list[str], timeout: float, preexec_fn: Callable[[], None] | None = None) -> dict[str, Any]:
+    """Run a tool that prints one JSON document on stdout (`preexec_fn`: e.g. join a cgroup
+    first); raise ToolError on any failure."""
     try:
-        out = subprocess.run(cmd, capture_output=True, text=True, timeout=timeout)
+        out = subprocess.run(cmd, capture_output=True, text=True, timeout=timeout, preexec_fn=preexec_fn)
     except subprocess.TimeoutExpired as exc:
         raise ToolError(f"{cmd[0]} did not finish within {timeout:.0f} s: {' '.join(cmd)}") from exc
     if out.returncode != 0:
