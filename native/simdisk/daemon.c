@@ -2,10 +2,12 @@
  * daemon.c - `simdisk MOUNTPOINT ...`: the FUSE daemon that makes a backing
  * file look like the device of a profile.
  *
- * For: the mount (MOUNTPOINT/disk and MOUNTPOINT/stats), the one-at-a-time
- * request loop, completing every request at the instant its device model
- * says, counters, the per-IO trace, and a clean shutdown.
- * Not for: device behaviour (the models), profile parsing (profile.c).
+ * For: the one-at-a-time request loop, completing every request at the
+ * instant its device model says (serve_io), background work, and the mount's
+ * set-up and clean shutdown.
+ * Not for: the FUSE operations (fuse_ops.c), the backing file (backing.c),
+ * counters and trace (stats.c), the command line (mount_cmd.c), device
+ * behaviour (the models), profile parsing (profile.c).
  *
  * Timing: a request is stamped when the loop receives it (arrival), starts
  * when the device is free (start = max(arrival, busy_until); background work
@@ -38,94 +40,26 @@
  */
 #include <errno.h>
 #include <fcntl.h>
-#include <limits.h>
 #include <poll.h>
 #include <sched.h>
 #include <signal.h>
 #include <stdarg.h>
-#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
 #include <sys/prctl.h>
-#include <sys/stat.h>
-#include <sys/statvfs.h>
-#include <time.h>
 #include <unistd.h>
 
-#include <fuse_lowlevel.h>
-
-#include "daemon.h"
-#include "device.h"
-#include "hist.h"
-#include "json.h"
-#include "opts.h"
-#include "profile.h"
-#include "timing.h"
-#include "fullio.h"
+#include "daemon_int.h"
 #include "fail.h"
+#include "timing.h"
 
 #ifndef PR_SET_IO_FLUSHER
 #define PR_SET_IO_FLUSHER 57
 #endif
 
-#define MAX_IO (1u << 20)           /* max_read and max_write */
-#define ALIGN 4096u                 /* O_DIRECT alignment of the backing file */
-#define AUX_BYTES (64u << 10)       /* for models reading block data (lz4) */
-#define TRACE_BUFFER (1u << 20)
-#define ATTR_TIMEOUT 1.0
-#define MAX_REPLY_LEAD_NS 500000     /* never answer more than 0.5 ms early */
-#define SIZE_CLASSES 10              /* reply times kept for <= 4K, 8K, ..., >= 1M */
-#define REALTIME_PRIORITY 10         /* SCHED_FIFO: above every normal task, below kernel threads */
-
-enum { INO_ROOT = 1, INO_DISK = 2, INO_STATS = 3 };
-
-static const char *const op_names[] = { "read", "write", "flush", "prefetch" };
-#define NOPS 4
-
-struct op_totals {
-	uint64_t ios, bytes;
-	uint64_t queue, device_wait, overhead, seek, rotation, transfer, gc, service, measured;
-};
-
-struct daemon {
-	/* configuration */
-	const char *mountpoint;
-	char backing_path[PATH_MAX];
-	char pidfile[PATH_MAX], ready[PATH_MAX], trace_path[PATH_MAX], cache_state[PATH_MAX];
-	uint64_t size;
-	uint64_t spin_ns;
-	struct profile *profile;
-	const struct device_model *model;
-	struct device *dev;
-	/* backing file */
-	int fd;
-	bool direct;
-	char *iobuf;                    /* MAX_IO + 2 * ALIGN, aligned */
-	char *auxbuf;                   /* AUX_BYTES + 2 * ALIGN, aligned */
-	/* timing */
-	uint64_t t0;
-	uint64_t busy_until;
-	uint64_t reply_lead_ns[SIZE_CLASSES];  /* how long a reply takes, by size: start that early */
-	uint64_t last_activity;
-	bool idle_done;
-	uint64_t idle_not_before;     /* background work waits until then */
-	time_t mount_time;
-	/* counters */
-	struct op_totals ops[NOPS];
-	uint64_t cache_hits, cache_partial_hits, cache_misses, cache_hit_bytes;
-	uint64_t late_ios;
-	struct hist timing_error;
-	FILE *trace;
-	char *trace_buffer;
-	struct fuse_session *se;
-	int signal_pipe[2];
-};
-
-/* --- small helpers --- */
-
 __attribute__((format(printf, 1, 2)))
-static void warn(const char *fmt, ...)
+void warn(const char *fmt, ...)
 {
 	va_list ap;
 
@@ -134,50 +68,6 @@ static void warn(const char *fmt, ...)
 	vfprintf(stderr, fmt, ap);
 	va_end(ap);
 	fputc('\n', stderr);
-}
-
-static void *aligned_buffer(size_t bytes)
-{
-	void *p = aligned_alloc(ALIGN, (bytes + ALIGN - 1) / ALIGN * ALIGN);
-
-	if (p)
-		memset(p, 0, bytes);   /* touch it now, before mlockall and before any IO */
-	return p;
-}
-
-/* An absolute path for path (relative to the current directory), since the daemon chdirs to /. */
-static int absolute(const char *path, char *out, size_t len)
-{
-	char cwd[PATH_MAX];
-
-	if (!path || !*path) {
-		out[0] = '\0';
-		return 0;
-	}
-	if (path[0] == '/')
-		return snprintf(out, len, "%s", path) >= (int)len ? -1 : 0;
-	if (!getcwd(cwd, sizeof(cwd)))
-		return -1;
-	return snprintf(out, len, "%s/%s", cwd, path) >= (int)len ? -1 : 0;
-}
-
-/* Writes text to path atomically (a temporary file renamed over it). */
-static int write_file_atomic(const char *path, const char *text)
-{
-	char tmp[PATH_MAX + 8];
-	FILE *f;
-
-	snprintf(tmp, sizeof(tmp), "%s.tmp", path);
-	f = fopen(tmp, "w");
-	if (!f)
-		return -1;
-	bool ok = fputs(text, f) >= 0;
-
-	if (fclose(f) || !ok || rename(tmp, path)) {
-		unlink(tmp);
-		return -1;
-	}
-	return 0;
 }
 
 static void wait_until(uint64_t deadline, uint64_t spin)
@@ -195,397 +85,6 @@ static void wait_until(uint64_t deadline, uint64_t spin)
 			clock_nanosleep(CLOCK_MONOTONIC, TIMER_ABSTIME, &ts, NULL);
 		}
 	}
-}
-
-/* --- the backing file --- */
-
-static int pread_full(int fd, char *buf, size_t len, uint64_t offset)
-{
-	while (len) {
-		ssize_t n = pread(fd, buf, len, (off_t)offset);
-
-		if (n < 0 && errno == EINTR)
-			continue;
-		if (n < 0)
-			return -errno;
-		if (n == 0) {              /* beyond the backing file's end: zeros */
-			memset(buf, 0, len);
-			return 0;
-		}
-		buf += n;
-		len -= (size_t)n;
-		offset += (uint64_t)n;
-	}
-	return 0;
-}
-
-/* Reads [off, off+len) through the aligned buffer buf; *out points at the bytes. */
-static int backing_read(struct daemon *d, char *buf, uint64_t off, size_t len, char **out)
-{
-	uint64_t lo = off / ALIGN * ALIGN, hi = (off + len + ALIGN - 1) / ALIGN * ALIGN;
-	int err = pread_full(d->fd, buf, (size_t)(hi - lo), lo);
-
-	*out = buf + (off - lo);
-	return err;
-}
-
-static int backing_write(struct daemon *d, uint64_t off, size_t len, const char *data)
-{
-	uint64_t lo = off / ALIGN * ALIGN, hi = (off + len + ALIGN - 1) / ALIGN * ALIGN;
-	int err = 0;
-
-	if (lo != off)
-		err = pread_full(d->fd, d->iobuf, ALIGN, lo);
-	if (!err && (off + len) % ALIGN && (hi - ALIGN != lo || lo == off))
-		err = pread_full(d->fd, d->iobuf + (hi - ALIGN - lo), ALIGN, hi - ALIGN);
-	if (err)
-		return err;
-	memcpy(d->iobuf + (off - lo), data, len);
-	return pwrite_full(d->fd, d->iobuf, (size_t)(hi - lo), lo);
-}
-
-static int env_read_data(void *ctx, uint64_t offset, void *buf, size_t len)
-{
-	struct daemon *d = ctx;
-	char *at;
-	int err;
-
-	if (len > AUX_BYTES)
-		return -EINVAL;
-	err = backing_read(d, d->auxbuf, offset, len, &at);
-	if (!err)
-		memcpy(buf, at, len);
-	return err;
-}
-
-static int env_identity(void *ctx, uint64_t out[4])
-{
-	struct daemon *d = ctx;
-	struct stat st;
-
-	if (fstat(d->fd, &st))
-		return -1;
-	out[0] = (uint64_t)st.st_dev;
-	out[1] = (uint64_t)st.st_ino;
-	out[2] = (uint64_t)st.st_size;
-	out[3] = (uint64_t)st.st_mtim.tv_sec * NS_PER_SEC + (uint64_t)st.st_mtim.tv_nsec;
-	return 0;
-}
-
-/* --- counters and trace --- */
-
-static const char *hit_word(const struct io_cost *c, uint64_t len)
-{
-	if (!c->cache_lookup)
-		return "-";
-	return c->hit_bytes == 0 ? "miss" : c->hit_bytes >= len ? "hit" : "partial";
-}
-
-static void account(struct daemon *d, const struct io_request *r, uint64_t arrival,
-		    uint64_t start, const struct io_cost *c, uint64_t done)
-{
-	struct op_totals *t = &d->ops[r->op];
-	uint64_t measured = done - start;
-
-	t->ios++;
-	t->bytes += r->length;
-	t->queue += start - arrival;
-	t->device_wait += c->queue_ns;
-	t->overhead += c->overhead_ns;
-	t->seek += c->seek_ns;
-	t->rotation += c->rotation_ns;
-	t->transfer += c->transfer_ns;
-	t->gc += c->gc_ns;
-	t->service += c->total_ns;
-	t->measured += measured;
-	if (r->op != IO_PREFETCH) {
-		hist_record(&d->timing_error, measured > c->total_ns ? measured - c->total_ns :
-			    c->total_ns - measured);
-		d->late_ios += measured > c->total_ns;
-	}
-	if (c->cache_lookup && r->op == IO_READ) {
-		if (c->hit_bytes == 0)
-			d->cache_misses++;
-		else if (c->hit_bytes >= r->length)
-			d->cache_hits++;
-		else
-			d->cache_partial_hits++;
-		d->cache_hit_bytes += c->hit_bytes;
-	}
-	if (d->trace)
-		fprintf(d->trace, "%llu,%s,%llu,%llu,%llu,%llu,%llu,%llu,%llu,%llu,%llu,%llu,%llu,%llu,%s\n",
-			(unsigned long long)(arrival - d->t0), op_names[r->op],
-			(unsigned long long)r->offset, (unsigned long long)r->length,
-			(unsigned long long)(start - arrival), (unsigned long long)c->queue_ns,
-			(unsigned long long)c->overhead_ns, (unsigned long long)c->seek_ns,
-			(unsigned long long)c->rotation_ns, (unsigned long long)c->transfer_ns,
-			(unsigned long long)c->gc_ns, (unsigned long long)c->total_ns,
-			(unsigned long long)measured, (unsigned long long)c->hit_bytes,
-			hit_word(c, r->length));
-}
-
-static const char trace_header[] =
-	"t_ns,op,offset,size,queue_ns,device_wait_ns,overhead_ns,seek_ns,rotation_ns,"
-	"transfer_ns,gc_ns,service_ns,measured_ns,hit_bytes,hit\n";
-
-static void write_times(struct json *j, const struct op_totals *t)
-{
-	json_kv_uint(j, "queue", t->queue);
-	json_kv_uint(j, "device_wait", t->device_wait);
-	json_kv_uint(j, "overhead", t->overhead);
-	json_kv_uint(j, "seek", t->seek);
-	json_kv_uint(j, "rotation", t->rotation);
-	json_kv_uint(j, "transfer", t->transfer);
-	json_kv_uint(j, "gc", t->gc);
-	json_kv_uint(j, "service", t->service);
-	json_kv_uint(j, "measured", t->measured);
-}
-
-/* The stats document, in a malloc'd string. */
-static char *stats_json(struct daemon *d, size_t *len)
-{
-	char *text = NULL;
-	FILE *f = open_memstream(&text, len);
-	struct op_totals host = { 0 };
-	struct json j;
-
-	if (!f)
-		return NULL;
-	for (int op = IO_READ; op <= IO_FLUSH; op++) {
-		const struct op_totals *t = &d->ops[op];
-
-		host.queue += t->queue;
-		host.device_wait += t->device_wait;
-		host.overhead += t->overhead;
-		host.seek += t->seek;
-		host.rotation += t->rotation;
-		host.transfer += t->transfer;
-		host.gc += t->gc;
-		host.service += t->service;
-		host.measured += t->measured;
-	}
-	json_init(&j, f, true);
-	json_object_begin(&j);
-	json_kv_string(&j, "profile", d->profile->name);
-	json_kv_string(&j, "model", d->model->name);
-	json_kv_uint(&j, "size", d->size);
-	json_kv_string(&j, "backing", d->backing_path);
-	json_kv_string(&j, "backing_io", d->direct ? "direct" : "buffered");
-	json_kv_uint(&j, "uptime_ns", monotonic_ns() - d->t0);
-	json_kv_uint(&j, "reads", d->ops[IO_READ].ios);
-	json_kv_uint(&j, "writes", d->ops[IO_WRITE].ios);
-	json_kv_uint(&j, "flushes", d->ops[IO_FLUSH].ios);
-	json_kv_uint(&j, "read_bytes", d->ops[IO_READ].bytes);
-	json_kv_uint(&j, "write_bytes", d->ops[IO_WRITE].bytes);
-	json_kv_uint(&j, "cache_hits", d->cache_hits);
-	json_kv_uint(&j, "cache_partial_hits", d->cache_partial_hits);
-	json_kv_uint(&j, "cache_misses", d->cache_misses);
-	json_kv_uint(&j, "cache_hit_bytes", d->cache_hit_bytes);
-	json_kv_object_begin(&j, "time_ns");
-	write_times(&j, &host);
-	json_object_end(&j);
-	json_kv_object_begin(&j, "by_op");
-	for (int op = 0; op < NOPS; op++) {
-		json_kv_object_begin(&j, op_names[op]);
-		json_kv_uint(&j, "ios", d->ops[op].ios);
-		json_kv_uint(&j, "bytes", d->ops[op].bytes);
-		json_kv_object_begin(&j, "time_ns");
-		write_times(&j, &d->ops[op]);
-		json_object_end(&j);
-		json_object_end(&j);
-	}
-	json_object_end(&j);
-	json_kv_object_begin(&j, "timing");
-	json_kv_uint(&j, "ios", d->timing_error.count);
-	json_kv_uint(&j, "late_ios", d->late_ios);
-	json_kv_object_begin(&j, "error_ns");
-	json_kv_double(&j, "mean", hist_mean(&d->timing_error));
-	json_kv_uint(&j, "p50", hist_percentile(&d->timing_error, 50));
-	json_kv_uint(&j, "p99", hist_percentile(&d->timing_error, 99));
-	json_kv_uint(&j, "max", d->timing_error.max);
-	json_object_end(&j);
-	json_object_end(&j);
-	json_kv_object_begin(&j, "device");
-	if (d->model->stats)
-		d->model->stats(d->dev, &j);
-	json_object_end(&j);
-	json_object_end(&j);
-	if (json_finish(&j) || fclose(f)) {
-		free(text);
-		return NULL;
-	}
-	return text;
-}
-
-/* --- FUSE operations --- */
-
-static struct daemon *daemon_of(fuse_req_t req)
-{
-	return fuse_req_userdata(req);
-}
-
-static void fill_attr(const struct daemon *d, fuse_ino_t ino, struct stat *st)
-{
-	memset(st, 0, sizeof(*st));
-	st->st_ino = ino;
-	st->st_uid = getuid();
-	st->st_gid = getgid();
-	st->st_atime = st->st_mtime = st->st_ctime = d->mount_time;
-	st->st_blksize = ALIGN;
-	switch (ino) {
-	case INO_ROOT:
-		st->st_mode = S_IFDIR | 0755;
-		st->st_nlink = 2;
-		break;
-	case INO_DISK:
-		st->st_mode = S_IFREG | 0644;
-		st->st_nlink = 1;
-		st->st_size = (off_t)d->size;
-		st->st_blocks = (blkcnt_t)(d->size / 512);
-		break;
-	case INO_STATS:
-		st->st_mode = S_IFREG | 0444;
-		st->st_nlink = 1;
-		break;
-	}
-}
-
-static void sd_init(void *userdata, struct fuse_conn_info *conn)
-{
-	struct daemon *d = userdata;
-	char text[PATH_MAX * 2 + 128];
-
-	conn->max_write = MAX_IO;
-	conn->max_read = MAX_IO;
-	conn->want &= ~(unsigned)(FUSE_CAP_SPLICE_READ | FUSE_CAP_SPLICE_WRITE | FUSE_CAP_SPLICE_MOVE);
-	if (d->ready[0]) {
-		snprintf(text, sizeof(text), "{\"pid\": %d, \"mountpoint\": \"%s\", \"size\": %llu}\n",
-			 (int)getpid(), d->mountpoint, (unsigned long long)d->size);
-		if (write_file_atomic(d->ready, text))
-			warn("cannot write --ready %s: %s", d->ready, strerror(errno));
-	}
-}
-
-static void sd_lookup(fuse_req_t req, fuse_ino_t parent, const char *name)
-{
-	struct daemon *d = daemon_of(req);
-	struct fuse_entry_param e = { .attr_timeout = ATTR_TIMEOUT, .entry_timeout = ATTR_TIMEOUT };
-
-	if (parent != INO_ROOT) {
-		fuse_reply_err(req, ENOTDIR);
-		return;
-	}
-	if (strcmp(name, "disk") == 0)
-		e.ino = INO_DISK;
-	else if (strcmp(name, "stats") == 0)
-		e.ino = INO_STATS;
-	else {
-		fuse_reply_err(req, ENOENT);
-		return;
-	}
-	fill_attr(d, e.ino, &e.attr);
-	fuse_reply_entry(req, &e);
-}
-
-static void sd_getattr(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi)
-{
-	struct stat st;
-
-	(void)fi;
-	if (ino < INO_ROOT || ino > INO_STATS) {
-		fuse_reply_err(req, ENOENT);
-		return;
-	}
-	fill_attr(daemon_of(req), ino, &st);
-	fuse_reply_attr(req, &st, ATTR_TIMEOUT);
-}
-
-static void sd_setattr(fuse_req_t req, fuse_ino_t ino, struct stat *attr, int to_set,
-		       struct fuse_file_info *fi)
-{
-	struct daemon *d = daemon_of(req);
-	struct stat st;
-
-	(void)fi;
-	if ((to_set & FUSE_SET_ATTR_SIZE) && (ino != INO_DISK || (uint64_t)attr->st_size != d->size)) {
-		fuse_reply_err(req, EPERM);   /* the disk has a fixed size */
-		return;
-	}
-	fill_attr(d, ino, &st);
-	fuse_reply_attr(req, &st, ATTR_TIMEOUT);
-}
-
-static void sd_readdir(fuse_req_t req, fuse_ino_t ino, size_t size, off_t off,
-		       struct fuse_file_info *fi)
-{
-	static const struct { const char *name; fuse_ino_t ino; } entries[] = {
-		{ ".", INO_ROOT }, { "..", INO_ROOT }, { "disk", INO_DISK }, { "stats", INO_STATS },
-	};
-	char buf[1024];
-	size_t used = 0;
-
-	(void)fi;
-	if (ino != INO_ROOT) {
-		fuse_reply_err(req, ENOTDIR);
-		return;
-	}
-	for (off_t i = off; i < 4; i++) {
-		struct stat st = { .st_ino = entries[i].ino,
-				   .st_mode = entries[i].ino == INO_ROOT ? S_IFDIR : S_IFREG };
-		size_t need = fuse_add_direntry(req, buf + used, sizeof(buf) - used, entries[i].name,
-						&st, i + 1);
-
-		if (need > sizeof(buf) - used || used + need > size)
-			break;
-		used += need;
-	}
-	fuse_reply_buf(req, buf, used);
-}
-
-struct snapshot {
-	size_t len;
-	char *text;
-};
-
-static void sd_open(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi)
-{
-	struct daemon *d = daemon_of(req);
-
-	if (ino == INO_DISK) {
-		fi->direct_io = 1;
-		fi->keep_cache = 0;
-		fuse_reply_open(req, fi);
-		return;
-	}
-	if (ino != INO_STATS) {
-		fuse_reply_err(req, EISDIR);
-		return;
-	}
-	if ((fi->flags & O_ACCMODE) != O_RDONLY) {
-		fuse_reply_err(req, EACCES);
-		return;
-	}
-	struct snapshot *s = malloc(sizeof(*s));
-
-	if (!s || !(s->text = stats_json(d, &s->len))) {
-		free(s);
-		fuse_reply_err(req, ENOMEM);
-		return;
-	}
-	fi->fh = (uint64_t)(uintptr_t)s;
-	fi->direct_io = 1;
-	fuse_reply_open(req, fi);
-}
-
-static void sd_release(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi)
-{
-	if (ino == INO_STATS && fi->fh) {
-		struct snapshot *s = (struct snapshot *)(uintptr_t)fi->fh;
-
-		free(s->text);
-		free(s);
-	}
-	fuse_reply_err(req, 0);
 }
 
 /*
@@ -615,7 +114,7 @@ static void learn_reply_time(struct daemon *d, uint64_t bytes, uint64_t took)
 }
 
 /* One request on the disk: model, backing IO, deadline, reply, counters. */
-static void serve_io(struct daemon *d, fuse_req_t req, enum io_op op, uint64_t off, size_t len,
+void serve_io(struct daemon *d, fuse_req_t req, enum io_op op, uint64_t off, size_t len,
 		     const char *data)
 {
 	uint64_t arrival = monotonic_ns();
@@ -671,83 +170,6 @@ static void serve_io(struct daemon *d, fuse_req_t req, enum io_op op, uint64_t o
 	account(d, &r, arrival, start, &cost, done);
 }
 
-static void sd_read(fuse_req_t req, fuse_ino_t ino, size_t size, off_t off,
-		    struct fuse_file_info *fi)
-{
-	struct daemon *d = daemon_of(req);
-
-	if (ino == INO_DISK) {
-		serve_io(d, req, IO_READ, (uint64_t)off, size < MAX_IO ? size : MAX_IO, NULL);
-	} else if (ino == INO_STATS) {
-		const struct snapshot *s = (const struct snapshot *)(uintptr_t)fi->fh;
-		size_t from = (size_t)off < s->len ? (size_t)off : s->len;
-		size_t n = s->len - from < size ? s->len - from : size;
-
-		fuse_reply_buf(req, s->text + from, n);
-	} else {
-		fuse_reply_err(req, EISDIR);
-	}
-}
-
-static void sd_write(fuse_req_t req, fuse_ino_t ino, const char *buf, size_t size, off_t off,
-		     struct fuse_file_info *fi)
-{
-	(void)fi;
-	if (ino != INO_DISK) {
-		fuse_reply_err(req, EBADF);
-		return;
-	}
-	if (size > MAX_IO) {
-		fuse_reply_err(req, EINVAL);
-		return;
-	}
-	serve_io(daemon_of(req), req, IO_WRITE, (uint64_t)off, size, buf);
-}
-
-static void sd_flush(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi)
-{
-	(void)ino;
-	(void)fi;
-	fuse_reply_err(req, 0);   /* close(2): nothing to do; fsync is the device flush */
-}
-
-static void sd_fsync(fuse_req_t req, fuse_ino_t ino, int datasync, struct fuse_file_info *fi)
-{
-	(void)datasync;
-	(void)fi;
-	if (ino != INO_DISK) {
-		fuse_reply_err(req, 0);
-		return;
-	}
-	serve_io(daemon_of(req), req, IO_FLUSH, 0, 0, NULL);
-}
-
-static void sd_statfs(fuse_req_t req, fuse_ino_t ino)
-{
-	struct daemon *d = daemon_of(req);
-	struct statvfs st = {
-		.f_bsize = ALIGN, .f_frsize = ALIGN, .f_blocks = d->size / ALIGN,
-		.f_files = 3, .f_namemax = 255,
-	};
-
-	(void)ino;
-	fuse_reply_statfs(req, &st);
-}
-
-static const struct fuse_lowlevel_ops operations = {
-	.init = sd_init,
-	.lookup = sd_lookup,
-	.getattr = sd_getattr,
-	.setattr = sd_setattr,
-	.readdir = sd_readdir,
-	.open = sd_open,
-	.release = sd_release,
-	.read = sd_read,
-	.write = sd_write,
-	.flush = sd_flush,
-	.fsync = sd_fsync,
-	.statfs = sd_statfs,
-};
 
 /* --- the loop --- */
 
@@ -850,97 +272,7 @@ static int loop(struct daemon *d)
 	return status;
 }
 
-/* --- options and set-up --- */
-
-struct mount_opts {
-	const char *profile, *backing, *profile_dir, *overrides;
-	const char *pidfile, *ready, *trace, *cache_state;
-	uint64_t size, spin_ns;
-	int backing_io;
-	bool foreground, allow_other, no_mlock, no_realtime, require_state;
-};
-
-static const char description[] =
-	"Mounts a FUSE file system at MOUNTPOINT holding MOUNTPOINT/disk, a file of --size bytes\n"
-	"stored in the sparse --backing file, which behaves like the device of --profile: every\n"
-	"request is served one at a time, in arrival order, and completes when the device model\n"
-	"says. MOUNTPOINT/stats is a JSON snapshot of the counters (reads, writes, bytes, cache\n"
-	"hits and hit bytes, time in queue, seek, rotation, transfer, overhead, ...), taken when\n"
-	"it is opened. --trace writes one CSV line per IO:\n"
-	"  t_ns,op,offset,size,queue_ns,device_wait_ns,overhead_ns,seek_ns,rotation_ns,\n"
-	"  transfer_ns,gc_ns,service_ns,measured_ns,hit_bytes,hit\n"
-	"t is the arrival since the mount; queue is the wait for the device (background work);\n"
-	"service is the model's time from start to completion (its parts: device_wait ... gc);\n"
-	"measured is the daemon's own start-to-reply time; hit is hit, miss, partial or - (no\n"
-	"cache). A profile is a NAME in --profile-dir or a path to a flat YAML file; --set\n"
-	"overrides its keys (key=value,key=value). Stop with SIGTERM, SIGINT or fusermount3 -u;\n"
-	"the cache state (--cache-state, tiered profiles) is then saved.\n"
-	"'simdisk model --help' describes the analytic predictions.\n"
-	"Exit status: 0 clean shutdown, 1 runtime failure, 2 usage error.";
-
-/* Separates the one positional argument (MOUNTPOINT) from the options. */
-static int take_positional(const struct cli *cli, int argc, char **argv, int *newc, char **newv,
-			   const char **positional)
-{
-	int count = 0;
-
-	*newc = 0;
-	newv[(*newc)++] = argv[0];
-	for (int i = 1; i < argc; i++) {
-		const char *w = argv[i];
-
-		if (strncmp(w, "--", 2) == 0 && w[2]) {
-			newv[(*newc)++] = argv[i];
-			if (strchr(w, '='))
-				continue;
-			for (const struct opt *o = cli->opts; o->name; o++) {
-				if (strcmp(o->name, w + 2) == 0 && o->kind != OPT_FLAG && i + 1 < argc) {
-					newv[(*newc)++] = argv[++i];
-					break;
-				}
-			}
-		} else if (w[0] == '-') {
-			newv[(*newc)++] = argv[i];   /* let the parser report it */
-		} else {
-			*positional = w;
-			count++;
-		}
-	}
-	newv[*newc] = NULL;
-	return count;
-}
-
-static const char *const backing_io_names[] = { "direct", "buffered", NULL };
-enum { BACKING_DIRECT, BACKING_BUFFERED };
-
-static int setup_backing(struct daemon *d, const char *path, int mode)
-{
-	struct stat st;
-
-	if (absolute(path, d->backing_path, sizeof(d->backing_path)))
-		return runtime_error("--backing %s: path too long", path);
-	d->fd = open(d->backing_path, O_RDWR | O_CREAT | O_CLOEXEC |
-		     (mode == BACKING_DIRECT ? O_DIRECT : 0), 0644);
-	d->direct = d->fd >= 0 && mode == BACKING_DIRECT;
-	if (d->fd < 0 && errno == EINVAL && mode == BACKING_DIRECT) {
-		d->fd = open(d->backing_path, O_RDWR | O_CREAT | O_CLOEXEC, 0644);
-		if (d->fd >= 0)
-			warn("%s does not allow O_DIRECT; using buffered IO (the host page cache "
-			     "will hold its data)", d->backing_path);
-	}
-	if (d->fd < 0)
-		return runtime_error("cannot open --backing %s: %s", d->backing_path, strerror(errno));
-	if (fstat(d->fd, &st))
-		return runtime_error("cannot stat %s: %s", d->backing_path, strerror(errno));
-	if (!S_ISREG(st.st_mode))
-		return runtime_error("--backing %s is not a regular file", d->backing_path);
-	if ((uint64_t)st.st_size < d->size && ftruncate(d->fd, (off_t)d->size))
-		return runtime_error("cannot extend %s to %llu bytes: %s", d->backing_path,
-				     (unsigned long long)d->size, strerror(errno));
-	if (!d->direct)
-		posix_fadvise(d->fd, 0, 0, POSIX_FADV_RANDOM);   /* no host read-ahead */
-	return 0;
-}
+/* --- set-up and shutdown --- */
 
 static void set_up_process(const struct mount_opts *o)
 {
@@ -967,7 +299,7 @@ static void set_up_process(const struct mount_opts *o)
 	}
 }
 
-static int run(struct daemon *d, const struct mount_opts *o)
+int daemon_run(struct daemon *d, const struct mount_opts *o)
 {
 	char err[1024];
 	struct device_env env = { .read_data = env_read_data, .identity = env_identity, .ctx = d };
@@ -1006,7 +338,7 @@ static int run(struct daemon *d, const struct mount_opts *o)
 	hist_init(&d->timing_error);
 	if (install_signals(d))
 		return runtime_error("cannot install signal handlers: %s", strerror(errno));
-	d->se = fuse_session_new(&args, &operations, sizeof(operations), d);
+	d->se = fuse_session_new(&args, &simdisk_operations, sizeof(simdisk_operations), d);
 	fuse_opt_free_args(&args);
 	if (!d->se)
 		return runtime_error("cannot create the FUSE session");
@@ -1040,134 +372,5 @@ static int run(struct daemon *d, const struct mount_opts *o)
 		unlink(d->pidfile);
 	fuse_session_unmount(d->se);
 	fuse_session_destroy(d->se);
-	return status;
-}
-
-int mount_command(int argc, char **argv)
-{
-	struct mount_opts o = { 0 };
-	struct opt table[] = {
-		{ .name = "profile", .kind = OPT_STRING, .dest = &o.profile, .metavar = "P",
-		  .help = "device profile: a name in --profile-dir or a path", .required = true },
-		{ .name = "backing", .kind = OPT_STRING, .dest = &o.backing, .metavar = "FILE",
-		  .help = "sparse file holding the data (created if missing)", .required = true },
-		{ .name = "size", .kind = OPT_SIZE, .dest = &o.size,
-		  .help = "size of MOUNTPOINT/disk: the first SIZE bytes of the device "
-			  "(default: the profile's capacity)" },
-		{ .name = "profile-dir", .kind = OPT_STRING, .dest = &o.profile_dir, .metavar = "DIR",
-		  .help = "where profile names are looked up (default: config/devices of this "
-			  "repository)" },
-		{ .name = "set", .kind = OPT_STRING, .dest = &o.overrides, .metavar = "K=V,...",
-		  .help = "override profile keys" },
-		{ .name = "foreground", .kind = OPT_FLAG, .dest = &o.foreground,
-		  .help = "stay in the foreground (default: go to the background once mounted)" },
-		{ .name = "pidfile", .kind = OPT_STRING, .dest = &o.pidfile, .metavar = "FILE",
-		  .help = "write the daemon's pid here (removed at exit)" },
-		{ .name = "ready", .kind = OPT_STRING, .dest = &o.ready, .metavar = "FILE",
-		  .help = "write {pid, mountpoint, size} here once the mount is live (removed at exit)" },
-		{ .name = "trace", .kind = OPT_STRING, .dest = &o.trace, .metavar = "FILE",
-		  .help = "write one CSV line per IO here" },
-		{ .name = "cache-state", .kind = OPT_STRING, .dest = &o.cache_state, .metavar = "FILE",
-		  .help = "tiered: load the cache from FILE if it exists (warm start), save it at exit" },
-		{ .name = "require-state", .kind = OPT_FLAG, .dest = &o.require_state,
-		  .help = "with --cache-state: a warm start or nothing; FILE must exist and hold cached "
-			  "blocks" },
-		{ .name = "backing-io", .kind = OPT_ENUM, .dest = &o.backing_io, .choices = backing_io_names,
-		  .default_text = "direct",
-		  .help = "direct: O_DIRECT, the host page cache never holds the disk's data; "
-			  "buffered: through the page cache (faster when the host disk is busy)" },
-		{ .name = "spin", .kind = OPT_DURATION, .dest = &o.spin_ns, .default_text = "200us",
-		  .help = "busy-wait this long before each deadline instead of sleeping" },
-		{ .name = "allow-other", .kind = OPT_FLAG, .dest = &o.allow_other,
-		  .help = "let other users open the mount" },
-		{ .name = "no-mlock", .kind = OPT_FLAG, .dest = &o.no_mlock,
-		  .help = "do not lock the daemon's memory" },
-		{ .name = "no-realtime", .kind = OPT_FLAG, .dest = &o.no_realtime,
-		  .help = "stay in the normal scheduling class (default: SCHED_FIFO, so deadlines "
-			  "are met on a busy machine)" },
-		{ 0 },
-	};
-	struct cli cli = { .prog = "simdisk", .command = "simdisk MOUNTPOINT",
-			   .description = description, .opts = table };
-	char **args = calloc((size_t)argc + 1, sizeof(*args));
-	const char *mountpoint = NULL;
-	struct daemon *d = NULL;
-	char dir[PATH_MAX], err[2048];
-	struct stat st;
-	int nargs, status;
-
-	if (!args)
-		return runtime_error("out of memory");
-	int positionals = take_positional(&cli, argc, argv, &nargs, args, &mountpoint);
-	enum opts_result parsed = opts_parse(&cli, nargs, args);
-
-	free(args);
-	if (parsed == OPTS_HELP)
-		return 0;
-	if (parsed == OPTS_ERROR)
-		return EXIT_USAGE;
-	if (positionals == 0)
-		return usage_error(&cli, "missing MOUNTPOINT");
-	if (positionals > 1)
-		return usage_error(&cli, "more than one MOUNTPOINT");
-	if (stat(mountpoint, &st) || !S_ISDIR(st.st_mode))
-		return usage_error(&cli, "MOUNTPOINT %s is not a directory", mountpoint);
-	if (!o.profile_dir) {
-		profile_default_dir(dir, sizeof(dir));
-		o.profile_dir = dir;
-	}
-	d = calloc(1, sizeof(*d));
-	if (!d)
-		return runtime_error("out of memory");
-	d->fd = -1;
-	d->signal_pipe[0] = d->signal_pipe[1] = -1;
-	d->profile = profile_load(o.profile, o.profile_dir, o.overrides, err, sizeof(err));
-	if (!d->profile) {
-		free(d);
-		return usage_error(&cli, "%s", err);
-	}
-	d->model = d->profile->model;
-	uint64_t capacity = d->model->capacity(d->profile);
-
-	d->size = opts_find(&cli, "size")->given ? o.size : capacity;
-	d->spin_ns = o.spin_ns;
-	d->mountpoint = mountpoint;
-	status = 0;
-	if (d->size == 0 || d->size % ALIGN)
-		status = usage_error(&cli, "--size must be a positive multiple of %u", ALIGN);
-	else if (d->size > capacity)
-		status = usage_error(&cli, "--size %llu is larger than the profile's capacity %llu",
-				     (unsigned long long)d->size, (unsigned long long)capacity);
-	else if (o.require_state && !o.cache_state)
-		status = usage_error(&cli, "--require-state needs --cache-state");
-	else if (o.cache_state && !d->model->load_state)
-		status = usage_error(&cli, "--cache-state needs a profile with a cache (model tiered), "
-				     "not %s", d->model->name);
-	else if (absolute(o.pidfile, d->pidfile, sizeof(d->pidfile)) ||
-		 absolute(o.ready, d->ready, sizeof(d->ready)) ||
-		 absolute(o.trace, d->trace_path, sizeof(d->trace_path)) ||
-		 absolute(o.cache_state, d->cache_state, sizeof(d->cache_state)))
-		status = usage_error(&cli, "a path is too long");
-	if (!status) {
-		char mnt[PATH_MAX];
-
-		if (!realpath(mountpoint, mnt))
-			status = runtime_error("%s: %s", mountpoint, strerror(errno));
-		else {
-			d->mountpoint = mnt;
-			status = run(d, &o);
-		}
-	}
-	if (d->dev)
-		d->model->destroy(d->dev);
-	if (d->trace)
-		fclose(d->trace);
-	free(d->trace_buffer);
-	if (d->fd >= 0)
-		close(d->fd);
-	free(d->iobuf);
-	free(d->auxbuf);
-	profile_free(d->profile);
-	free(d);
 	return status;
 }

@@ -6,7 +6,7 @@
  * which says how long one request takes and advances the model's state
  * (head position, buffers, open erase blocks, cache contents). A new device
  * is one new file plus one line in profile.c's model list.
- * Not for: FUSE, sleeping, the backing file or counters (daemon.c does those)
+ * Not for: FUSE, sleeping, the backing file or counters (the daemon does those)
  * and profile parsing (profile.c).
  *
  * Time: every model works in CLOCK_MONOTONIC nanoseconds. `service` gets the

@@ -1,7 +1,7 @@
 /*
  * main.c - simdisk entry point: `simdisk model ...` or the mount daemon.
  *
- * For: dispatch only. The daemon (FUSE, timing, counters) is daemon.c, the
+ * For: dispatch only. The daemon is mount_cmd.c and daemon.c (README), the
  * analytic predictions model_cmd.c, ReadyBoost's device test qualify_cmd.c, the device models one file each.
  */
 #include <stdio.h>

@@ -10,7 +10,7 @@
  * recently used.
  * Not for: write-back caching (a write is complete when the disk has it, so
  * no cache state can lose data), the use history's table (history.c), or the
- * FUSE side (daemon.c).
+ * FUSE side (the daemon).
  *
  * The cache is a timing model: it records which blocks have a copy on the
  * flash and how big the copy is; the bytes always come from the backing file,
@@ -57,31 +57,9 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "device.h"
-#include "history.h"
-#include "profile.h"
+#include "tiered_int.h"
 
-#define NIL UINT32_MAX
-#define LZ4_FLOOR_DIVISOR 4             /* a block never counts for less than 1/4 */
-#define STATE_MAGIC "SIMDISK-CACHE-V2"
-#define STREAMS 128                     /* recent IOs watched for sequential streams (bcache) */
-
-enum policy { POLICY_NONE, POLICY_ON_WRITE, POLICY_READYBOOST };
 static const char *const policy_names[] = { "none", "on-write", "readyboost", NULL };
-
-struct tiered_params {
-	struct profile *disk;
-	struct profile *cache;
-	uint64_t cache_capacity;
-	uint64_t cache_block;
-	double compression;             /* fixed ratio, or 0 for lz4 */
-	int policy;
-	uint64_t copy_queue;
-	uint64_t seq_cutoff;
-	uint64_t prefetch_idle;         /* ns */
-	double prefetch_min_score;
-	double history_half_life;       /* s */
-};
 
 #define P(field) offsetof(struct tiered_params, field)
 
@@ -117,64 +95,6 @@ static const struct profile_key tiered_keys[] = {
 
 #undef P
 
-struct entry {
-	uint32_t block;
-	uint32_t charged;               /* flash bytes the copy takes */
-	uint32_t hnext, prev, next;
-};
-
-struct stream {
-	uint64_t end;                   /* where the stream's next read would start */
-	uint64_t run;                   /* bytes read in sequence so far */
-	uint64_t used;                  /* last use, for replacement */
-};
-
-struct tiered {
-	struct tiered_params p;
-	const struct device_model *disk_model, *cache_model;
-	struct device *disk, *cache;
-	struct device_env env;
-	uint64_t disk_capacity;
-	/* index: entries chained in hash buckets and in an LRU list */
-	struct entry *entries;
-	uint32_t max_entries, free_head;
-	uint32_t *buckets;
-	uint32_t bucket_mask;
-	uint32_t lru_oldest, lru_newest;
-	uint64_t used_bytes, nentries;
-	/* the copy queue and the flash */
-	uint64_t queue_cap;             /* compressed bytes; UINT64_MAX: unbounded */
-	uint64_t inflight, waiting;     /* bytes being written (done at inflight_done), queued */
-	double inflight_done;
-	double flash_free;              /* ns: the flash is busy until then */
-	uint64_t log_head;              /* where the next copy is written on the flash */
-	/* sequential streams */
-	struct stream streams[STREAMS];
-	uint64_t stream_clock;
-	/* lz4, loaded at run time so only liblz4.so.1 is needed */
-	void *lz4;
-	int (*lz4_compress)(const char *src, char *dst, int src_size, int dst_capacity);
-	char *lz4_out;
-	int lz4_out_size;
-	char *block_buf;
-	/* the pre-population agent */
-	struct history hist;
-	uint64_t *candidates;           /* blocks, best first */
-	size_t ncandidates, next_candidate;
-	uint64_t candidates_generation;
-	bool nothing_to_prefetch;
-	uint64_t nothing_generation;
-	/* counters */
-	uint64_t hits, partial_hits, misses, hit_bytes, inserts, refreshes, evictions,
-		 invalidations, offered, dropped, dropped_bytes, bailed, bailed_bytes,
-		 prefetches, prefetch_bytes, prefetch_disk_ns, raw_bytes_in, charged_bytes_in,
-		 flash_write_bytes, loaded_blocks, loaded_history;
-};
-
-static struct tiered *tiered_of(struct device *d)
-{
-	return (struct tiered *)d;
-}
 
 static bool is_power_of_two(uint64_t x)
 {
@@ -244,68 +164,7 @@ static uint64_t tiered_capacity(const struct profile *prof)
 	return p->disk->model->capacity(p->disk);
 }
 
-/* --- the index --- */
-
-static uint32_t bucket_of(const struct tiered *t, uint64_t block)
-{
-	return (uint32_t)((block * 0x9E3779B97F4A7C15ULL) >> 32) & t->bucket_mask;
-}
-
-static uint32_t lookup(const struct tiered *t, uint64_t block)
-{
-	for (uint32_t i = t->buckets[bucket_of(t, block)]; i != NIL; i = t->entries[i].hnext)
-		if (t->entries[i].block == block)
-			return i;
-	return NIL;
-}
-
-static void lru_unlink(struct tiered *t, uint32_t i)
-{
-	struct entry *e = &t->entries[i];
-
-	if (e->prev != NIL)
-		t->entries[e->prev].next = e->next;
-	else
-		t->lru_oldest = e->next;
-	if (e->next != NIL)
-		t->entries[e->next].prev = e->prev;
-	else
-		t->lru_newest = e->prev;
-}
-
-static void lru_append(struct tiered *t, uint32_t i)
-{
-	struct entry *e = &t->entries[i];
-
-	e->prev = t->lru_newest;
-	e->next = NIL;
-	if (t->lru_newest != NIL)
-		t->entries[t->lru_newest].next = i;
-	else
-		t->lru_oldest = i;
-	t->lru_newest = i;
-}
-
-static void touch(struct tiered *t, uint32_t i)
-{
-	lru_unlink(t, i);
-	lru_append(t, i);
-}
-
-static void remove_entry(struct tiered *t, uint32_t i)
-{
-	struct entry *e = &t->entries[i];
-	uint32_t *link = &t->buckets[bucket_of(t, e->block)];
-
-	while (*link != i)
-		link = &t->entries[*link].hnext;
-	*link = e->hnext;
-	lru_unlink(t, i);
-	t->used_bytes -= e->charged;
-	t->nentries--;
-	e->hnext = t->free_head;
-	t->free_head = i;
-}
+/* --- copies (the index is tiered_index.c) --- */
 
 /* Flash bytes for a copy of data (NULL: unknown, stored raw). */
 static uint32_t charge_for(struct tiered *t, const void *data)
@@ -325,52 +184,6 @@ static uint32_t charge_for(struct tiered *t, const void *data)
 	if (c < block / LZ4_FLOOR_DIVISOR)
 		c = block / LZ4_FLOOR_DIVISOR;
 	return (uint32_t)(c < block ? c : block);
-}
-
-/* Puts a copy of block in the index (or refreshes it); returns its flash bytes, 0 if no room. */
-static uint32_t insert(struct tiered *t, uint64_t block, uint32_t charged)
-{
-	uint32_t i = lookup(t, block);
-
-	if (i != NIL) {
-		t->used_bytes -= t->entries[i].charged;
-		t->entries[i].charged = charged;
-		t->used_bytes += charged;
-		touch(t, i);
-		t->refreshes++;
-	} else {
-		while (t->lru_oldest != NIL &&
-		       (t->used_bytes + charged > t->p.cache_capacity || t->free_head == NIL)) {
-			remove_entry(t, t->lru_oldest);
-			t->evictions++;
-		}
-		if (t->free_head == NIL || t->used_bytes + charged > t->p.cache_capacity)
-			return 0;
-		i = t->free_head;
-		t->free_head = t->entries[i].hnext;
-		t->entries[i] = (struct entry){ .block = (uint32_t)block, .charged = charged };
-		uint32_t b = bucket_of(t, block);
-
-		t->entries[i].hnext = t->buckets[b];
-		t->buckets[b] = i;
-		lru_append(t, i);
-		t->used_bytes += charged;
-		t->nentries++;
-		t->inserts++;
-	}
-	t->raw_bytes_in += t->p.cache_block;
-	t->charged_bytes_in += charged;
-	return charged;
-}
-
-static void invalidate(struct tiered *t, uint64_t block)
-{
-	uint32_t i = lookup(t, block);
-
-	if (i != NIL) {
-		remove_entry(t, i);
-		t->invalidations++;
-	}
 }
 
 /* --- the copy queue --- */
@@ -885,150 +698,6 @@ static void tiered_stats(const struct device *d, struct json *j)
 		t->cache_model->stats(t->cache, j);
 		json_object_end(j);
 	}
-}
-
-struct state_header {
-	char magic[16];
-	uint64_t block_bytes;
-	uint64_t identity[4];       /* backing file: device, inode, size, mtime ns */
-	uint64_t entries;
-	uint64_t history;
-};
-
-struct state_record {
-	uint64_t block;
-	uint64_t value;             /* flash bytes (entries) or the score's bits (history) */
-};
-
-/* The identity the daemon gives through env (device, inode, size, mtime). */
-static int identity(const struct tiered *t, uint64_t out[4])
-{
-	memset(out, 0, 4 * sizeof(uint64_t));
-	return t->env.identity ? t->env.identity(t->env.ctx, out) : 0;
-}
-
-static void identity_text(const uint64_t id[4], char *buf, size_t len)
-{
-	snprintf(buf, len, "device %llu inode %llu size %llu mtime %llu.%09llu",
-		 (unsigned long long)id[0], (unsigned long long)id[1], (unsigned long long)id[2],
-		 (unsigned long long)(id[3] / 1000000000u), (unsigned long long)(id[3] % 1000000000u));
-}
-
-static uint64_t monotonic_now(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
-}
-
-static int tiered_save_state(const struct device *d, const char *path, char *err, size_t errlen)
-{
-	const struct tiered *t = (const struct tiered *)d;
-	struct state_header h = { .block_bytes = t->p.cache_block, .entries = t->nentries,
-				  .history = t->hist.used };
-	uint64_t now = monotonic_now();
-	char tmp[4096];
-	FILE *f;
-
-	memcpy(h.magic, STATE_MAGIC, sizeof(h.magic));
-	if (identity(t, h.identity)) {
-		snprintf(err, errlen, "cannot stat the backing file: %s", strerror(errno));
-		return -1;
-	}
-	snprintf(tmp, sizeof(tmp), "%s.tmp", path);
-	f = fopen(tmp, "wb");
-	if (!f) {
-		snprintf(err, errlen, "cannot write %s: %s", tmp, strerror(errno));
-		return -1;
-	}
-	bool ok = fwrite(&h, sizeof(h), 1, f) == 1;
-
-	for (uint32_t i = t->lru_oldest; ok && i != NIL; i = t->entries[i].next) {
-		struct state_record rec = { t->entries[i].block, t->entries[i].charged };
-
-		ok = fwrite(&rec, sizeof(rec), 1, f) == 1;
-	}
-	for (uint32_t i = 0; ok && i < HISTORY_SLOTS; i++) {
-		const struct history_slot *s = &t->hist.slots[i];
-		double score = history_slot_score(&t->hist, s, now);
-		struct state_record rec = { s->key - 1, 0 };
-
-		memcpy(&rec.value, &score, sizeof(score));
-		if (s->key)
-			ok = fwrite(&rec, sizeof(rec), 1, f) == 1;
-	}
-	ok = fflush(f) == 0 && fsync(fileno(f)) == 0 && ok;
-	if (fclose(f) || !ok || rename(tmp, path)) {
-		snprintf(err, errlen, "cannot write %s: %s", path, strerror(errno));
-		unlink(tmp);
-		return -1;
-	}
-	return 0;
-}
-
-/* Loads the state; returns the number of cached blocks loaded (0: no file), -1 on error. */
-static int tiered_load_state(struct device *d, const char *path, char *err, size_t errlen)
-{
-	struct tiered *t = tiered_of(d);
-	struct state_header h;
-	uint64_t ours[4], now = monotonic_now();
-	FILE *f = fopen(path, "rb");
-	struct state_record rec;
-
-	if (!f) {
-		if (errno == ENOENT)
-			return 0;   /* no state yet: start cold */
-		snprintf(err, errlen, "cannot read %s: %s", path, strerror(errno));
-		return -1;
-	}
-	if (fread(&h, sizeof(h), 1, f) != 1 || memcmp(h.magic, STATE_MAGIC, sizeof(h.magic))) {
-		fclose(f);
-		snprintf(err, errlen, "%s is not a simdisk cache state (%s)", path, STATE_MAGIC);
-		return -1;
-	}
-	if (identity(t, ours) == 0 && memcmp(ours, h.identity, sizeof(ours))) {
-		char saved[160], now_text[160];
-
-		fclose(f);
-		identity_text(h.identity, saved, sizeof(saved));
-		identity_text(ours, now_text, sizeof(now_text));
-		snprintf(err, errlen, "%s belongs to another disk image: it was saved for %s, the "
-			 "backing file is %s (delete the state to start cold)", path, saved, now_text);
-		return -1;
-	}
-	if (h.block_bytes != t->p.cache_block) {
-		fclose(f);
-		snprintf(err, errlen, "%s has %llu-byte blocks, the profile's cache_block_bytes is %llu",
-			 path, (unsigned long long)h.block_bytes, (unsigned long long)t->p.cache_block);
-		return -1;
-	}
-	for (uint64_t i = 0; i < h.entries; i++) {
-		if (fread(&rec, sizeof(rec), 1, f) != 1)
-			goto truncated;
-		if (rec.block * t->p.cache_block < t->disk_capacity && rec.value &&
-		    rec.value <= t->p.cache_block && insert(t, rec.block, (uint32_t)rec.value))
-			t->loaded_blocks++;
-	}
-	for (uint64_t i = 0; i < h.history; i++) {
-		double score;
-
-		if (fread(&rec, sizeof(rec), 1, f) != 1)
-			goto truncated;
-		memcpy(&score, &rec.value, sizeof(score));
-		if (rec.block * t->p.cache_block < t->disk_capacity && score > 0) {
-			history_add(&t->hist, rec.block, score, now);
-			t->loaded_history++;
-		}
-	}
-	fclose(f);
-	/* loading is not activity: counters start at zero */
-	t->inserts = t->refreshes = t->evictions = t->raw_bytes_in = t->charged_bytes_in = 0;
-	return t->loaded_blocks > (uint64_t)INT32_MAX ? INT32_MAX : (int)t->loaded_blocks;
-truncated:
-	fclose(f);
-	snprintf(err, errlen, "%s is truncated", path);
-	return -1;
 }
 
 const struct device_model tiered_model = {
