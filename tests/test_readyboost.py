@@ -122,3 +122,41 @@ def test_the_seed_profile_is_refused_on_a_machine_without_the_memory(tmp_path):
     assert "nothing was changed" in out.stderr
     assert state.show() == before
     assert not (tmp_path / "out" / "trials.csv").exists() and not (tmp_path / "journal.jsonl").exists()
+
+
+def test_a_trial_whose_hogs_left_the_working_set_in_ram_is_rejected_and_another_collected(tmp_path, monkeypatch,
+                                                                                              disk_tmp):
+    """The real kernel: the first trial's memory cgroup is given room to spare (64 MiB more than
+    the design's RAM), so the hogs push out almost nothing; that trial is kept with its reason,
+    not counted, and the run collects another until n_min valid trials exist."""
+    import os
+
+    from pagelab import state
+    from pagelab.experiment import load, rejected
+
+    if os.geteuid() != 0:
+        pytest.skip("needs root: swap and a memory cgroup")
+    monkeypatch.setenv("PAGELAB_JOURNAL", str(tmp_path / "journal.jsonl"))
+    from conftest import build_native
+
+    build_native()
+    real_cgroup = state.State.cgroup
+    calls = []
+
+    def roomy_first(self, name, memory_limit=None, **kw):
+        calls.append(memory_limit)
+        extra = 64 << 20 if len(calls) == 2 else 0  # the first counted trial (after the warm-up)
+        return real_cgroup(self, name, memory_limit=memory_limit + extra, **kw)
+
+    monkeypatch.setattr(state.State, "cgroup", roomy_first)
+    cfg = {"arms": ["own"], "disk_profile": "hdd5400-2008", "tier_profile": "tiered-readyboost", "fill_ratio": 0.5,
+           "zswap_compressor": "lzo", "zram_algorithm": "lzo-rle", "rng_seed": 1, "ram": "24M", "hog_rounds": 1,
+           "repetitions": {"n_min": 2, "n_max": 2, "ci_pct": 50}, "profile": "quick"}
+    before = state.show()
+    rb.run(cfg, tmp_path / "out", disk_tmp)
+    assert state.show() == before
+    counted, _ = load(tmp_path / "out")
+    bad = rejected(tmp_path / "out")
+    assert len(calls) == 4, calls  # warm-up, two counted of which one rejected, one collected instead
+    assert len(bad) == 1 and "the hogs pushed out" in bad.iloc[0]["invalid_reason"], bad
+    assert len(counted) == 2 and (counted["evicted_share"] >= rb.MIN_SHARE).all()
