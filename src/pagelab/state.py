@@ -286,16 +286,24 @@ class State:
         """Start a daemon (e.g. the FUSE emulator) whose pid, and mount if any, are journaled;
         wait for `ready` to appear. Undo: unmount, then end that process (checked by start time)."""
         holder: list[subprocess.Popen[bytes]] = []
+        held = {signal.SIGTERM, signal.SIGHUP}
 
         def act() -> None:
-            holder.append(subprocess.Popen(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE))
+            holder.append(subprocess.Popen(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
+                                           preexec_fn=lambda: signal.pthread_sigmask(signal.SIG_UNBLOCK, held)))
 
-        # The pid is only known after the start; journal the intent, then the pid.
+        # The pid is only known after the start; journal the intent, then the pid. A SIGTERM in
+        # between would leave a daemon the undo cannot find (it then mounts after the restore):
+        # TERM and HUP wait until the pid is in the journal (the daemon itself gets them as usual).
         entry = {"kind": "daemon", "cmd": cmd, "mountpoint": str(mountpoint) if mountpoint else None}
-        self._change(entry, act)
-        proc = holder[0]
-        self.journal.append({**entry, "kind": "daemon_pid", "pid": proc.pid,
-                             "starttime": _proc_starttime(proc.pid)})
+        old_mask = signal.pthread_sigmask(signal.SIG_BLOCK, held)
+        try:
+            self._change(entry, act)
+            proc = holder[0]
+            self.journal.append({**entry, "kind": "daemon_pid", "pid": proc.pid,
+                                 "starttime": _proc_starttime(proc.pid)})
+        finally:
+            signal.pthread_sigmask(signal.SIG_SETMASK, old_mask)
         deadline = time.monotonic() + timeout
         while ready is not None and not Path(ready).exists():
             if proc.poll() is not None:
