@@ -129,6 +129,16 @@ def emulated_swap(st: state.State, profile: str, workdir: Path, size: int, prior
     return disk
 
 
+def profile_value(profile: str, key: str) -> Any:
+    """One key of a device profile (config/devices/<profile>.yaml), e.g. the disk's rpm."""
+    import yaml
+
+    doc = yaml.safe_load((profiles_dir() / f"{profile}.yaml").read_text()) or {}
+    if key not in doc:
+        raise KeyError(f"{profile}: no key {key!r} in {profiles_dir() / (profile + '.yaml')}")
+    return doc[key]
+
+
 def capacity(profile: str) -> int | None:
     """The profile's capacity_bytes (None when it has none, e.g. a tiered profile)."""
     import yaml

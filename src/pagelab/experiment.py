@@ -9,8 +9,10 @@ scalar result fields it wants as columns.
 
 from __future__ import annotations
 
+import json
 from collections.abc import Callable
 from contextlib import nullcontext
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -118,6 +120,52 @@ def rejected(results_dir: Path | str, by: list[str] | None = None) -> pd.DataFra
     return (frame.groupby(by, sort=True)["invalid_reason"]
             .agg(rejected="size", reasons=lambda r: "; ".join(sorted(set(r))))
             .reset_index())
+
+
+@dataclass
+class Results:
+    """What a notebook starts from: an experiment's results directory read once."""
+    out: Path
+    trials: pd.DataFrame            # the counted trials (load's)
+    skipped: str | None             # results/<name>/skipped.txt, if the experiment did not (fully) run
+    cfg: dict[str, Any] | None      # the resolved config block the trials ran with
+    provenance: dict[str, Any]
+    rejected: pd.DataFrame          # trials that ran but were not counted, with their reasons
+
+    def describe(self, profile: str) -> str:
+        return self.skipped or f"{len(self.trials)} counted trials, {len(self.rejected)} rejected, profile {profile}"
+
+
+def open_results(results_dir: Path | str,
+                 loader: Callable[[Path], tuple[pd.DataFrame, str | None]] | None = None) -> Results:
+    """The counted trials (through the experiment's own `loader`, default `load`), the skip
+    reason, the config, the provenance and the rejected trials of a results directory."""
+    out = Path(results_dir)
+    trials_frame, skipped = (loader or load)(out)
+    skip_file = out / "skipped.txt"
+    if skipped is None and skip_file.exists():
+        skipped = skip_file.read_text().strip() or None
+
+    def read(name: str) -> dict[str, Any] | None:
+        return json.loads((out / name).read_text()) if (out / name).exists() else None
+
+    return Results(out, trials_frame, skipped, read("config.json"), read("provenance.json") or {},
+                   rejected(out) if (out / "trials.csv").exists() else pd.DataFrame())
+
+
+def write_outputs(out: Path | str, macros: dict[str, str], table: pd.DataFrame | None, column_format: str | None,
+                  measurements: dict[str, Any], skipped: str | None = None) -> None:
+    """A notebook's outputs: table.tex (its status line when there is no table), macros.tex and
+    measurements.json, each written atomically."""
+    from pagelab import latex
+
+    out = Path(out)
+    if table is None or table.empty:
+        latex.write_table(out / "table.tex", pd.DataFrame({"Status": [latex.escape(skipped or "no counted trials")]}))
+    else:
+        latex.write_table(out / "table.tex", table, column_format=column_format)
+    latex.write_macros(out / "macros.tex", macros)
+    records.write_json_atomic(out / "measurements.json", measurements)
 
 
 def entry(value: float, lo: float, hi: float, unit: str, n: int, method: str) -> dict[str, Any]:

@@ -175,3 +175,28 @@ def intervals_by_host(frame: pd.DataFrame, host: str = "host", key: str = "measu
         ax.set_visible(False)
     fig.tight_layout()
     return fig
+
+
+def seek_figure(trials: pd.DataFrame, summaries: dict[str, pd.DataFrame], fits: dict[str, Any],
+                curve: pd.DataFrame, devices: list[str], profile: str) -> plt.Figure:
+    """seekmodel's figure: time per request against block size with each device's fit (left),
+    and the seek curve, 4 KiB reads within a span, against the device model (right)."""
+    fig, (ax, ax2) = plt.subplots(1, 2, figsize=(9.6, 3.6))
+    palette = sns.color_palette()
+    for i, d in enumerate(devices):
+        pts = trials[trials["device"] == d].assign(t_ms=lambda f: f["seconds_per_io"] * 1e3)
+        errorbar_fit(summaries[d], x="bs", y="t_ms", lo="t_ms_lo", hi="t_ms_hi", fit=fits[d], fit_scale=1e3,
+                     xlabel="block size (bytes)", ylabel="time per request (ms)", points=pts, ax=ax, label=d,
+                     color=palette[i], logy=True)
+    ax.set_title(f"QD1 O_DIRECT random read, {profile} profile", fontsize="small")
+    for d, g in curve.groupby("device"):
+        color = palette[devices.index(d)]
+        ax2.errorbar(g["span"], g["t_ms"], yerr=[g["t_ms"] - g["t_ms_lo"], g["t_ms_hi"] - g["t_ms"]], fmt="o",
+                     capsize=3, color=color, label=f"{d}: measured")
+        ax2.plot(g["span"], g["model_ms"], "--", color=color, label=f"{d}: device model")
+    ax2.set_xscale("log", base=2)
+    ax2.set_xlabel("span of the random 4 KiB reads (bytes)")
+    ax2.set_ylabel("time per request (ms)")
+    ax2.set_title("seek curve: 4 KiB reads within a span", fontsize="small")
+    ax2.legend(frameon=False, fontsize="x-small")
+    return fig

@@ -392,6 +392,11 @@ def table(summary: pd.DataFrame, rejected: pd.DataFrame | None = None) -> pd.Dat
     })
 
 
+def table_format(table: pd.DataFrame) -> str:
+    """The table's column alignment: text columns left, counts and shares right."""
+    return "".join("l" if c in ("Arm", "Recovery (s)", "Disk settled (s)") else "r" for c in table.columns)
+
+
 def macros(summary: pd.DataFrame, rat: dict[str, Estimate], cfg: dict[str, Any] | None, profile: str,
            skipped: str | None, rejected: pd.DataFrame | None = None) -> dict[str, str]:
     """Every number and every comparative sentence of the section, from the data."""
