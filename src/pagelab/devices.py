@@ -17,7 +17,7 @@ from typing import Any
 
 from pagelab import state
 from pagelab.paths import root
-from pagelab.tools import tool_path
+from pagelab.tools import simdisk_model_cmd, simdisk_mount_cmd
 
 
 def profiles_dir() -> Path:
@@ -102,16 +102,8 @@ def emulated_disk(st: state.State, profile: str, workdir: Path, size: int | None
     mnt.mkdir(parents=True, exist_ok=True)
     ready = workdir / "simdisk-ready.json"
     ready.unlink(missing_ok=True)
-    cmd = [str(tool_path("simdisk")), str(mnt), "--profile", profile, "--profile-dir", str(profiles_dir()),
-           "--backing", str(workdir / "backing.img"), "--foreground", "--ready", str(ready)]
-    if size is not None:
-        cmd += ["--size", str(size)]
-    if overrides:
-        cmd += ["--set", ",".join(f"{k}={v}" for k, v in overrides.items())]
-    if cache_state is not None:
-        cmd += ["--cache-state", str(cache_state)]
-    if trace is not None:
-        cmd += ["--trace", str(trace)]
+    cmd = simdisk_mount_cmd(mnt, profile, profiles_dir(), workdir / "backing.img", ready, size=size,
+                            overrides=overrides, cache_state=cache_state, trace=trace)
     proc = st.daemon(cmd, mountpoint=mnt, ready=ready)
     return EmulatedDisk(profile, mnt, proc.pid)
 
@@ -151,6 +143,4 @@ def model(profile: str, rw: str, bs: int, span: int | None = None) -> dict[str, 
     """`simdisk model`: the device model's expected mean service time, computed analytically."""
     from pagelab.tools import run_json
 
-    cmd = [str(tool_path("simdisk")), "model", "--profile", profile, "--profile-dir", str(profiles_dir()),
-           "--rw", rw, "--bs", str(bs)] + (["--span", str(span)] if span else [])
-    return run_json(cmd, timeout=120)
+    return run_json(simdisk_model_cmd(profile, profiles_dir(), rw, bs, span), timeout=120)

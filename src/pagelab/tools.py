@@ -45,6 +45,68 @@ def run_json(cmd: list[str], timeout: float, preexec_fn: Callable[[], None] | No
         raise ToolError(f"{cmd[0]} printed something that is not JSON: {out.stdout[:200]!r}") from exc
 
 
+# One function per native subcommand: the exact command line (recorded with every trial).
+
+
+def hog_victim_cmd(size: int, fill: str, seed: int, ready: Path, go: Path, order: str = "seq") -> list[str]:
+    """`hog victim`: build a working set, report on `ready`, wait for `go`, re-touch and verify."""
+    return [str(tool_path("hog")), "victim", "--size", str(size), "--fill", fill, "--seed", str(seed),
+            "--ready", str(ready), "--go", str(go), "--trim", "none", "--order", order, "--verify",
+            "--output-format", "json"]
+
+
+def hog_run_cmd(size: int, repeat: int) -> list[str]:
+    """`hog run`: seed 000's memory hog, `repeat` times."""
+    return [str(tool_path("hog")), "run", "--size", str(size), "--repeat", str(repeat), "--force",
+            "--fill", "random", "--output-format", "json"]
+
+
+def cacheflood_cmd(set_dir: Path, set_size: int, nbytes: int, seed: int | None = None,
+                   cold: bool = False) -> list[str]:
+    """`cacheflood`: `nbytes` of buffered reads over a set of `set_size` bytes made (or reused)
+    in `set_dir`, kept for the next trial; `cold`: its pages dropped from the cache first."""
+    return ([str(tool_path("cacheflood")), "--make-set", str(set_dir), "--set-size", str(set_size), "--keep-set"]
+            + (["--cold"] if cold else []) + ["--bytes", str(nbytes)]
+            + (["--seed", str(seed)] if seed is not None else []) + ["--output-format", "json"])
+
+
+def iobench_crystalmark_cmd(file: Path, size: int, sets: int, seed: int, set_time_s: float = 0.0,
+                            buffered: bool = False, keep_file: bool = False) -> list[str]:
+    """`iobench crystalmark`: CrystalMark 2004R2's disk sequence."""
+    cmd = [str(tool_path("iobench")), "crystalmark", "--file", str(file), "--size", str(size), "--sets", str(sets),
+           "--seed", str(seed), "--output-format", "json"]
+    if set_time_s > 0:
+        cmd += ["--set-time", f"{set_time_s}s"]
+    if buffered:
+        cmd.append("--buffered")
+    if keep_file:
+        cmd.append("--keep-file")
+    return cmd
+
+
+def simdisk_mount_cmd(mountpoint: Path, profile: str, profile_dir: Path, backing: Path, ready: Path,
+                      size: int | None = None, overrides: dict[str, Any] | None = None,
+                      cache_state: Path | None = None, trace: Path | None = None) -> list[str]:
+    """`simdisk MOUNTPOINT`: the emulated device, in the foreground (the harness owns it)."""
+    cmd = [str(tool_path("simdisk")), str(mountpoint), "--profile", profile, "--profile-dir", str(profile_dir),
+           "--backing", str(backing), "--foreground", "--ready", str(ready)]
+    if size is not None:
+        cmd += ["--size", str(size)]
+    if overrides:
+        cmd += ["--set", ",".join(f"{k}={v}" for k, v in overrides.items())]
+    if cache_state is not None:
+        cmd += ["--cache-state", str(cache_state)]
+    if trace is not None:
+        cmd += ["--trace", str(trace)]
+    return cmd
+
+
+def simdisk_model_cmd(profile: str, profile_dir: Path, rw: str, bs: int, span: int | None = None) -> list[str]:
+    """`simdisk model`: the device model's analytic expectation."""
+    return ([str(tool_path("simdisk")), "model", "--profile", profile, "--profile-dir", str(profile_dir),
+             "--rw", rw, "--bs", str(bs)] + (["--span", str(span)] if span else []))
+
+
 def iobench_job_cmd(
     file: Path | str,
     rw: str,

@@ -16,7 +16,7 @@ from typing import Any
 
 from pagelab import mm
 from pagelab.state import Cgroup, OomWatchdog
-from pagelab.tools import tool_path
+from pagelab.tools import hog_run_cmd, hog_victim_cmd
 from pagelab.trials import TrialFailed
 
 
@@ -27,9 +27,7 @@ class Victim:
         self.ready = self.workdir / "victim-ready.json"
         self.go = self.workdir / "victim-go"
         self.timeout = timeout
-        self.command = [str(tool_path("hog")), "victim", "--size", str(size), "--fill", fill,
-                        "--seed", str(seed), "--ready", str(self.ready), "--go", str(self.go),
-                        "--trim", "none", "--order", order, "--verify", "--output-format", "json"]
+        self.command = hog_victim_cmd(size, fill, seed, self.ready, self.go, order)
         self.cgroup = cgroup
         self.proc: subprocess.Popen[str] | None = None
         self.info: dict[str, Any] = {}
@@ -115,8 +113,7 @@ def push_out(cgroup: Cgroup, size: int, repeat: int = 1, count: int = 1, timeout
     `OomWatchdog` ends a wait longer than `oom_wait_limit_s` that nothing can satisfy. A killed
     hog is counted, not raised: the trial is then invalid (`HogRun.invalid_reason`); any other
     failure of hog raises TrialFailed."""
-    cmd = [str(tool_path("hog")), "run", "--size", str(size), "--repeat", str(repeat), "--force",
-           "--fill", "random", "--output-format", "json"]
+    cmd = hog_run_cmd(size, repeat)
     run = HogRun()
     kills0 = cgroup.oom_kills()
     t0 = time.monotonic()

@@ -24,7 +24,7 @@ from pagelab import devices, experiment, records, state, trials
 from pagelab.experiment import entry
 from pagelab.prose import ratio_sentence
 from pagelab.stats import Estimate, median_ci, paired_ratio_ci
-from pagelab.tools import tool_path
+from pagelab.tools import iobench_crystalmark_cmd
 from pagelab.units import parse_duration, parse_size
 
 NAME = "crystalmark"
@@ -53,15 +53,8 @@ def configurations(cfg: dict[str, Any]) -> list[dict[str, Any]]:
 
 def command(cfg: dict[str, Any], arm: str, file: Path, seed: int) -> list[str]:
     buffered, reuse = ARMS[arm]
-    cmd = [str(tool_path("iobench")), "crystalmark", "--file", str(file), "--size", str(parse_size(cfg["size"])),
-           "--sets", str(cfg["sets"]), "--seed", str(seed), "--output-format", "json"]
-    if parse_duration(cfg["set_time"]) > 0:
-        cmd += ["--set-time", f"{parse_duration(cfg['set_time'])}s"]
-    if buffered:
-        cmd.append("--buffered")
-    if reuse:
-        cmd.append("--keep-file")
-    return cmd
+    return iobench_crystalmark_cmd(file, parse_size(cfg["size"]), cfg["sets"], seed,
+                                   parse_duration(cfg["set_time"]), buffered=buffered, keep_file=reuse)
 
 
 def run_trial(st: state.State | None, cfg: dict[str, Any], trial: trials.Trial, scratch: Path) -> dict[str, Any]:

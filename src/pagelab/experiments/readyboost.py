@@ -248,11 +248,9 @@ def read_file_cache(cg: state.Cgroup, size: int, where: Path, seed: int) -> int:
     """Reads `size` bytes of files through the page cache from inside the group (cacheflood,
     the set made cold first), as the seed machine's "1.6GB cache" of pages read before the
     hogs; returns the group's page cache afterwards."""
-    from pagelab.tools import run_json, tool_path
+    from pagelab.tools import cacheflood_cmd, run_json
 
-    cmd = [str(tool_path("cacheflood")), "--make-set", str(where), "--set-size", str(size), "--bytes", str(size),
-           "--seed", str(seed), "--keep-set", "--output-format", "json"]
-    run_json(cmd, timeout=1800, preexec_fn=cg.preexec())
+    run_json(cacheflood_cmd(where, size, size, seed=seed, cold=True), timeout=1800, preexec_fn=cg.preexec())
     return file_bytes(cg)
 
 

@@ -45,7 +45,7 @@ from pagelab.experiment import entry
 from pagelab.prose import ratio_sentence
 from pagelab.provenance import block_device_of
 from pagelab.stats import Estimate, median_ci, paired_ratio_ci
-from pagelab.tools import tool_path
+from pagelab.tools import cacheflood_cmd
 from pagelab.units import parse_size
 from pagelab.victim import Victim
 
@@ -122,9 +122,7 @@ def run_trial(st: state.State, cfg: dict[str, Any], trial: trials.Trial, scratch
                 if arm != "flooded_default" and default_swappiness:
                     cg.set("memory", "memory.swappiness", str(cfg["flood_swappiness"]))
                     swappiness = str(cfg["flood_swappiness"])
-                fcmd = [str(tool_path("cacheflood")), "--make-set", str(scratch / f"{NAME}-floodset"),
-                        "--set-size", str(flood_target), "--keep-set", "--cold",
-                        "--bytes", str(flood_target), "--output-format", "json"]
+                fcmd = cacheflood_cmd(scratch / f"{NAME}-floodset", flood_target, flood_target, cold=True)
                 fl = subprocess.run(fcmd, capture_output=True, text=True, timeout=600,
                                     preexec_fn=cg.preexec())
                 if default_swappiness:
