@@ -181,7 +181,8 @@ def run_trial(st: state.State, cfg: dict[str, Any], trial: trials.Trial, scratch
         extra = {"device": disk.flat_stats} if disk else {}
         c = counters.Counters(memcg=cg.path("memory"), zram=["zram0"] if arm == "zram" else [], extra=extra)
         settle_window = float(cfg.get("settle_window_s") or 0)
-        with Victim(ws, f"ratio:{cfg['fill_ratio']}", trial.seed, work / "victim", cg, order="random",
+        with Victim(ws, f"ratio:{cfg['fill_ratio']}", trial.seed, work / "victim", cg,
+                    order=cfg.get("retouch_order") or "random",
                     timeout=3600) as v:
             cache0 = read_file_cache(cg, d.file_cache, file_set_dir(scratch), trial.seed) if d.file_cache else 0
             s0 = c.snapshot()
