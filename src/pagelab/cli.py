@@ -43,6 +43,47 @@ def cmd_config_show(args: argparse.Namespace) -> int:
     return 0
 
 
+def cmd_write_json(args: argparse.Namespace) -> int:
+    """A JSON document given on the command line (a rule's params), written atomically."""
+    from pagelab.records import write_json_atomic
+
+    try:
+        doc = json.loads(args.json)
+    except json.JSONDecodeError as exc:
+        raise _config.ConfigError(f"write-json: not JSON: {exc}") from exc
+    write_json_atomic(args.out, doc)
+    return 0
+
+
+def cmd_published(args: argparse.Namespace) -> int:
+    from pagelab.published import write_claims_table, write_macros
+
+    write_claims_table(args.table, args.claims)
+    write_macros(args.macros, args.claims)
+    return 0
+
+
+def cmd_verdicts(args: argparse.Namespace) -> int:
+    from pagelab.claims import write_verdicts
+
+    write_verdicts(args.results, args.tex, args.csv, args.claims, args.profile, args.macros)
+    return 0
+
+
+def cmd_compare_section(args: argparse.Namespace) -> int:
+    from pagelab.compare import write_reference_section
+
+    write_reference_section(args.reference, args.results, args.out)
+    return 0
+
+
+def cmd_appendix(args: argparse.Namespace) -> int:
+    from pagelab import appendix
+
+    appendix.write(args.results, args.out, args.experiments, args.profile)
+    return 0
+
+
 def cmd_trial(args: argparse.Namespace) -> int:
     if args.experiment not in _config.experiments():
         raise _config.ConfigError(f"no experiment named {args.experiment!r}")
@@ -170,6 +211,39 @@ def parser() -> argparse.ArgumentParser:
     show = csub.add_parser("show")
     with_config(show)
     show.set_defaults(func=cmd_config_show)
+
+    wj = sub.add_parser("write-json", help="write a JSON document (a workflow rule's params) to a file")
+    wj.add_argument("out")
+    wj.add_argument("json")
+    wj.set_defaults(func=cmd_write_json)
+
+    pub = sub.add_parser("published", help="the published claims' table and macros (data/published/claims.csv)")
+    pub.add_argument("--claims", required=True)
+    pub.add_argument("--table", required=True)
+    pub.add_argument("--macros", required=True)
+    pub.set_defaults(func=cmd_published)
+
+    ver = sub.add_parser("verdicts", help="each claim's verdict from the experiments' measurements.json")
+    ver.add_argument("--results", required=True)
+    ver.add_argument("--claims", required=True)
+    ver.add_argument("--profile", required=True)
+    ver.add_argument("--tex", required=True)
+    ver.add_argument("--csv", required=True)
+    ver.add_argument("--macros", required=True)
+    ver.set_defaults(func=cmd_verdicts)
+
+    cs = sub.add_parser("compare-section", help="the paper's section comparing this run with the reference machine's")
+    cs.add_argument("--reference", required=True, help="the reference recording's directory ('' for none)")
+    cs.add_argument("--results", required=True)
+    cs.add_argument("--out", required=True)
+    cs.set_defaults(func=cmd_compare_section)
+
+    ap = sub.add_parser("appendix", help="the generated reproducibility appendix")
+    ap.add_argument("--results", required=True)
+    ap.add_argument("--out", required=True)
+    ap.add_argument("--profile", required=True)
+    ap.add_argument("experiments", nargs="+")
+    ap.set_defaults(func=cmd_appendix)
 
     t = sub.add_parser("trial", help="run or resume an experiment's trials")
     t.add_argument("experiment")

@@ -24,13 +24,13 @@ rule experiment_config:
     output:
         "results/{experiment}/config.json",
     params:
-        block=lambda wc: {**CFG[wc.experiment], "scratch_dir": CFG["scratch_dir"]},
+        block=lambda wc: json.dumps({**CFG[wc.experiment], "scratch_dir": CFG["scratch_dir"]}, sort_keys=True),
     log:
         "results/logs/{experiment}_config.log",
-    run:
-        from pagelab.records import write_json_atomic
-
-        write_json_atomic(output[0], params.block)
+    conda:
+        "../../environment.yml"
+    shell:
+        "pagelab write-json {output} {params.block:q} > {log} 2>&1"
 
 
 rule notebook_html:

@@ -27,14 +27,14 @@ rule fleet_config:
         host=FLEET_HOST_RE,
         experiment="|".join(EXPERIMENTS),
     params:
-        block=lambda wc: pl_fleet.block(config, wc.host, wc.experiment),
+        block=lambda wc: json.dumps(pl_fleet.block(config, wc.host, wc.experiment), sort_keys=True),
     log:
         "results/logs/fleet/{host}/{experiment}_config.log",
     localrule: True
-    run:
-        from pagelab.records import write_json_atomic
-
-        write_json_atomic(output[0], params.block)
+    conda:
+        "../../environment.yml"
+    shell:
+        "pagelab write-json {output} {params.block:q} > {log} 2>&1"
 
 
 rule fleet_trial:
@@ -86,14 +86,14 @@ rule fleet_plan:
     output:
         "results/fleet/fleet.json",
     params:
-        plan=FLEET_PLAN,
+        plan=json.dumps(FLEET_PLAN, sort_keys=True),
     log:
         "results/logs/fleet/plan.log",
     localrule: True
-    run:
-        from pagelab.records import write_json_atomic
-
-        write_json_atomic(output[0], params.plan)
+    conda:
+        "../../environment.yml"
+    shell:
+        "pagelab write-json {output} {params.plan:q} > {log} 2>&1"
 
 
 rule fleet_trials:

@@ -9,11 +9,10 @@ rule published_claims:
         macros="results/published/macros.tex",
     log:
         "results/logs/published_claims.log",
-    run:
-        from pagelab.published import write_claims_table, write_macros
-
-        write_claims_table(output.table, input[0])
-        write_macros(output.macros, input[0])
+    conda:
+        "../../environment.yml"
+    shell:
+        "pagelab published --claims {input} --table {output.table} --macros {output.macros} > {log} 2>&1"
 
 
 rule claims:
@@ -29,10 +28,11 @@ rule claims:
         profile=PROFILE,
     log:
         "results/logs/claims.log",
-    run:
-        from pagelab.claims import write_verdicts
-
-        write_verdicts("results", output.tex, output.csv, input.claims, params.profile, output.macros)
+    conda:
+        "../../environment.yml"
+    shell:
+        "pagelab verdicts --results results --claims {input.claims} --profile {params.profile}"
+        " --tex {output.tex} --csv {output.csv} --macros {output.macros} > {log} 2>&1"
 
 
 rule reference_compare:
@@ -47,10 +47,10 @@ rule reference_compare:
         reference=pl_recording.reference_dir(config.get("reference", ""), PROFILE, RECORDING),
     log:
         "results/logs/reference_compare.log",
-    run:
-        from pagelab.compare import write_reference_section
-
-        write_reference_section(params.reference, "results", output[0])
+    conda:
+        "../../environment.yml"
+    shell:
+        "pagelab compare-section --reference {params.reference:q} --results results --out {output} > {log} 2>&1"
 
 
 rule appendix:
@@ -65,12 +65,16 @@ rule appendix:
     output:
         macros="results/appendix/macros.tex",
         tables=expand("results/appendix/{t}.tex", t=["knobs", "versions", "experiments", "claims"]),
+    params:
+        profile=PROFILE,
+        experiments=EXPERIMENTS,
     log:
         "results/logs/appendix.log",
-    run:
-        from pagelab import appendix
-
-        appendix.write("results", "results/appendix", EXPERIMENTS, PROFILE)
+    conda:
+        "../../environment.yml"
+    shell:
+        "pagelab appendix --results results --out results/appendix --profile {params.profile}"
+        " {params.experiments} > {log} 2>&1"
 
 
 rule paper:
