@@ -17,7 +17,18 @@ def test_default_config_resolves_quick_profile():
     assert sm["profile"] == "quick"
     assert sm["file_size"] == "256M"
     assert "quick" not in sm and "full" not in sm
-    assert config.experiments() == ["seekmodel", "standby", "compression", "crystalmark", "pagein", "readyboost"]
+    assert {"seekmodel", "standby", "compression", "crystalmark", "pagein", "readyboost"} <= set(config.experiments())
+
+
+def test_every_experiment_is_one_name_with_its_descriptor_notebook_and_section():
+    from pagelab.experiment import Experiment, descriptor
+    from pagelab.paths import root
+
+    for name in config.experiments():
+        desc = descriptor(name)
+        assert isinstance(desc, Experiment) and desc.name == name and desc.seeds
+        assert (root() / "notebooks" / f"{name}.ipynb").exists(), name
+        assert (root() / "paper" / "sections" / f"{name}.tex").exists(), name
 
 
 def test_defaults_fill_an_empty_config(tmp_path):
@@ -25,7 +36,7 @@ def test_defaults_fill_an_empty_config(tmp_path):
     p.write_text("{}\n")
     cfg = config.load(p)
     assert cfg["seekmodel"]["block_sizes"] == ["4K", "16K", "64K", "256K", "1M"]
-    assert cfg["seekmodel"]["trials"] == 5
+    assert cfg["seekmodel"]["repetitions"]["n_min"] == 5
 
 
 def test_one_key_selects_the_full_profile():
@@ -36,15 +47,15 @@ def test_one_key_selects_the_full_profile():
 
 def test_partial_profile_block_keeps_the_profiles_other_defaults(tmp_path):
     p = tmp_path / "c.yaml"
-    p.write_text("profile: full\nseekmodel:\n  full: {trials: 12}\n")
+    p.write_text("profile: full\nseekmodel:\n  full: {repetitions: {n_min: 12, n_max: 12, ci_pct: 5}}\n")
     sm = config.load(p)["seekmodel"]
-    assert sm["trials"] == 12 and sm["file_size"] == "4G"
+    assert sm["repetitions"]["n_min"] == 12 and sm["file_size"] == "4G"
 
 
 def test_a_profile_cannot_ask_for_fewer_trials_than_a_verdict_needs(tmp_path):
     p = tmp_path / "c.yaml"
-    p.write_text("profile: full\nseekmodel:\n  full: {trials: 6}\n")
-    with pytest.raises(config.ConfigError, match="seekmodel.full.trials: 6 is fewer than the 10"):
+    p.write_text("profile: full\nseekmodel:\n  full: {repetitions: {n_min: 6, n_max: 10, ci_pct: 5}}\n")
+    with pytest.raises(config.ConfigError, match="seekmodel.full.repetitions.n_min: 6 is fewer than the 10"):
         config.load(p)
     p.write_text("standby: {quick: {repetitions: {n_min: 3}}}\n")
     with pytest.raises(config.ConfigError, match="standby.quick.repetitions.n_min"):
@@ -59,8 +70,8 @@ def test_the_seed_profile_falls_back_to_quick_where_an_experiment_has_no_seed_bl
 
 @pytest.mark.parametrize("text,key", [
     ("seekmodel: {rng_seed: many}", "seekmodel.rng_seed"),
-    ("seekmodel: {quick: {trials: lots}}", "seekmodel.quick.trials"),
-    ("seekmodel: {quick: {trials: 1}}", "seekmodel.quick.trials"),
+    ("seekmodel: {quick: {repetitions: {n_min: lots, n_max: 5, ci_pct: 10}}}", "seekmodel.quick.repetitions.n_min"),
+    ("seekmodel: {quick: {repetitions: {n_min: 2, n_max: 5, ci_pct: 10}}}", "seekmodel.quick.repetitions.n_min"),
     ("seekmodel: {block_sizes: [4K, 3X]}", "seekmodel.block_sizes"),
     ("profile: medium", "profile"),
     ("seekmodle: {}", "seekmodle"),
@@ -127,7 +138,7 @@ def test_snakemake_dry_run_succeeds_on_default_config(repo, env):
 
 
 @pytest.mark.parametrize("bad,key", [
-    ({"seekmodel": {"quick": {"trials": "lots"}}}, "seekmodel.quick.trials"),
+    ({"seekmodel": {"quick": {"file_size": "lots"}}}, "seekmodel.quick.file_size"),
     ({"seekmodel": {"trails": 3}}, "trails"),
     ({"standby": {"quick": {"working_set": "64G"}}}, "standby.quick.working_set"),
     ({"pagein": {"device": "floppy-1987"}}, "floppy-1987"),

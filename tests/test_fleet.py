@@ -39,7 +39,8 @@ fleet:
   profile: quick
   baseline: alpha
   set:
-    seekmodel: {devices: [own], block_sizes: [4K, 64K], trials: 5, runtime: 0.2s, warmup: 0, file_size: 32M}
+    seekmodel: {devices: [own], block_sizes: [4K, 64K], repetitions: {n_min: 5, n_max: 5, ci_pct: 50},
+                runtime: 0.2s, warmup: 0, file_size: 32M}
     crystalmark: {arms: [direct, buffered], size: 16M, sets: 1, set_time: 0.05s}
 """
 FAKE = ["--cluster-generic-submit-cmd", "tests/fleet/submit.sh {resources.host}",
@@ -153,8 +154,8 @@ def test_config_defaults_have_no_fleet():
 def test_a_fleet_block_is_checked():
     cfg = fleet.raw_config()
     cfg["fleet"] = {"hosts": [{"name": "a"}], "experiments": ["seekmodel"],
-                    "set": {"seekmodel": {"trials": 2}}}
-    with pytest.raises(config.ConfigError, match="seekmodel.quick.trials"):
+                    "set": {"seekmodel": {"repetitions": {"n_min": 2, "n_max": 2, "ci_pct": 10}}}}
+    with pytest.raises(config.ConfigError, match="seekmodel.quick.repetitions.n_min"):
         fleet.block(cfg, "a", "seekmodel")
     cfg["fleet"]["set"] = {"seekmodel": {"bogus": 1}}
     with pytest.raises(config.ConfigError, match="bogus"):

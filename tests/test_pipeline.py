@@ -96,11 +96,15 @@ def test_trials_ran_in_the_recorded_seeded_order_with_provenance(built):
     r = built / "results/seekmodel"
     cfg = json.loads((r / "config.json").read_text())
     scratch = cfg.pop("scratch_dir")
-    planned = seekmodel.plan(cfg)
+    from pagelab import trials
+
+    n = cfg["repetitions"]["n_min"]  # = n_max: the first batch is the whole run
+    planned = trials.plan(seekmodel.configurations(cfg), n, cfg["rng_seed"], seekmodel.conf_name,
+                          seekmodel.warmups(cfg))
     records = sorted((json.loads(p.read_text()) for p in (r / "trials").glob("*.json")),
                      key=lambda rec: rec["start"])
     assert [rec["trial_id"] for rec in records] == [t.trial_id for t in planned]
-    assert sum(not rec["warmup"] for rec in records) == cfg["trials"] * len(seekmodel.configurations(cfg))
+    assert sum(not rec["warmup"] for rec in records) == n * len(seekmodel.configurations(cfg))
     for rec in records:
         assert rec["status"] == "ok"
         prov = rec["provenance"]

@@ -95,8 +95,9 @@ def cmd_trial(args: argparse.Namespace) -> int:
         print(f"pagelab: {args.experiment}: replayed from {block['recording']}")
         return 0
     scratch = Path(block.pop("scratch_dir", "scratch"))
-    module = importlib.import_module(f"pagelab.experiments.{args.experiment}")
-    module.run(block, Path(args.outdir), scratch)
+    from pagelab.experiment import descriptor
+
+    descriptor(args.experiment).run(block, Path(args.outdir), scratch)
     return 0
 
 
@@ -131,7 +132,8 @@ def cmd_tidy(args: argparse.Namespace) -> int:
         problems: list[str] = []
     else:
         n_min = int(block.get("repetitions", {}).get("n_min", block.get("trials", 1)))
-        problems = tidy.check(frame, module.configurations(block), module.REQUIRED_COLUMNS, n_min)
+        desc = module.EXPERIMENT
+        problems = tidy.check(frame, desc.configurations(block), list(desc.required_columns), n_min)
     report = "ok\n" if not problems else "".join(f"{p}\n" for p in problems)
     if problems:
         print(f"pagelab: {args.experiment}: " + "; ".join(problems), file=sys.stderr)

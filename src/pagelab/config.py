@@ -134,16 +134,6 @@ def load(path: Path | str | None = None, overrides: dict[str, Any] | None = None
     return check_resources(resolve(config))
 
 
-# Keys whose sizes become memory cgroup limits or working sets, per experiment: the sum must
-# leave the machine headroom (checked against MemTotal before anything is changed).
-MEMORY_KEYS = {
-    "standby": ("working_set", "headroom"),
-    "pagein": ("working_set", "headroom"),
-    "readyboost": ("ram",),
-    "compression": ("working_set",),
-}
-DEVICE_KEYS = {"seekmodel": "devices", "pagein": "device", "readyboost": ("disk_profile", "tier_profile"),
-               "crystalmark": ("disk_profile", "tier_profile")}
 HEADROOM = 1 << 30  # what the machine keeps for itself beyond an experiment's memory
 
 
@@ -157,7 +147,15 @@ def check_resources(config: dict[str, Any], mem_total: int | None = None) -> dic
         from pagelab.provenance import mem_total_bytes
 
         mem_total = mem_total_bytes() or 0
-    for exp, keys in MEMORY_KEYS.items():
+    # Each experiment's descriptor names the keys whose sizes become memory cgroups or working
+    # sets (their sum must leave the machine HEADROOM) and the keys that name device profiles.
+    from pagelab.experiment import descriptor
+
+    requires = {exp: descriptor(exp).requires for exp in experiments()}
+    for exp, req in requires.items():
+        keys = req.memory_keys
+        if not keys:
+            continue
         block = config.get(exp, {})
         total = sum(parse_size(block[k]) for k in keys if k in block)
         if mem_total and total > mem_total - HEADROOM:
@@ -165,9 +163,9 @@ def check_resources(config: dict[str, Any], mem_total: int | None = None) -> dic
             raise ConfigError(f"{key}: {total >> 20} MiB would not leave the machine 1 GiB "
                               f"(MemTotal {mem_total >> 20} MiB)")
     devices = {p.stem for p in (root() / "config" / "devices").glob("*.yaml")}
-    for exp, keys in DEVICE_KEYS.items():
+    for exp, req in requires.items():
         block = config.get(exp, {})
-        for key in (keys,) if isinstance(keys, str) else keys:
+        for key in req.device_keys:
             value = block.get(key)
             names = value if isinstance(value, list) else [value] if value else []
             for name in names:

@@ -23,6 +23,91 @@ from pagelab.config import config_hash
 from pagelab.provenance import provenance
 from pagelab.tools import tool_path
 
+Cfg = dict[str, Any]
+
+
+def _no_reason(cfg: Cfg) -> str | None:
+    return None
+
+
+def _no_warmups(cfg: Cfg) -> list[dict[str, Any]]:
+    return []
+
+
+def _always(cfg: Cfg) -> bool:
+    return True
+
+
+def conf_label(conf: dict[str, Any]) -> str:
+    """A configuration's name: its values joined by '-' ({"arm": "hdd"} -> hdd)."""
+    return "-".join(str(v) for v in conf.values())
+
+
+@dataclass(frozen=True)
+class Requirements:
+    """What an experiment needs from the machine and the config (read by config.py's checks,
+    the appendix and the tests): root, FUSE, zram; the keys whose sizes become memory cgroups or
+    working sets (their sum must fit the machine) and the keys that name device profiles."""
+    root: bool = False
+    fuse: bool = False
+    zram: bool = False
+    memory_keys: tuple[str, ...] = ()
+    device_keys: tuple[str, ...] = ()
+
+
+@dataclass(frozen=True)
+class Experiment:
+    """One experiment, described once at the bottom of its module (like stress-ng's
+    stressor_info_t): what `pagelab trial NAME` runs, through one harness (`run`)."""
+    name: str
+    seeds: tuple[str, ...]                       # the seed articles it reproduces
+    configurations: Callable[[Cfg], list[dict[str, Any]]]
+    trial: Callable[[state.State | None, Cfg, trials.Trial, Path], dict[str, Any]]
+    metric: Callable[[dict[str, Any]], float]    # what adaptive repetitions watch
+    columns: tuple[str, ...]                     # result fields kept in trials.csv
+    required_columns: tuple[str, ...]            # what the tidy check demands (result.<field>)
+    tools: Callable[[Cfg], list[str]]            # native tools it runs (their versions are provenance)
+    requires: Requirements = Requirements()
+    conf_name: Callable[[dict[str, Any]], str] = conf_label
+    skip_reason: Callable[[Cfg], str | None] = _no_reason
+    validity: trials.Validity | None = None
+    warmups: Callable[[Cfg], list[dict[str, Any]]] = _no_warmups
+    changes_state: Callable[[Cfg], bool] = _always
+    prepare: Callable[[Cfg, Path], dict[str, Any]] | None = None  # before the trials; its dict is provenance
+    cleanup: Callable[[Cfg, Path], None] | None = None             # after them, whatever happened
+    finish: Callable[[Cfg, Path], None] | None = None              # extra outputs once all trials are done
+    note: Callable[[Cfg], str | None] | None = None                # a partial skip, for skipped.txt
+
+    def run(self, cfg: Cfg, outdir: Path, scratch_dir: Path) -> pd.DataFrame:
+        """Skip check, preparation, the trials (execute), clean-up, extra outputs."""
+        reason = self.skip_reason(cfg)
+        extra: dict[str, Any] = {}
+        try:
+            if reason is None and self.prepare is not None:
+                extra = self.prepare(cfg, scratch_dir)
+            frame = execute(
+                self.name, cfg, outdir, scratch_dir, [] if reason else self.configurations(cfg), self.conf_name,
+                lambda st, t, scratch: self.trial(st, cfg, t, scratch), self.metric, list(self.columns),
+                self.tools(cfg), skip_reason=reason, changes_state=self.changes_state(cfg),
+                warmups=self.warmups(cfg) if reason is None else [], extra_provenance=extra,
+                validity=self.validity)
+        finally:
+            if self.cleanup is not None:
+                self.cleanup(cfg, scratch_dir)
+        if reason is None and self.finish is not None:
+            self.finish(cfg, outdir)
+        note = self.note(cfg) if self.note is not None else None
+        if note and not reason:
+            records.write_text_atomic(outdir / "skipped.txt", note + "\n")
+        return frame
+
+
+def descriptor(name: str) -> Experiment:
+    """The EXPERIMENT of pagelab.experiments.<name>."""
+    import importlib
+
+    return importlib.import_module(f"pagelab.experiments.{name}").EXPERIMENT
+
 
 def execute(
     name: str,

@@ -49,18 +49,24 @@ class Trial:
 def plan(
     configurations: list[dict[str, Any]],
     repetitions: int,
-    seed: int,
+    seed: int | random.Random,
     name: Callable[[dict[str, Any]], str],
     warmups: list[dict[str, Any]] | None = None,
+    done: dict[str, int] | None = None,
+    first_order: int = 0,
 ) -> list[Trial]:
     """Every configuration x repetition in one order shuffled by `seed`, warm-ups first.
 
     Each trial also gets its own seed drawn from the same generator, so the whole sequence
-    (order and each trial's random offsets) follows from the one recorded seed.
+    (order and each trial's random offsets) follows from the one recorded seed. For the later
+    batches of an adaptive run: `seed` is the run's generator, `done` the repetitions each
+    configuration already has, `first_order` the next trial's position.
     """
-    rng = random.Random(seed)
+    rng = seed if isinstance(seed, random.Random) else random.Random(seed)
+    done = done or {}
     trials = [
-        Trial(trial_id=f"{name(conf)}-r{rep:02d}", params=conf, repetition=rep, seed=0)
+        Trial(trial_id=f"{name(conf)}-r{done.get(name(conf), 0) + rep:02d}", params=conf,
+              repetition=done.get(name(conf), 0) + rep, seed=0)
         for rep in range(repetitions)
         for conf in configurations
     ]
@@ -71,7 +77,7 @@ def plan(
     ]
     ordered = warm + trials
     for i, t in enumerate(ordered):
-        t.order = i
+        t.order = first_order + i
         t.seed = rng.getrandbits(31)
     return ordered
 
@@ -202,13 +208,8 @@ def run_adaptive(
 
     def batch(confs: list[dict[str, Any]], rounds: int, warm: list[dict[str, Any]]) -> None:
         nonlocal order
-        planned = [Trial(f"{name(c)}-r{reps[name(c)] + r:02d}", c, reps[name(c)] + r, 0)
-                   for r in range(rounds) for c in confs]
-        rng.shuffle(planned)
-        planned = [Trial(f"warmup-{name(c)}", c, -1, 0, warmup=True) for c in warm] + planned
-        for t in planned:
-            t.order, order = order, order + 1
-            t.seed = rng.getrandbits(31)
+        planned = plan(confs, rounds, rng, name, warm, done=reps, first_order=order)
+        order += len(planned)
         records.extend(run(experiment, planned, run_one, outdir, provenance, log, validity))
         for c in confs:
             reps[name(c)] += rounds

@@ -26,6 +26,7 @@ zram (pswpout).
 from __future__ import annotations
 
 import hashlib
+import json
 import os
 import sysconfig
 from pathlib import Path
@@ -34,7 +35,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from pagelab import counters, experiment, state, trials
+from pagelab import counters, experiment, records, state, trials
 from pagelab.experiment import entry
 from pagelab.stats import Estimate, median_ci, paired_ratio_ci
 from pagelab.tools import iobench_job_cmd, pinned_to_one_cpu, run_json
@@ -234,31 +235,6 @@ SCALARS = ["pageout_mbps", "compress_mbps", "decompress_mbps", "pagein_mbps", "a
            "pswpout", "zswpout", "pswpin", "zswpin", "retouch_majflt", "working_set", "size"]
 
 
-def run(cfg: dict[str, Any], outdir: Path, scratch_dir: Path) -> pd.DataFrame:
-    reason = skip_reason(cfg)
-    confs = [] if reason else configurations(cfg)
-    extra: dict[str, Any] = {}
-    corpus = scratch_dir.resolve() / f"{NAME}-corpus"
-    try:
-        if not reason:
-            extra["offered"] = {"zswap": state.zswap_compressors(), "zram": state.zram_algorithms()}
-            if "codec" in cfg["arms"]:
-                extra["corpus"] = make_corpus(corpus_source(cfg), corpus, parse_size(cfg["codec_size"]))
-
-        def one(st: state.State, t: trials.Trial, scratch: Path) -> dict[str, Any]:
-            if t.params["arm"] == "codec":
-                return {**run_codec_trial(st, cfg, t, corpus), "corpus": extra["corpus"]}
-            return run_swap_trial(st, cfg, t, scratch)
-
-        return experiment.execute(
-            NAME, cfg, outdir, scratch_dir, confs, conf_name, one,
-            lambda r: r["compress_mbps"] if r["arm"] == "codec" else r["pageout_mbps"], SCALARS,
-            tools=["hog", "iobench"], skip_reason=reason, warmups=confs[:1], extra_provenance=extra,
-            validity=validity)
-    finally:
-        corpus.unlink(missing_ok=True)
-
-
 def load(results_dir: Path | str) -> tuple[pd.DataFrame, str | None]:
     """The counted trials; a run recorded before the codec arm (column `backend`) reads as
     swap arms."""
@@ -435,3 +411,40 @@ def macros(summary: pd.DataFrame, cfg: dict[str, Any] | None, profile: str, skip
         for k in ("BestPageinMBps", "BestPageinWho", "SwapMinAchieved", "SwapMaxAchieved"):
             m[f"Compression{k}"] = "n/a"
     return m
+
+
+def corpus_path(scratch: Path) -> Path:
+    return Path(scratch).resolve() / f"{NAME}-corpus"
+
+
+def _prepare(cfg: dict[str, Any], scratch: Path) -> dict[str, Any]:
+    """What the kernel offers, and the codec arm's corpus (made once per run, described in the
+    provenance and beside it for the trials)."""
+    extra: dict[str, Any] = {"offered": {"zswap": state.zswap_compressors(), "zram": state.zram_algorithms()}}
+    if "codec" in cfg["arms"]:
+        extra["corpus"] = make_corpus(corpus_source(cfg), corpus_path(scratch), parse_size(cfg["codec_size"]))
+        records.write_json_atomic(corpus_path(scratch).with_suffix(".json"), extra["corpus"])
+    return extra
+
+
+def _cleanup(cfg: dict[str, Any], scratch: Path) -> None:
+    corpus_path(scratch).unlink(missing_ok=True)
+    corpus_path(scratch).with_suffix(".json").unlink(missing_ok=True)
+
+
+def run_trial(st: state.State, cfg: dict[str, Any], trial: trials.Trial, scratch: Path) -> dict[str, Any]:
+    if trial.params["arm"] == "codec":
+        corpus = corpus_path(scratch)
+        return {**run_codec_trial(st, cfg, trial, corpus),
+                "corpus": json.loads(corpus.with_suffix(".json").read_text())}
+    return run_swap_trial(st, cfg, trial, scratch)
+
+
+EXPERIMENT = experiment.Experiment(
+    name=NAME, seeds=("003", "004"), configurations=configurations, trial=run_trial,
+    metric=lambda r: r["compress_mbps"] if r["arm"] == "codec" else r["pageout_mbps"], columns=tuple(SCALARS),
+    required_columns=tuple(REQUIRED_COLUMNS), tools=lambda cfg: ["hog", "iobench"], conf_name=conf_name,
+    skip_reason=skip_reason, validity=validity, warmups=lambda cfg: configurations(cfg)[:1],
+    prepare=_prepare, cleanup=_cleanup,
+    requires=experiment.Requirements(root=True, zram=True, memory_keys=("working_set",)))
+run = EXPERIMENT.run

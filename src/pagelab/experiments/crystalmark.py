@@ -20,7 +20,7 @@ from typing import Any
 
 import pandas as pd
 
-from pagelab import devices, experiment, records, state, trials
+from pagelab import devices, experiment, state, trials
 from pagelab.experiment import entry
 from pagelab.prose import ratio_sentence
 from pagelab.stats import Estimate, median_ci, paired_ratio_ci
@@ -131,25 +131,6 @@ def validity(params: dict[str, Any], result: dict[str, Any]) -> str | None:
     return None
 
 
-def run(cfg: dict[str, Any], outdir: Path, scratch_dir: Path) -> pd.DataFrame:
-    arms, note = usable_arms(cfg)
-    try:
-        frame = experiment.execute(
-            NAME, cfg, outdir, scratch_dir, configurations(cfg), lambda c: c["arm"],
-            lambda st, t, scratch: run_trial(st, cfg, t, scratch), lambda r: r["rand_read_64k_best_mbps"],
-            SCALARS, tools=["iobench"] + (["simdisk"] if any(a in EMULATED for a in arms) else []),
-            changes_state=any(a in EMULATED for a in arms), validity=validity,
-            warmups=[{"arm": a} for a in arms if ARMS[a][1] and a != "hdd"])
-    finally:
-        for arm in ARMS:
-            (scratch_dir.resolve() / f"{NAME}-{arm}.dat").unlink(missing_ok=True)
-        if reused_dir(scratch_dir).exists():
-            experiment.clean_dir(reused_dir(scratch_dir))
-    if note:
-        records.write_text_atomic(outdir / "skipped.txt", note + "\n")
-    return frame
-
-
 def load(results_dir: Path | str) -> pd.DataFrame:
     return experiment.load(results_dir)[0]
 
@@ -240,3 +221,22 @@ def macros(summary: pd.DataFrame, rat: dict[str, Estimate], cfg: dict[str, Any],
         "CrystalmarkDirectSentence": sentence("direct_reused_vs_direct", "with O\\_DIRECT on this disk, the "
                                               "reused file scored", "the fresh one's"),
     }
+
+
+def _cleanup(cfg: dict[str, Any], scratch: Path) -> None:
+    for arm in ARMS:
+        (Path(scratch).resolve() / f"{NAME}-{arm}.dat").unlink(missing_ok=True)
+    if reused_dir(scratch).exists():
+        experiment.clean_dir(reused_dir(scratch))
+
+
+EXPERIMENT = experiment.Experiment(
+    name=NAME, seeds=("003",), configurations=configurations, trial=run_trial,
+    metric=lambda r: r["rand_read_64k_best_mbps"], columns=tuple(SCALARS), required_columns=tuple(REQUIRED_COLUMNS),
+    tools=lambda cfg: ["iobench"] + (["simdisk"] if any(a in EMULATED for a in usable_arms(cfg)[0]) else []),
+    conf_name=lambda c: c["arm"], validity=validity,
+    changes_state=lambda cfg: any(a in EMULATED for a in usable_arms(cfg)[0]),
+    warmups=lambda cfg: [{"arm": a} for a in usable_arms(cfg)[0] if ARMS[a][1] and a != "hdd"],
+    cleanup=_cleanup, note=lambda cfg: usable_arms(cfg)[1],
+    requires=experiment.Requirements(fuse=True, device_keys=("disk_profile", "tier_profile")))
+run = EXPERIMENT.run

@@ -108,13 +108,6 @@ def validity(params: dict[str, Any], result: dict[str, Any]) -> str | None:
     return None
 
 
-def run(cfg: dict[str, Any], outdir: Path, scratch_dir: Path) -> pd.DataFrame:
-    return experiment.execute(
-        NAME, cfg, outdir, scratch_dir, configurations(cfg), conf_name,
-        lambda st, t, scratch: run_trial(st, cfg, t, scratch), lambda r: r["pagein_mbps"], SCALARS,
-        tools=["hog", "simdisk"], skip_reason=skip_reason(cfg), validity=validity)
-
-
 load = experiment.load
 
 
@@ -202,3 +195,12 @@ def macros(summary: pd.DataFrame, cfg: dict[str, Any] | None, profile: str, skip
             m[f"{key}MBps"] = fmt(row.iloc[0]["mbps"]) if len(row) else "n/a"
             m[f"{key}MsPerFault"] = fmt(row.iloc[0]["ms_per_fault"]) if len(row) else "n/a"
     return m
+
+
+EXPERIMENT = experiment.Experiment(
+    name=NAME, seeds=("000",), configurations=configurations, trial=run_trial,
+    metric=lambda r: r["pagein_mbps"], columns=tuple(SCALARS), required_columns=tuple(REQUIRED_COLUMNS),
+    tools=lambda cfg: ["hog", "simdisk"], conf_name=conf_name, skip_reason=skip_reason, validity=validity,
+    requires=experiment.Requirements(root=True, fuse=True, memory_keys=("working_set", "headroom"),
+                                     device_keys=("device",)))
+run = EXPERIMENT.run

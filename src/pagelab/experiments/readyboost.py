@@ -290,22 +290,6 @@ def validity(params: dict[str, Any], result: dict[str, Any]) -> str | None:
     return None
 
 
-def run(cfg: dict[str, Any], outdir: Path, scratch_dir: Path) -> pd.DataFrame:
-    warm = [{"arm": "tier_warm"}] if "tier_warm" in cfg["arms"] else [{"arm": cfg["arms"][0]}]
-    skip = skip_reason(cfg)
-    if skip is None:
-        preflight(cfg)
-    try:
-        return experiment.execute(
-            NAME, cfg, outdir, scratch_dir, configurations(cfg), lambda c: c["arm"],
-            lambda st, t, scratch: run_trial(st, cfg, t, scratch), lambda r: r["recovery_s"], SCALARS,
-            tools=["hog", "simdisk", "cacheflood"], skip_reason=skip, warmups=warm, validity=validity)
-    finally:
-        for kept in (warm_dir(scratch_dir), file_set_dir(scratch_dir)):
-            if kept.exists():
-                experiment.clean_dir(kept)
-
-
 load = experiment.load
 
 
@@ -442,3 +426,25 @@ def macros(summary: pd.DataFrame, rat: dict[str, Estimate], cfg: dict[str, Any] 
         m[name] = ratio_sentence(rat[key], subject, other, above.split(" ", 1)[1], below.split(" ", 1)[1],
                                  above.split(" ", 1)[0]) if key in rat else "n/a"
     return m
+
+
+def _prepare(cfg: dict[str, Any], scratch: Path) -> dict[str, Any]:
+    preflight(cfg)  # before anything changes: exit 2 when the machine cannot hold the cgroup
+    return {}
+
+
+def _cleanup(cfg: dict[str, Any], scratch: Path) -> None:
+    for kept in (warm_dir(scratch), file_set_dir(scratch)):
+        if kept.exists():
+            experiment.clean_dir(kept)
+
+
+EXPERIMENT = experiment.Experiment(
+    name=NAME, seeds=("000",), configurations=configurations, trial=run_trial,
+    metric=lambda r: r["recovery_s"], columns=tuple(SCALARS), required_columns=tuple(REQUIRED_COLUMNS),
+    tools=lambda cfg: ["hog", "simdisk", "cacheflood"], skip_reason=skip_reason, validity=validity,
+    warmups=lambda cfg: [{"arm": "tier_warm"}] if "tier_warm" in cfg["arms"] else [{"arm": cfg["arms"][0]}],
+    prepare=_prepare, cleanup=_cleanup,
+    requires=experiment.Requirements(root=True, fuse=True, zram=True, memory_keys=("ram",),
+                                     device_keys=("disk_profile", "tier_profile")))
+run = EXPERIMENT.run

@@ -13,19 +13,16 @@ model's own predictions (`simdisk model`), which the measured fit must recover.
 from __future__ import annotations
 
 import os
-from contextlib import nullcontext
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 import pandas as pd
 
-from pagelab import devices, records, state, trials
+from pagelab import devices, experiment, records, state, trials
 from pagelab import fit as _fit
-from pagelab.config import config_hash
-from pagelab.provenance import provenance
 from pagelab.stats import median_ci
-from pagelab.tools import iobench_job_cmd, run_json, summarise_job, tool_path
+from pagelab.tools import iobench_job_cmd, run_json, summarise_job
 from pagelab.units import format_size, parse_duration, parse_size
 
 NAME = "seekmodel"
@@ -62,64 +59,68 @@ def conf_name(c: dict[str, Any]) -> str:
     return f"{c['device']}-bs{format_size(c['bs'])}" + (f"-span{format_size(c['span'])}" if c["span"] else "")
 
 
-def plan(cfg: dict[str, Any]) -> list[trials.Trial]:
-    confs = configurations(cfg)
-    warm = []
-    if parse_duration(cfg.get("warmup", 0)) > 0:
-        biggest = max(parse_size(b) for b in cfg["block_sizes"])
-        warm = [{"device": d, "bs": biggest, "span": 0} for d in usable_devices(cfg)[0]]
-    return trials.plan(confs, cfg["trials"], cfg["rng_seed"], name=conf_name, warmups=warm)
+SCALARS = ["iops", "bw_bytes", "io_bytes", "total_ios", "runtime_ms", "clat_mean_ns", "clat_stddev_ns",
+           "clat_min_ns", "clat_max_ns", "clat_p50_ns", "clat_p90_ns", "clat_p99_ns", "clat_p99_9_ns",
+           "seconds_per_io", "tool_version"]
 
 
-def run(cfg: dict[str, Any], outdir: Path, scratch_dir: Path) -> pd.DataFrame:
-    """Run (or resume) every trial; write trials.csv; return it. Raises if a trial failed."""
-    scratch_dir = scratch_dir.resolve()
-    scratch_dir.mkdir(parents=True, exist_ok=True)
-    outdir.mkdir(parents=True, exist_ok=True)
-    usable, skipped = usable_devices(cfg)
-    if skipped:
-        records.write_text_atomic(outdir / "skipped.txt", skipped + "\n")
-    else:
-        (outdir / "skipped.txt").unlink(missing_ok=True)
-    own_file = scratch_dir / f"{NAME}.dat"
-    file_size = parse_size(cfg["file_size"])
-    iobench = tool_path("iobench")
-    emulated = [d for d in usable if d != OWN]
-    tools = {"iobench": iobench} | ({"simdisk": tool_path("simdisk")} if emulated else {})
-    prov = provenance(config_hash(cfg), tools=tools, disk_path=scratch_dir)
-    with state.session() if emulated else nullcontext(None) as st:
-        targets: dict[str, tuple[Path, int | None]] = {OWN: (own_file, file_size)}
-        for d in emulated:
-            disk = devices.emulated_disk(st, d, scratch_dir / f"{NAME}-{d}")
-            targets[d] = (disk.disk, None)
+def warmups(cfg: dict[str, Any]) -> list[dict[str, Any]]:
+    """One warm-up job per usable device at the biggest block size (when cfg warmup > 0)."""
+    if parse_duration(cfg.get("warmup", 0)) <= 0:
+        return []
+    biggest = max(parse_size(b) for b in cfg["block_sizes"])
+    return [{"device": d, "bs": biggest, "span": 0} for d in usable_devices(cfg)[0]]
 
-        def run_one(trial: trials.Trial) -> dict[str, Any]:
-            runtime = parse_duration(cfg["warmup"] if trial.warmup else cfg["runtime"])
-            path, size = targets[trial.params["device"]]
-            cmd = iobench_job_cmd(path, "randread", trial.params["bs"], direct=True, runtime=runtime,
-                                  seed=trial.seed, size=size, span=trial.params.get("span") or None,
-                                  binary=iobench)
-            doc = run_json(cmd, timeout=runtime * 5 + file_size / 20e6 + 120)
-            res = summarise_job(doc)
-            res["seconds_per_io"] = 1.0 / res["iops"] if res["iops"] > 0 else float("nan")
-            res["command"] = cmd
-            res["tool_version"] = doc.get("iobench version", "unknown")
-            return res
 
-        try:
-            recs = trials.run(NAME, plan(cfg), run_one, outdir, prov)
-        finally:
-            own_file.unlink(missing_ok=True)
-    for d in emulated:
-        from pagelab.experiment import clean_dir
+def own_file(scratch: Path) -> Path:
+    return Path(scratch).resolve() / f"{NAME}.dat"
 
-        clean_dir(scratch_dir / f"{NAME}-{d}")
-    frame = to_frame(recs)
-    failed = frame[frame["status"] != "ok"]
-    if len(failed):
-        raise trials.TrialFailed(f"{len(failed)} trial(s) failed: {', '.join(failed['trial_id'])}")
-    records.write_text_atomic(outdir / "trials.csv", frame.to_csv(index=False))
-    records.write_json_atomic(outdir / "provenance.json", prov)
+
+# The emulated devices are mounted once per run (on the first trial that needs each) and
+# journaled in the run's state session, which unmounts them at its end.
+_MOUNTED: dict[tuple[int, str], Path] = {}
+
+
+def target(st: state.State | None, cfg: dict[str, Any], device: str, scratch: Path) -> tuple[Path, int | None]:
+    """The file a trial reads: a scratch file on this machine's disk, or the emulated disk."""
+    if device == OWN:
+        return own_file(scratch), parse_size(cfg["file_size"])
+    assert st is not None, "emulated devices need the run's state session"
+    key = (id(st), device)
+    if key not in _MOUNTED:
+        _MOUNTED[key] = devices.emulated_disk(st, device, Path(scratch).resolve() / f"{NAME}-{device}").disk
+    return _MOUNTED[key], None
+
+
+def run_trial(st: state.State | None, cfg: dict[str, Any], trial: trials.Trial, scratch: Path) -> dict[str, Any]:
+    """One iobench random-read job (QD1, O_DIRECT) of the trial's block size on its device."""
+    runtime = parse_duration(cfg["warmup"] if trial.warmup else cfg["runtime"])
+    path, size = target(st, cfg, trial.params["device"], scratch)
+    cmd = iobench_job_cmd(path, "randread", trial.params["bs"], direct=True, runtime=runtime, seed=trial.seed,
+                          size=size, span=trial.params.get("span") or None)
+    doc = run_json(cmd, timeout=runtime * 5 + parse_size(cfg["file_size"]) / 20e6 + 120)
+    res = summarise_job(doc)
+    res["seconds_per_io"] = 1.0 / res["iops"] if res["iops"] > 0 else float("nan")
+    res["command"] = cmd
+    res["tool_version"] = doc.get("iobench version", "unknown")
+    return res
+
+
+def _cleanup(cfg: dict[str, Any], scratch: Path) -> None:
+    from pagelab.experiment import clean_dir
+
+    own_file(scratch).unlink(missing_ok=True)
+    for key in [k for k in _MOUNTED]:
+        del _MOUNTED[key]
+    for d in usable_devices(cfg)[0]:
+        if d != OWN:
+            clean_dir(Path(scratch).resolve() / f"{NAME}-{d}")
+
+
+def _finish(cfg: dict[str, Any], outdir: Path) -> None:
+    """The device models' own expectations beside the measurements (modelled.json, and per span
+    modelled_spans.json)."""
+    emulated = [d for d in usable_devices(cfg)[0] if d != OWN]
     modelled = {d: {str(parse_size(b)): devices.model(d, "randread", parse_size(b))["mean_service_ns"] / 1e9
                     for b in cfg["block_sizes"]} for d in emulated}
     modelled_spans: dict[str, dict[str, float]] = {}
@@ -129,21 +130,6 @@ def run(cfg: dict[str, Any], outdir: Path, scratch_dir: Path) -> pd.DataFrame:
             modelled_spans.setdefault(c["device"], {})[str(c["span"])] = t
     records.write_json_atomic(outdir / "modelled_spans.json", modelled_spans)
     records.write_json_atomic(outdir / "modelled.json", modelled)
-    return frame
-
-
-def to_frame(recs: list[dict[str, Any]]) -> pd.DataFrame:
-    rows = []
-    for r in recs:
-        res = r.get("result", {})
-        rows.append({
-            "trial_id": r["trial_id"], "order": r["order"], "repetition": r["repetition"],
-            "warmup": r["warmup"], "status": r["status"], "seed": r["seed"],
-            "device": r["params"]["device"], "bs": r["params"]["bs"], "span": r["params"].get("span", 0),
-            "start": r["start"], "end": r["end"],
-            **{k: v for k, v in res.items() if k not in ("command",)},
-        })
-    return pd.DataFrame(rows).sort_values("order").reset_index(drop=True)
 
 
 def load(results_dir: Path | str, spans: bool = False) -> pd.DataFrame:
@@ -399,3 +385,13 @@ def placeholder_macros(devices_wanted: list[str], m: dict[str, str]) -> dict[str
         for key in DEVICE_KEYS:
             out.setdefault(f"Seekmodel{device_word(d)}{key}", "n/a")
     return out
+
+
+EXPERIMENT = experiment.Experiment(
+    name=NAME, seeds=("003",), configurations=configurations, trial=run_trial,
+    metric=lambda r: r["seconds_per_io"], columns=tuple(SCALARS), required_columns=tuple(REQUIRED_COLUMNS),
+    tools=lambda cfg: ["iobench"] + (["simdisk"] if any(d != OWN for d in usable_devices(cfg)[0]) else []),
+    conf_name=conf_name, warmups=warmups, changes_state=lambda cfg: any(d != OWN for d in usable_devices(cfg)[0]),
+    cleanup=_cleanup, finish=_finish, note=lambda cfg: usable_devices(cfg)[1],
+    requires=experiment.Requirements(device_keys=("devices",)))
+run = EXPERIMENT.run

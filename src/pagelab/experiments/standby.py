@@ -186,17 +186,6 @@ def validity(params: dict[str, Any], result: dict[str, Any]) -> str | None:
     return None
 
 
-def run(cfg: dict[str, Any], outdir: Path, scratch_dir: Path) -> pd.DataFrame:
-    try:
-        return experiment.execute(
-            NAME, cfg, outdir, scratch_dir, configurations(cfg), lambda c: c["arm"],
-            lambda st, t, scratch: run_trial(st, cfg, t, scratch), lambda r: r["retouch_s"], SCALARS,
-            tools=["hog", "cacheflood"], skip_reason=skip_reason(cfg), warmups=[{"arm": "trim_only"}],
-            validity=validity)
-    finally:
-        experiment.clean_dir(scratch_dir.resolve() / f"{NAME}-floodset")
-
-
 SCALARS = ["retouch_s", "retouch_s_per_ref", "retouch_majflt", "retouch_minflt", "retouch_p99_us",
            "pswpout_trim", "pswpin_retouch", "zswpin_retouch", "zswpout_trim", "trim_s", "trim_written_s",
            "trim_pageout_mbps", "trim_written_mbps", "swapcached_before_retouch",
@@ -334,3 +323,13 @@ def macros(summary: pd.DataFrame, cfg: dict[str, Any] | None, profile: str, skip
         name = f"Standby{WORDS[a]}Vs{WORDS[b]}Sentence"
         m[name] = ratio_sentence(paired[key], subject, other, "slower", "faster", who) if key in paired else "n/a"
     return m
+
+
+EXPERIMENT = experiment.Experiment(
+    name=NAME, seeds=("004",), configurations=configurations, trial=run_trial,
+    metric=lambda r: r["retouch_s"], columns=tuple(SCALARS), required_columns=tuple(REQUIRED_COLUMNS),
+    tools=lambda cfg: ["hog", "cacheflood"], skip_reason=skip_reason, validity=validity,
+    warmups=lambda cfg: [{"arm": "trim_only"}],
+    cleanup=lambda cfg, scratch: experiment.clean_dir(Path(scratch).resolve() / f"{NAME}-floodset"),
+    requires=experiment.Requirements(root=True, zram=True, memory_keys=("working_set", "headroom")))
+run = EXPERIMENT.run
