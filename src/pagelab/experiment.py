@@ -77,6 +77,7 @@ class Experiment:
     cleanup: Callable[[Cfg, Path], None] | None = None             # after them, whatever happened
     finish: Callable[[Cfg, Path], None] | None = None              # extra outputs once all trials are done
     note: Callable[[Cfg], str | None] | None = None                # a partial skip, for skipped.txt
+    paper_order: int = 100                                         # where its section stands in the paper
 
     def run(self, cfg: Cfg, outdir: Path, scratch_dir: Path) -> pd.DataFrame:
         """Skip check, preparation, the trials (execute), clean-up, extra outputs."""

@@ -441,7 +441,7 @@ def run_trial(st: state.State, cfg: dict[str, Any], trial: trials.Trial, scratch
 
 
 EXPERIMENT = experiment.Experiment(
-    name=NAME, seeds=("003", "004"), configurations=configurations, trial=run_trial,
+    name=NAME, paper_order=40, seeds=("003", "004"), configurations=configurations, trial=run_trial,
     metric=lambda r: r["compress_mbps"] if r["arm"] == "codec" else r["pageout_mbps"], columns=tuple(SCALARS),
     required_columns=tuple(REQUIRED_COLUMNS), tools=lambda cfg: ["hog", "iobench"], conf_name=conf_name,
     skip_reason=skip_reason, validity=validity, warmups=lambda cfg: configurations(cfg)[:1],

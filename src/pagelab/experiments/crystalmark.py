@@ -231,7 +231,7 @@ def _cleanup(cfg: dict[str, Any], scratch: Path) -> None:
 
 
 EXPERIMENT = experiment.Experiment(
-    name=NAME, seeds=("003",), configurations=configurations, trial=run_trial,
+    name=NAME, paper_order=10, seeds=("003",), configurations=configurations, trial=run_trial,
     metric=lambda r: r["rand_read_64k_best_mbps"], columns=tuple(SCALARS), required_columns=tuple(REQUIRED_COLUMNS),
     tools=lambda cfg: ["iobench"] + (["simdisk"] if any(a in EMULATED for a in usable_arms(cfg)[0]) else []),
     conf_name=lambda c: c["arm"], validity=validity,

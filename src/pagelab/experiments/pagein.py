@@ -198,7 +198,7 @@ def macros(summary: pd.DataFrame, cfg: dict[str, Any] | None, profile: str, skip
 
 
 EXPERIMENT = experiment.Experiment(
-    name=NAME, seeds=("000",), configurations=configurations, trial=run_trial,
+    name=NAME, paper_order=50, seeds=("000",), configurations=configurations, trial=run_trial,
     metric=lambda r: r["pagein_mbps"], columns=tuple(SCALARS), required_columns=tuple(REQUIRED_COLUMNS),
     tools=lambda cfg: ["hog", "simdisk"], conf_name=conf_name, skip_reason=skip_reason, validity=validity,
     requires=experiment.Requirements(root=True, fuse=True, memory_keys=("working_set", "headroom"),

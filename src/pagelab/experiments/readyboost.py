@@ -440,7 +440,7 @@ def _cleanup(cfg: dict[str, Any], scratch: Path) -> None:
 
 
 EXPERIMENT = experiment.Experiment(
-    name=NAME, seeds=("000",), configurations=configurations, trial=run_trial,
+    name=NAME, paper_order=60, seeds=("000",), configurations=configurations, trial=run_trial,
     metric=lambda r: r["recovery_s"], columns=tuple(SCALARS), required_columns=tuple(REQUIRED_COLUMNS),
     tools=lambda cfg: ["hog", "simdisk", "cacheflood"], skip_reason=skip_reason, validity=validity,
     warmups=lambda cfg: [{"arm": "tier_warm"}] if "tier_warm" in cfg["arms"] else [{"arm": cfg["arms"][0]}],

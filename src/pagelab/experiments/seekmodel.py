@@ -388,7 +388,7 @@ def placeholder_macros(devices_wanted: list[str], m: dict[str, str]) -> dict[str
 
 
 EXPERIMENT = experiment.Experiment(
-    name=NAME, seeds=("003",), configurations=configurations, trial=run_trial,
+    name=NAME, paper_order=20, seeds=("003",), configurations=configurations, trial=run_trial,
     metric=lambda r: r["seconds_per_io"], columns=tuple(SCALARS), required_columns=tuple(REQUIRED_COLUMNS),
     tools=lambda cfg: ["iobench"] + (["simdisk"] if any(d != OWN for d in usable_devices(cfg)[0]) else []),
     conf_name=conf_name, warmups=warmups, changes_state=lambda cfg: any(d != OWN for d in usable_devices(cfg)[0]),

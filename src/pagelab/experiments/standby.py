@@ -326,7 +326,7 @@ def macros(summary: pd.DataFrame, cfg: dict[str, Any] | None, profile: str, skip
 
 
 EXPERIMENT = experiment.Experiment(
-    name=NAME, seeds=("004",), configurations=configurations, trial=run_trial,
+    name=NAME, paper_order=30, seeds=("004",), configurations=configurations, trial=run_trial,
     metric=lambda r: r["retouch_s"], columns=tuple(SCALARS), required_columns=tuple(REQUIRED_COLUMNS),
     tools=lambda cfg: ["hog", "cacheflood"], skip_reason=skip_reason, validity=validity,
     warmups=lambda cfg: [{"arm": "trim_only"}],
