@@ -8,7 +8,7 @@ import subprocess
 
 import pytest
 
-from conftest import copy_repo
+from conftest import add_toy_experiment, copy_repo
 from pagelab import config
 from pagelab.experiments import seekmodel
 
@@ -24,6 +24,7 @@ def built(tmp_path_factory, env):
     base = REPO / ".pytest-scratch" / f"pipeline-{tmp_path_factory.getbasetemp().name}"
     shutil.rmtree(base, ignore_errors=True)
     repo = copy_repo(base / "repo")
+    add_toy_experiment(repo)  # a new experiment, five files: it must reach the paper by its name alone
     from pagelab import state
 
     before = state.show()
@@ -172,3 +173,17 @@ def test_verdicts_are_stable_against_the_recorded_quick_run(built, recorded_resu
     flips = [d for d in diffs if {d[1], d[2]} == {claims.REPRODUCED, claims.NOT_REPRODUCED}]
     if here == ref:
         assert not flips, f"verdicts that flip between two runs of the same configuration: {flips}"
+
+
+def test_a_new_experiment_reaches_the_paper_by_its_name(built):
+    """The toy experiment (tests/toy, added as five files): its trials ran, its section and
+    figure are in the PDF, and its claim got a verdict."""
+    import csv
+
+    text = subprocess.run(["pdftotext", "-layout", str(built / "results/paper.pdf"), "-"],
+                          capture_output=True, text=True, check=True).stdout
+    flat = " ".join(text.split())
+    assert "A toy experiment" in flat and "the single arm's median is 42" in flat
+    assert (built / "results/toy/toy.pdf").stat().st_size > 0
+    verdicts = {r["id"]: r for r in csv.DictReader(open(built / "results/claims/verdicts.csv"))}
+    assert verdicts["TOY1"]["verdict"] == "reproduced", verdicts["TOY1"]
