@@ -74,13 +74,14 @@ def copy_repo(dest: Path) -> Path:
 
 def add_toy_experiment(repo: Path) -> None:
     """Adds tests/toy's experiment to a copy of the repository by writing only what a new
-    experiment is: its module (with its descriptor), its schema and config block, its notebook,
+    experiment is: its module (with its descriptor), its schema fragment and config block, its notebook,
     its paper section and its claims rows. Nothing else is edited (issue 16)."""
     toy = REPO / "tests" / "toy"
     shutil.copy2(toy / "toy.py", repo / "src/pagelab/experiments/toy.py")
     shutil.copy2(toy / "toy.ipynb", repo / "notebooks/toy.ipynb")
     shutil.copy2(toy / "section.tex", repo / "paper/sections/toy.tex")
-    for src, dest in (("schema.yaml", "config/schema.yaml"), ("config.yaml", "config/config.yaml"),
+    shutil.copy2(toy / "schema.yaml", repo / "config/schema/toy.yaml")
+    for src, dest in (("config.yaml", "config/config.yaml"),
                       ("claims.csv", "data/published/claims.csv")):
         with open(repo / dest, "a") as fh:
             fh.write((toy / src).read_text())

@@ -12,6 +12,7 @@ from __future__ import annotations
 import copy
 import hashlib
 import json
+import os
 import re
 from pathlib import Path
 from typing import Any
@@ -42,8 +43,35 @@ class ConfigError(ValueError):
 
 
 def load_schema(path: Path | None = None) -> dict[str, Any]:
-    with open(path or schema_path()) as fh:
-        return yaml.safe_load(fh)
+    """The schema: config/schema.yaml (the shared definitions and top-level keys) with every
+    experiment's fragment, config/schema/<name>.yaml (its definitions and its block), merged in;
+    a fragment may not redefine what another part defines."""
+    path = Path(path or schema_path())
+    with open(path) as fh:
+        schema = yaml.safe_load(fh)
+    for frag_path in sorted((path.parent / "schema").glob("*.yaml")) if path.parent.name == "config" else []:
+        frag = yaml.safe_load(frag_path.read_text()) or {}
+        for section in ("definitions", "properties"):
+            for key, value in (frag.get(section) or {}).items():
+                if key in schema.setdefault(section, {}):
+                    raise ConfigError(f"{frag_path.name}: {section}.{key} is defined twice")
+                schema[section][key] = value
+    return schema
+
+
+def merged_schema_file(schema: dict[str, Any] | None = None) -> Path:
+    """The merged schema as one file, for snakemake.utils.validate (which takes a path):
+    written once per content under the system's temporary directory."""
+    import tempfile
+
+    text = json.dumps(schema or load_schema(), sort_keys=True)
+    digest = hashlib.sha256(text.encode()).hexdigest()[:16]
+    path = Path(tempfile.gettempdir()) / f"pagelab-schema-{digest}.json"
+    if not path.exists():
+        tmp = path.with_name(f".{path.name}.{os.getpid()}")
+        tmp.write_text(text)
+        tmp.replace(path)
+    return path
 
 
 def experiments(schema: dict[str, Any] | None = None) -> list[str]:
@@ -87,7 +115,7 @@ def validate(config: dict[str, Any], schema: Path | None = None) -> dict[str, An
     from snakemake.utils import validate as sm_validate
 
     try:
-        sm_validate(config, str(schema or schema_path()), set_default=True)
+        sm_validate(config, str(schema or merged_schema_file()), set_default=True)
     except WorkflowError as exc:
         raise ConfigError(describe_error(str(exc))) from exc
     return config
