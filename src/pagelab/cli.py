@@ -235,7 +235,7 @@ def parser() -> argparse.ArgumentParser:
     ver.set_defaults(func=cmd_verdicts)
 
     cs = sub.add_parser("compare-section", help="the paper's section comparing this run with the reference machine's")
-    cs.add_argument("--reference", required=True, help="the reference recording's directory ('' for none)")
+    cs.add_argument("--reference", default="", help="the reference recording's directory (empty: none)")
     cs.add_argument("--results", required=True)
     cs.add_argument("--out", required=True)
     cs.set_defaults(func=cmd_compare_section)

@@ -50,7 +50,7 @@ rule reference_compare:
     conda:
         "../../environment.yml"
     shell:
-        "pagelab compare-section --reference {params.reference:q} --results results --out {output} > {log} 2>&1"
+        "pagelab compare-section --reference={params.reference:q} --results results --out {output} > {log} 2>&1"
 
 
 rule appendix:
