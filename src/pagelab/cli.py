@@ -219,26 +219,21 @@ def parser() -> argparse.ArgumentParser:
     wj.add_argument("json")
     wj.set_defaults(func=cmd_write_json)
 
-    pub = sub.add_parser("published", help="the published claims' table and macros (data/published/claims.csv)")
-    pub.add_argument("--claims", required=True)
-    pub.add_argument("--table", required=True)
-    pub.add_argument("--macros", required=True)
-    pub.set_defaults(func=cmd_published)
-
-    ver = sub.add_parser("verdicts", help="each claim's verdict from the experiments' measurements.json")
-    ver.add_argument("--results", required=True)
-    ver.add_argument("--claims", required=True)
-    ver.add_argument("--profile", required=True)
-    ver.add_argument("--tex", required=True)
-    ver.add_argument("--csv", required=True)
-    ver.add_argument("--macros", required=True)
-    ver.set_defaults(func=cmd_verdicts)
-
-    cs = sub.add_parser("compare-section", help="the paper's section comparing this run with the reference machine's")
-    cs.add_argument("--reference", default="", help="the reference recording's directory (empty: none)")
-    cs.add_argument("--results", required=True)
-    cs.add_argument("--out", required=True)
-    cs.set_defaults(func=cmd_compare_section)
+    # The workflow's file-writing steps: each takes only required --options naming its files.
+    for cmd, func, help_, options in (
+        ("published", cmd_published, "the published claims' table and macros (data/published/claims.csv)",
+         ("claims", "table", "macros")),
+        ("verdicts", cmd_verdicts, "each claim's verdict from the experiments' measurements.json",
+         ("results", "claims", "profile", "tex", "csv", "macros")),
+        ("compare-section", cmd_compare_section,
+         "the paper's section comparing this run with the reference machine's", ("results", "out")),
+    ):
+        step = sub.add_parser(cmd, help=help_)
+        for option in options:
+            step.add_argument(f"--{option}", required=True)
+        step.set_defaults(func=func)
+        if cmd == "compare-section":
+            step.add_argument("--reference", default="", help="the reference recording's directory (empty: none)")
 
     ap = sub.add_parser("appendix", help="the generated reproducibility appendix")
     ap.add_argument("--results", required=True)

@@ -33,6 +33,7 @@ blocks > 0; how much it holds is what the tier earned).
 from __future__ import annotations
 
 import os
+from contextlib import nullcontext
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -192,10 +193,7 @@ def run_trial(st: state.State, cfg: dict[str, Any], trial: trials.Trial, scratch
             # smaps' Swap also counts the process's own stack and heap: capped at the whole set
             evicted = min(1.0, mm.swapped_bytes(v.pid) / ws)
             sampler = BusySampler(disk, tail_s=settle_window) if disk and settle_window else None
-            if sampler:
-                with sampler:
-                    rep = v.retouch()
-            else:
+            with sampler or nullcontext():
                 rep = v.retouch()
             s2 = c.snapshot()
         delta, hogs = c.delta(s1, s2), c.delta(s0, s1)
