@@ -79,3 +79,30 @@ def test_machine_slug():
     prov = {"machine": {"cpu_model": "AMD EPYC 7B13", "cpus": 8, "kernel": "6.1.0-18-amd64"},
             "disk": {"disk": "nvme0n1", "rotational": False}}
     assert recording.machine_slug(prov) == "epyc-8c-linux6.1-nvme"
+
+
+def test_record_one_experiment_keeps_the_others(tmp_path):
+    """A long profile is recorded an experiment at a time: recording beta alone (from a later
+    commit) keeps alpha as it was, and the paper's source line names both commits."""
+    make_run(tmp_path / "first")
+    dest = recording.record(tmp_path / "first", "m", ["alpha", "beta"], dest_root=tmp_path / "rec")
+    make_run(tmp_path / "second", experiments=("beta",))
+    prov_path = tmp_path / "second/beta/provenance.json"
+    prov = json.loads(prov_path.read_text())
+    prov["git"]["commit"] = "fedcba9876543210"
+    prov_path.write_text(json.dumps(prov))
+    recording.record(tmp_path / "second", "m", ["beta"], dest_root=tmp_path / "rec", keep_others=True)
+    assert sorted(p.name for p in dest.iterdir() if p.is_dir()) == ["alpha", "beta"]
+    assert json.loads((dest / "beta/provenance.json").read_text())["git"]["commit"] == "fedcba9876543210"
+    assert json.loads((dest / "alpha/provenance.json").read_text())["git"]["commit"] == "0123456789abcdef"
+    for exp in ("alpha", "beta"):
+        recording.replay(dest, exp, tmp_path / "replayed" / exp)
+    assert recording.source(tmp_path / "replayed")["commit"] == "0123456789, fedcba9876"
+    # Without keep_others the recording is replaced as a whole.
+    recording.record(tmp_path / "second", "m", ["beta"], dest_root=tmp_path / "rec")
+    assert not (dest / "alpha").exists()
+
+
+def test_cli_record_one_experiment(tmp_path, capsys):
+    assert main(["record", str(tmp_path / "nothing"), "m", "--experiment", "nosuch"]) != 0
+    assert "nosuch" in capsys.readouterr().err

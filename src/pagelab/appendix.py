@@ -135,10 +135,11 @@ def data_source(results: Path) -> str:
     from pagelab.recording import source
 
     src = source(results)
+    at = (f"at commits {src['commit']} (each experiment's in the appendix)" if "," in src["commit"]
+          else f"at commit {src['commit']}")
     if src["recorded"] == "yes":
-        return (f"data recorded on the reference machine {src['machine']} at commit {src['commit']}, "
-                "rebuilt here without running a trial")
-    return f"data measured on this machine ({src['machine']}) at commit {src['commit']}"
+        return f"data recorded on the reference machine {src['machine']} {at}, rebuilt here without running a trial"
+    return f"data measured on this machine ({src['machine']}) {at}"
 
 
 def claims_commit() -> str:

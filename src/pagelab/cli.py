@@ -104,7 +104,11 @@ def cmd_trial(args: argparse.Namespace) -> int:
 def cmd_record(args: argparse.Namespace) -> int:
     from pagelab.recording import record
 
-    dest = record(args.results, args.machine, _config.experiments())
+    chosen = args.experiment or _config.experiments()
+    unknown = sorted(set(chosen) - set(_config.experiments()))
+    if unknown:
+        raise _config.ConfigError(f"no experiment named {', '.join(unknown)}")
+    dest = record(args.results, args.machine, chosen, keep_others=bool(args.experiment))
     print(f"pagelab: recorded {args.results} as {dest}")
     return 0
 
@@ -267,6 +271,8 @@ def parser() -> argparse.ArgumentParser:
     rc = sub.add_parser("record", help="keep a finished, clean run in data/recorded/<machine>/<profile>/")
     rc.add_argument("results", type=Path, help="the results directory of a complete run")
     rc.add_argument("machine", help="a short slug naming the machine (e.g. xeon-2c-linux6.18-virtio)")
+    rc.add_argument("--experiment", action="append", default=[], metavar="NAME",
+                    help="record only this experiment (repeatable); the recording's others are kept")
     rc.set_defaults(func=cmd_record)
 
     cp = sub.add_parser("compare", help="two runs side by side: medians, ratio B/A with CI, same/faster/slower")

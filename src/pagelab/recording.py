@@ -3,7 +3,10 @@
 `pagelab record RESULTS_DIR MACHINE` copies a finished, clean run there: per experiment its
 resolved configuration, provenance, trials.csv, stopping decisions, the device models' own
 predictions where the experiment wrote them, its skip reason if it was skipped, and every
-trial record (trials.jsonl.gz, one JSON record per line). It refuses a run that is incomplete
+trial record (trials.jsonl.gz, one JSON record per line). With `--experiment NAME` (repeatable)
+it records only those experiments and keeps the recording's others as they are, so a long
+profile can be recorded an experiment at a time, each with its own commit in its provenance.
+It refuses a run that is incomplete
 (an experiment without trials, records, provenance or measurements, or whose checks failed) or
 that was measured from a working tree with uncommitted changes, and a recording that would
 push data/recorded/ past its size limit.
@@ -58,8 +61,10 @@ def _size(path: Path) -> int:
     return sum(p.stat().st_size for p in path.rglob("*") if p.is_file()) if path.exists() else 0
 
 
-def record(results_dir: Path | str, machine: str, experiments: list[str], dest_root: Path | None = None) -> Path:
-    """Copy a finished run into dest_root/<machine>/<profile>/; returns that directory."""
+def record(results_dir: Path | str, machine: str, experiments: list[str], dest_root: Path | None = None,
+           keep_others: bool = False) -> Path:
+    """Copy a finished run into dest_root/<machine>/<profile>/; returns that directory. With
+    keep_others, the experiments of an existing recording that are not in `experiments` stay."""
     results_dir = Path(results_dir)
     dest_root = dest_root or recorded_dir()
     if not re.fullmatch(r"[a-z0-9][a-z0-9.-]{0,40}", machine):
@@ -93,6 +98,10 @@ def record(results_dir: Path | str, machine: str, experiments: list[str], dest_r
     dest = dest_root / machine / profile
     staging = dest.with_name(f".{dest.name}.staging")
     shutil.rmtree(staging, ignore_errors=True)
+    staging.mkdir(parents=True)
+    if keep_others and dest.is_dir():
+        for old_exp in sorted(p for p in dest.iterdir() if p.is_dir() and p.name not in experiments):
+            shutil.copytree(old_exp, staging / old_exp.name)
     for exp in experiments:
         src, out = results_dir / exp, staging / exp
         out.mkdir(parents=True)
@@ -109,7 +118,9 @@ def record(results_dir: Path | str, machine: str, experiments: list[str], dest_r
         shutil.rmtree(staging)
         raise RecordingError(f"data/recorded would hold {total / 2**20:.1f} MiB, "
                              f"over its {LIMIT_BYTES >> 20} MiB limit")
-    write_text_atomic(staging / "README.txt", f"A {profile} run recorded from {results_dir} on machine {machine}.\n")
+    held = sorted(p.name for p in staging.iterdir() if p.is_dir())
+    write_text_atomic(staging / "README.txt", f"A {profile} run on machine {machine}: {', '.join(held)}; "
+                      "each experiment's provenance.json names its commit.\n")
     old = dest.with_name(f".{dest.name}.old")
     shutil.rmtree(old, ignore_errors=True)
     if dest.exists():
@@ -159,14 +170,21 @@ def replay(recording: Path | str, experiment: str, outdir: Path | str) -> None:
 
 
 def source(results_dir: Path | str) -> dict[str, str]:
-    """Which machine and commit a results directory's data came from (for the paper)."""
+    """Which machine and commit(s) a results directory's data came from (for the paper): the
+    first experiment's machine; every distinct commit, in the experiments' order."""
+    commits: list[str] = []
+    first: dict[str, Any] | None = None
     for prov_path in sorted(Path(results_dir).glob("*/provenance.json")):
         prov = json.loads(prov_path.read_text())
+        first = first or prov
         git = prov.get("git", {})
-        return {"machine": prov.get("recorded_machine") or machine_slug(prov),
-                "commit": str(git.get("commit", "unknown"))[:10] + ("+dirty" if git.get("dirty") else ""),
-                "recorded": "yes" if prov.get("recorded_machine") else "no"}
-    return {"machine": "unknown", "commit": "unknown", "recorded": "no"}
+        commit = str(git.get("commit", "unknown"))[:10] + ("+dirty" if git.get("dirty") else "")
+        if commit not in commits:
+            commits.append(commit)
+    if first is None:
+        return {"machine": "unknown", "commit": "unknown", "recorded": "no"}
+    return {"machine": first.get("recorded_machine") or machine_slug(first), "commit": ", ".join(commits),
+            "recorded": "yes" if first.get("recorded_machine") else "no"}
 
 
 def reference_dir(name: str, profile: str, current_recording: str = "") -> str:
