@@ -387,8 +387,17 @@ def macros(summary: pd.DataFrame, rat: dict[str, Estimate], cfg: dict[str, Any] 
              "own": "Own"}
     m = {"ReadyboostProfile": profile, "ReadyboostStatus": escape(skipped or "ran")}
     if cfg:
-        m["ReadyboostRamMiB"] = fmt(parse_size(cfg["ram"]) / 2**20)
+        d = design(cfg)
+        m["ReadyboostRamMiB"] = fmt(d.ram / 2**20)
         m["ReadyboostHogRounds"] = str(cfg["hog_rounds"])
+        m["ReadyboostWorkingSetMiB"] = fmt(d.working_set / 2**20)
+        m["ReadyboostHogMiB"] = fmt(d.hog / 2**20)
+        m["ReadyboostIntendedPct"] = f"{100 * d.intended_share:.0f}"
+        m["ReadyboostFileCache"] = (f"after {fmt(d.file_cache / 2**20)}\,MiB of files were read through the page "
+                                    "cache inside it (the seed machine's file cache), " if d.file_cache else "")
+        m["ReadyboostOrder"] = {"seq": "address order (the seed's best case: swap read-ahead hits)",
+                                "random": "random order (the seed's worst case: every page a seek)"}[
+            cfg.get("retouch_order") or "random"]
     for arm, w in words.items():
         row = summary[summary["arm"] == arm] if len(summary) else summary
         m[f"Readyboost{w}S"] = fmt(row.iloc[0]["recovery_s"]) if len(row) else "n/a"
