@@ -4,6 +4,9 @@
 #   make PROFILE=seed      readyboost at the seed article's own scale (3 GiB of "RAM": hours)
 #   make PROFILE=recorded  the paper from a recorded reference run (RECORDING=<machine>/<profile>),
 #                          without root and without running a trial
+#   make PROFILE=full EXPERIMENT=seekmodel
+#                          one experiment (or several, space-separated): its trials, notebook and
+#                          checks, no paper (a long profile an experiment at a time)
 #   make setup             only the set-up (Debian packages, venv, native tools)
 #   make bench             native tools against their peers, side by side (prints a table)
 #   make clean             remove results/ and build outputs (keeps the venv)
@@ -14,6 +17,8 @@ BIN := $(abspath $(VENV)/bin)
 STAMP := $(VENV)/.installed-from-lock
 PROFILE ?=
 SNAKEMAKE_FLAGS ?=
+EXPERIMENT ?=
+TARGETS := $(if $(strip $(EXPERIMENT)),$(foreach e,$(EXPERIMENT),results/$(e)/measurements.json results/$(e)/check.txt),results/paper.pdf)
 # The recorded run that `make PROFILE=recorded` rebuilds the paper from (data/recorded/<this>).
 RECORDING ?= epyc-2c-linux6.18-virtio/quick
 # --config takes every following word as name=value, so it comes after the target.
@@ -29,8 +34,8 @@ export PATH := $(BIN):$(PATH)
 all: paper
 
 paper: setup
-	bash workflow/scripts/run_pipeline.sh --workflow-profile workflow/profiles/default $(SNAKEMAKE_FLAGS) results/paper.pdf $(PROFILE_FLAGS)
-	@echo "make: results/paper.pdf is up to date"
+	bash workflow/scripts/run_pipeline.sh --workflow-profile workflow/profiles/default $(SNAKEMAKE_FLAGS) $(TARGETS) $(PROFILE_FLAGS)
+	@echo "make: $(TARGETS) up to date"
 
 setup: system venv native
 

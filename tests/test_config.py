@@ -1,6 +1,7 @@
 """Config validation: the defaults come from the schema, bad configs are refused naming the key,
 and Snakemake (the pipeline's own entry point) refuses them the same way."""
 
+import re
 import subprocess
 
 import pytest
@@ -125,6 +126,25 @@ def test_the_makefiles_own_command_line_parses_for_every_profile(repo, env, prof
     dry = subprocess.run(["snakemake", "-n", "--quiet", *args], cwd=repo, env=env, capture_output=True,
                          text=True, timeout=180)
     assert dry.returncode == 0, lines[0] + "\n" + dry.stdout[-2000:] + dry.stderr[-2000:]
+
+
+def test_one_experiment_of_a_profile_runs_without_the_paper(repo, env):
+    """`make PROFILE=full EXPERIMENT=seekmodel` asks Snakemake for that experiment's results only:
+    its trials, notebook and checks, and none of another experiment's jobs or the paper's."""
+    out = subprocess.run(["make", "-n", "--no-print-directory", "paper", "PROFILE=full", "EXPERIMENT=seekmodel"],
+                         cwd=repo, env=env, capture_output=True, text=True, timeout=60)
+    assert out.returncode == 0, out.stderr
+    line = next(ln for ln in out.stdout.splitlines() if ln.startswith("bash workflow/scripts/run_pipeline.sh "))
+    args = line.split()[2:]
+    assert "results/paper.pdf" not in args
+    assert "results/seekmodel/measurements.json" in args and "results/seekmodel/check.txt" in args
+    dry = subprocess.run(["snakemake", "-n", "--forceall", *args], cwd=repo, env=env, capture_output=True,
+                         text=True, timeout=180)
+    assert dry.returncode == 0, dry.stdout[-2000:] + dry.stderr[-2000:]
+    jobs = set(re.findall(r"^rule (\w+):", dry.stdout, re.M))
+    assert "paper" not in jobs and {"trial", "tidy"} <= jobs and any("notebook" in j for j in jobs), jobs
+    wildcards = set(re.findall(r"wildcards: experiment=(\w+)", dry.stdout))
+    assert wildcards == {"seekmodel"}, wildcards
 
 
 def _snakemake(repo, env, *args):

@@ -393,7 +393,7 @@ def macros(summary: pd.DataFrame, rat: dict[str, Estimate], cfg: dict[str, Any] 
         m["ReadyboostWorkingSetMiB"] = fmt(d.working_set / 2**20)
         m["ReadyboostHogMiB"] = fmt(d.hog / 2**20)
         m["ReadyboostIntendedPct"] = f"{100 * d.intended_share:.0f}"
-        m["ReadyboostFileCache"] = (f"after {fmt(d.file_cache / 2**20)}\,MiB of files were read through the page "
+        m["ReadyboostFileCache"] = (rf"after {fmt(d.file_cache / 2**20)}\,MiB of files were read through the page "
                                     "cache inside it (the seed machine's file cache), " if d.file_cache else "")
         m["ReadyboostOrder"] = {"seq": "address order (the seed's best case: swap read-ahead hits)",
                                 "random": "random order (the seed's worst case: every page a seek)"}[
