@@ -162,3 +162,32 @@ def test_a_trial_whose_hogs_left_the_working_set_in_ram_is_rejected_and_another_
     assert "the hogs pushed out" in bad.iloc[0]["invalid_reason"], bad
     assert len(calls) == 1 + 2 + len(bad), calls  # warm-up, n_min counted, one more per rejected
     assert len(counted) == 2 and (counted["evicted_share"] >= rb.MIN_SHARE).all()
+
+
+@pytest.mark.parametrize("arm", ["hdd", "tier_cold"])
+def test_the_full_profiles_sizes_on_the_emulated_disks_kill_no_task(tmp_path, monkeypatch, disk_tmp, arm):
+    """The real kernel at the full profile's sizes (its cgroup, working set, hogs and 20 hog
+    rounds), swap on the emulated 2008 disk bare and behind the flash tier: reclaim to a 50 MB/s
+    disk cannot keep up with two hogs, and the group's tasks wait for it instead of being killed
+    (memcg OOM kills 0); the trial is valid. The re-touch is in address order (the hog phase,
+    where a kill would happen, is the full profile's own; a random re-touch would add a minute)."""
+    import os
+
+    from pagelab import config, state, trials
+
+    if os.geteuid() != 0 or not os.path.exists("/dev/fuse"):
+        pytest.skip("needs root and FUSE: swap on the emulated disk and a memory cgroup")
+    monkeypatch.setenv("PAGELAB_JOURNAL", str(tmp_path / "journal.jsonl"))
+    from conftest import build_native
+
+    build_native()
+    cfg = {**config.load(overrides={"profile": "full"})["readyboost"], "retouch_order": "seq"}
+    assert cfg["ram"] == "96M" and cfg["hog_rounds"] == 20
+    before = state.show()
+    with state.session() as st:
+        result = rb.run_trial(st, cfg, trials.Trial(trial_id=f"{arm}-r00", params={"arm": arm}, repetition=0,
+                                                    seed=7), disk_tmp)
+    assert state.show() == before
+    assert result["oom_kills"] == 0 and result["hogs_killed"] == 0, result["killed"]
+    assert rb.validity({"arm": arm}, result) is None
+    assert result["pswpout_hogs"] > 0 and result["evicted_share"] >= rb.MIN_SHARE
