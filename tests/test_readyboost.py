@@ -191,3 +191,20 @@ def test_the_full_profiles_sizes_on_the_emulated_disks_kill_no_task(tmp_path, mo
     assert result["oom_kills"] == 0 and result["hogs_killed"] == 0, result["killed"]
     assert rb.validity({"arm": arm}, result) is None
     assert result["pswpout_hogs"] > 0 and result["evicted_share"] >= rb.MIN_SHARE
+
+
+def test_the_warm_caveat_speaks_only_when_the_seconds_agree_without_the_effect():
+    """RB3's window is 28-43.75 s: a warm tier at ~35 s that was no faster than the bare disk gets
+    the sentence; one that was faster (the seed's effect), or lies outside the window, does not."""
+    from pagelab.stats import Estimate
+
+    def summary(lo, hi):
+        return pd.DataFrame([{"arm": "tier_warm", "recovery_s": (lo + hi) / 2, "lo": lo, "hi": hi}])
+
+    slower = {"tier_warm_vs_hdd": Estimate(1.18, 1.02, 1.23, 5, "paired")}
+    faster = {"tier_warm_vs_hdd": Estimate(0.23, 0.2, 0.26, 5, "paired")}
+    text = rb.warm_caveat(summary(32.6, 36.1), slower)
+    assert "did not shorten recovery" in text and "1.18" in text and "28.0--43.8" in text.replace("43.75", "43.8")
+    assert rb.warm_caveat(summary(32.6, 36.1), faster) == ""
+    assert rb.warm_caveat(summary(60.0, 70.0), slower) == ""
+    assert rb.warm_caveat(summary(32.6, 36.1), {}) == ""
