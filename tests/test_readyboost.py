@@ -20,7 +20,7 @@ def result(**kw):
 def test_validity_names_what_did_not_happen():
     assert rb.validity({"arm": "hdd"}, result()) is None
     assert "killed" in rb.validity({"arm": "hdd"}, result(hogs_killed=1))
-    assert "pushed out 50 %" in rb.validity({"arm": "hdd"}, result(evicted_share=0.5))
+    assert "pushed out 50.0 %" in rb.validity({"arm": "hdd"}, result(evicted_share=0.5))
     assert "still in RAM" in rb.validity({"arm": "hdd"}, result(readback_share=0.2))
     assert rb.validity({"arm": "tier_cold"}, result(tier_loaded_at_start=0.0)) is None
     assert "must start empty" in rb.validity({"arm": "tier_cold"}, result(tier_loaded_at_start=PAGES / 2))
@@ -71,7 +71,7 @@ def test_the_seed_design_pushes_out_the_share_the_seed_describes():
 def test_validity_asks_for_the_intended_share_and_the_dropped_cache():
     seed = {"intended_share": 376 / 1400, "file_cache": 1600 << 20, "cache_dropped_share": 0.97}
     assert rb.validity({"arm": "hdd"}, result(evicted_share=0.26, readback_share=0.25, **seed)) is None
-    assert "needs >= 24 %" in rb.validity({"arm": "hdd"}, result(evicted_share=0.2, readback_share=0.25, **seed))
+    assert "needs >= 24.2 %" in rb.validity({"arm": "hdd"}, result(evicted_share=0.2, readback_share=0.25, **seed))
     bad_cache = {**seed, "cache_dropped_share": 0.5}
     assert "dropped 50 % of the file cache" in rb.validity(
         {"arm": "hdd"}, result(evicted_share=0.3, readback_share=0.3, **bad_cache))

@@ -269,11 +269,11 @@ def validity(params: dict[str, Any], result: dict[str, Any]) -> str | None:
     # for more than the RAM; about 0.3 at the seed's scale); records from before it existed: 1
     need = MIN_SHARE * float(result.get("intended_share", 1.0))
     if not result["evicted_share"] >= need:
-        return (f"the hogs pushed out {100 * result['evicted_share']:.0f} % of the working set; "
-                f"the design needs >= {100 * need:.0f} %")
+        return (f"the hogs pushed out {100 * result['evicted_share']:.1f} % of the working set; "
+                f"the design needs >= {100 * need:.1f} %")
     if not result["readback_share"] >= need:
-        return (f"the re-touch read {100 * result['readback_share']:.0f} % of the working set from swap; the "
-                f"rest was still in RAM (swap cache); the design needs >= {100 * need:.0f} % out of RAM")
+        return (f"the re-touch read {100 * result['readback_share']:.1f} % of the working set from swap; the "
+                f"rest was still in RAM (swap cache); the design needs >= {100 * need:.1f} % out of RAM")
     dropped = result.get("cache_dropped_share", float("nan"))
     if result.get("file_cache") and not dropped >= MIN_SHARE:
         return (f"the hogs dropped {100 * dropped:.0f} % of the file cache read before them; the design "
