@@ -85,8 +85,7 @@ def cmd_appendix(args: argparse.Namespace) -> int:
 
 
 def cmd_trial(args: argparse.Namespace) -> int:
-    if args.experiment not in _config.experiments():
-        raise _config.ConfigError(f"no experiment named {args.experiment!r}")
+    _known(args.experiment)
     block = json.loads(Path(args.config).read_text())
     if block.get("recording"):  # make PROFILE=recorded: the recorded run, not a new one
         from pagelab.recording import replay
@@ -104,18 +103,21 @@ def cmd_trial(args: argparse.Namespace) -> int:
 def cmd_record(args: argparse.Namespace) -> int:
     from pagelab.recording import record
 
-    chosen = args.experiment or _config.experiments()
-    unknown = sorted(set(chosen) - set(_config.experiments()))
-    if unknown:
-        raise _config.ConfigError(f"no experiment named {', '.join(unknown)}")
-    dest = record(args.results, args.machine, chosen, keep_others=bool(args.experiment))
+    for name in args.experiment:
+        _known(name)
+    dest = record(args.results, args.machine, args.experiment or _config.experiments(),
+                  keep_others=bool(args.experiment))
     print(f"pagelab: recorded {args.results} as {dest}")
     return 0
 
 
-def _experiment(name: str):  # noqa: ANN202
+def _known(name: str) -> None:
     if name not in _config.experiments():
         raise _config.ConfigError(f"no experiment named {name!r}")
+
+
+def _experiment(name: str):  # noqa: ANN202
+    _known(name)
     return importlib.import_module(f"pagelab.experiments.{name}")
 
 

@@ -76,6 +76,7 @@ class Design:
     working_set: int
     file_cache: int
     hog: int
+    order: str = "random"  # the victim's re-touch: random (seed 000's worst case) or seq (its best)
 
     @property
     def intended_share(self) -> float:
@@ -94,7 +95,8 @@ def design(cfg: dict[str, Any]) -> Design:
     d = Design(ram=ram,
                working_set=parse_size(cfg["working_set"]) if cfg.get("working_set") else ram // 3,
                file_cache=parse_size(cfg["file_cache"]) if cfg.get("file_cache") else 0,
-               hog=parse_size(cfg["hog_size"]) if cfg.get("hog_size") else 2 * (ram // 3))
+               hog=parse_size(cfg["hog_size"]) if cfg.get("hog_size") else 2 * (ram // 3),
+               order=cfg.get("retouch_order") or "random")
     where = f"{NAME}.{cfg.get('profile', 'quick')}"
     if d.intended_share <= 0:
         raise ConfigError(f"{where}: working set {cfg.get('working_set')} and {HOGS} hogs of {d.hog} bytes fit in "
@@ -183,7 +185,7 @@ def run_trial(st: state.State, cfg: dict[str, Any], trial: trials.Trial, scratch
         c = counters.Counters(memcg=cg.path("memory"), zram=["zram0"] if arm == "zram" else [], extra=extra)
         settle_window = float(cfg.get("settle_window_s") or 0)
         with Victim(ws, f"ratio:{cfg['fill_ratio']}", trial.seed, work / "victim", cg,
-                    order=cfg.get("retouch_order") or "random",
+                    order=d.order,
                     timeout=3600) as v:
             cache0 = read_file_cache(cg, d.file_cache, file_set_dir(scratch), trial.seed) if d.file_cache else 0
             s0 = c.snapshot()
@@ -396,18 +398,16 @@ def macros(summary: pd.DataFrame, rat: dict[str, Estimate], cfg: dict[str, Any] 
         m["ReadyboostFileCache"] = (rf"after {fmt(d.file_cache / 2**20)}\,MiB of files were read through the page "
                                     "cache inside it (the seed machine's file cache), " if d.file_cache else "")
         m["ReadyboostOrder"] = {"seq": "address order (the seed's best case: swap read-ahead hits)",
-                                "random": "random order (the seed's worst case: every page a seek)"}[
-            cfg.get("retouch_order") or "random"]
+                                "random": "random order (the seed's worst case: every page a seek)"}[d.order]
     for arm, w in words.items():
-        row = summary[summary["arm"] == arm] if len(summary) else summary
-        m[f"Readyboost{w}S"] = fmt(row.iloc[0]["recovery_s"]) if len(row) else "n/a"
+        row = arm_row(summary, arm)
+        m[f"Readyboost{w}S"] = fmt(row["recovery_s"]) if row is not None else "n/a"
     for arm in ("tier_cold", "tier_warm"):
         r = rat.get(f"{arm}_vs_hdd")
         m[f"Readyboost{words[arm]}Ratio"] = fmt(r.value) if r else "n/a"
     m["ReadyboostRejected"] = str(int(rejected["rejected"].sum())) if rejected is not None and len(rejected) else "0"
     for arm in ("tier_cold", "tier_warm"):
-        row = summary[summary["arm"] == arm] if len(summary) else summary
-        r = row.iloc[0] if len(row) else None
+        r = arm_row(summary, arm)
         w = words[arm]
         m[f"Readyboost{w}CopiedPct"] = (f"{100 * r['copied_share']:.0f}" if r is not None and
                                         np.isfinite(r.get("copied_share", float("nan"))) else "n/a")
@@ -442,6 +442,12 @@ def macros(summary: pd.DataFrame, rat: dict[str, Estimate], cfg: dict[str, Any] 
     return m
 
 
+def arm_row(summary: pd.DataFrame, arm: str) -> pd.Series | None:
+    """The summary's row of one arm, or None when the arm did not run."""
+    rows = summary[summary["arm"] == arm] if len(summary) else summary
+    return rows.iloc[0] if len(rows) else None
+
+
 def warm_caveat(summary: pd.DataFrame, rat: dict[str, Estimate], claims_path: Path | None = None) -> str:
     """At the seed's scale: when the warm tier's recovery lies in the window around RB3's 35 s
     while the tier made recovery no faster than the bare disk (the ratio's interval not below
@@ -449,13 +455,12 @@ def warm_caveat(summary: pd.DataFrame, rat: dict[str, Estimate], claims_path: Pa
     from pagelab.latex import fmt
     from pagelab.published import load_claims, window
 
-    row = summary[summary["arm"] == "tier_warm"] if len(summary) else summary
+    w = arm_row(summary, "tier_warm")
     r = rat.get("tier_warm_vs_hdd")
-    if not len(row) or r is None:
+    if w is None or r is None:
         return ""
     claim = load_claims(claims_path).set_index("id").loc["RB3"].to_dict()
     low, high = window(claim)
-    w = row.iloc[0]
     if not (low <= w["lo"] and w["hi"] <= high and r.ci_low >= 1):
         return ""
     return (f"The warm tier's {fmt(w['recovery_s'])}\\,s lie in the window around the seed's RB3, "
