@@ -231,7 +231,8 @@ def test_a_host_that_fails_loses_only_its_own_jobs_and_a_rerun_completes_them(tm
         assert list(rows) == HOSTS
         for h in ("alpha", "beta"):
             logs = {p.name: p.read_text()[-1500:] for p in (repo / "results/logs/fleet" / h).glob("*.log")}
-            assert rows[h]["status"] == "complete" and rows[h]["completed"].split() == EXPERIMENTS, (rows[h], logs)
+            assert rows[h]["status"] == "complete" and rows[h]["completed"].split() == EXPERIMENTS, \
+                (rows[h]["missing"], rows[h], logs)
             assert (repo / "results/fleet" / h / "seekmodel/measurements.json").exists()
         assert rows["gamma"]["status"] == "missing" and rows["gamma"]["completed"] == ""
         assert "seekmodel" in rows["gamma"]["missing"] and "crystalmark" in rows["gamma"]["missing"]
@@ -305,3 +306,27 @@ def test_status_and_cancel_follow_a_job_on_its_host(tmp_path):
     alive = subprocess.run(["ps", "-o", "stat=", "-g", str(pgid)], capture_output=True, text=True).stdout.split()
     assert all(s.startswith("Z") for s in alive), alive
     status(sh("tests/fleet/submit.sh", "delta", str(tmp_path / "ok.sh")), "success")
+
+
+def test_a_job_that_ends_between_the_status_checks_is_a_success(tmp_path):
+    """The race that failed CI once: status.sh finds no exit file, then the job writes it and its
+    submitter exits, then status.sh finds no submitter. That job succeeded. A `ps` on PATH plays
+    the job's ending at the moment status.sh looks for the submitter."""
+    shutil.copytree(REPO / "workflow/profiles/cluster-generic", tmp_path / "workflow/profiles/cluster-generic")
+    job = tmp_path / ".snakemake/fleet-jobs/j1"
+    job.mkdir(parents=True)
+    (job / "submitter").write_text("999999\n")
+    shim = tmp_path / "bin"
+    shim.mkdir()
+    (shim / "ps").write_text(f"#!/bin/sh\necho 0 > {job}/exit\nexit 1\n")  # the job ends; no such process
+    (shim / "ps").chmod(0o755)
+    e = {**os.environ, "PATH": f"{shim}:{os.environ['PATH']}"}
+    run = lambda: subprocess.run(["sh", "workflow/profiles/cluster-generic/status.sh", "j1"], cwd=tmp_path, env=e,
+                                 capture_output=True, text=True, check=True, timeout=30).stdout.strip()
+    assert run() == "success"
+    (job / "exit").unlink()
+    (shim / "ps").write_text(f"#!/bin/sh\necho 3 > {job}/exit\nexit 1\n")
+    assert run() == "failed"  # ended with a failure in the same window: failed, from its status
+    (job / "exit").unlink()
+    (shim / "ps").write_text("#!/bin/sh\nexit 1\n")
+    assert run() == "failed"  # no exit status and no submitter: lost
