@@ -174,3 +174,42 @@ def test_one_run_at_a_time(journal):
         p.wait()
     with state.exclusive(wait=False):
         pass  # free again once the holder is gone
+
+
+@pytest.mark.parametrize("name,arms", [("pagein", None), ("readyboost", ["hdd"]), ("crystalmark", ["hdd"])])
+def test_sigterm_in_a_real_trial_leaves_no_work_directory(journal, disk_tmp, tmp_path, name, arms):
+    """`pagelab trial` (what the pipeline runs) stopped by SIGTERM while a trial holds its
+    emulated disk (mounted in the trial's work directory): the state is restored and the work
+    directory, with the disk's backing file, is gone (readyboost's once stayed, 366 MB)."""
+    import json
+    import time
+
+    from conftest import build_native
+    from pagelab import config
+
+    if not os.path.exists("/dev/fuse"):
+        pytest.skip("no /dev/fuse")
+    build_native()
+    cfg = config.load(overrides={"profile": "quick"})[name]
+    if arms:
+        cfg["arms"] = arms
+    scratch = disk_tmp / "scratch"
+    (tmp_path / "config.json").write_text(json.dumps({**cfg, "scratch_dir": str(scratch)}))
+    before = state.show()
+    p = subprocess.Popen([str(VENV_BIN / "pagelab"), "trial", name, "--config", str(tmp_path / "config.json"),
+                          "--outdir", str(tmp_path / "out")], stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                         text=True, env=dict(os.environ))
+    prefix = str(scratch / f"{name}-")
+    deadline = time.monotonic() + 120
+    while not any(ln.split()[1].startswith(prefix) for ln in open("/proc/mounts")):  # a trial's disk is up
+        assert p.poll() is None and time.monotonic() < deadline, p.communicate()[1][-2000:]
+        time.sleep(0.02)
+    work = [d.name for d in scratch.iterdir() if d.name.startswith(f"{name}-")]
+    assert work  # the work directory exists while the trial runs
+    p.send_signal(signal.SIGTERM)
+    _, err = p.communicate(timeout=120)
+    assert p.returncode == 128 + signal.SIGTERM, err[-2000:]
+    assert state.show() == before
+    assert not journal.exists()
+    left = [d.name for d in scratch.iterdir() if d.name.startswith(f"{name}-")]
+    assert left == [], (work, left)

@@ -10,8 +10,8 @@ scalar result fields it wants as columns.
 from __future__ import annotations
 
 import json
-from collections.abc import Callable
-from contextlib import nullcontext
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager, nullcontext
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -269,6 +269,24 @@ def pairs(frame: pd.DataFrame, by: str, metric: str, a: str, b: str) -> tuple[li
     xb = frame[frame[by] == b].sort_values("order")[metric].tolist()
     n = min(len(xa), len(xb))
     return xa[:n], xb[:n]
+
+
+@contextmanager
+def work_dir(path: Path) -> Iterator[Path]:
+    """A trial's work directory, made on entry and removed on exit, also when the trial ends in
+    an exception (a SIGTERM becomes one): open it before the state scope (`with work_dir(..) as
+    w, st.scope():`) so the scope's restore (unmounts, swapoff) runs first. If removing fails while
+    an exception is on its way, that exception is the one reported."""
+    path.mkdir(parents=True, exist_ok=True)
+    try:
+        yield path
+    except BaseException:
+        try:
+            clean_dir(path)
+        except OSError:
+            pass
+        raise
+    clean_dir(path)
 
 
 def clean_dir(path: Path) -> None:

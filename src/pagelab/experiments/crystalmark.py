@@ -61,31 +61,29 @@ def run_trial(st: state.State | None, cfg: dict[str, Any], trial: trials.Trial, 
     arm = trial.params["arm"]
     _, reuse = ARMS[arm]
     tier_blocks = float("nan")
-    with st.scope() if st is not None else nullcontext(None):
+    # an emulated disk of its own (not the one kept across trials) lives in the trial's work directory
+    own_disk = arm in EMULATED and arm != "tiered_reused"
+    work = experiment.work_dir(scratch / f"{NAME}-{trial.trial_id}") if own_disk else nullcontext(None)
+    with work as work_path, st.scope() if st is not None else nullcontext(None):
         if arm == "tiered_reused":
             # One disk image and its tier state across the run's trials (simdisk loads a saved
             # state only for the image it was saved with): the test file is cached from before.
             assert st is not None
-            work = None
             disk = devices.emulated_disk(st, cfg[EMULATED[arm]], reused_dir(scratch), parse_size(cfg["size"]),
                                          cache_state=reused_dir(scratch) / "tier.state")
             file = disk.disk
             tier_blocks = float(disk.stats().get("device", {}).get("cache_blocks", float("nan")))
         elif arm in EMULATED:
             assert st is not None
-            work = scratch / f"{NAME}-{trial.trial_id}"
-            disk = devices.emulated_disk(st, cfg[EMULATED[arm]], work, parse_size(cfg["size"]))
+            disk = devices.emulated_disk(st, cfg[EMULATED[arm]], work_path, parse_size(cfg["size"]))
             file = disk.disk
             if arm == "tiered":
                 tier_blocks = float(disk.stats().get("device", {}).get("cache_blocks", float("nan")))
         else:
-            work = None
             # A reused file keeps its name across trials (and its pages in the cache); a fresh one is new.
             file = scratch / (f"{NAME}-{arm}.dat" if reuse else f"{NAME}-{trial.trial_id}.dat")
         cmd = command(cfg, arm, file, trial.seed)
         out = subprocess.run(cmd, capture_output=True, text=True, timeout=1800)
-    if work is not None:
-        experiment.clean_dir(work)
     if out.returncode != 0:
         raise trials.TrialFailed(f"iobench crystalmark exited {out.returncode}: {out.stderr.strip()}")
     doc = json.loads(out.stdout)

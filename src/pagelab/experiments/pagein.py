@@ -52,8 +52,7 @@ def skip_reason(cfg: dict[str, Any]) -> str | None:
 def run_trial(st: state.State, cfg: dict[str, Any], trial: trials.Trial, scratch: Path) -> dict[str, Any]:
     order, pc = trial.params["access"], trial.params["page_cluster"]
     ws = parse_size(cfg["working_set"])
-    work = scratch / f"{NAME}-{trial.trial_id}"
-    with st.scope():
+    with experiment.work_dir(scratch / f"{NAME}-{trial.trial_id}") as work, st.scope():
         disk = emulated_swap(st, cfg["device"], work / "dev", 4 * ws)
         st.set_knob("vm.page-cluster", pc)
         cg = st.cgroup(NAME, memory_limit=ws + parse_size(cfg["headroom"]))
@@ -85,7 +84,6 @@ def run_trial(st: state.State, cfg: dict[str, Any], trial: trials.Trial, scratch
             "device": {k.replace(".", "_"): v for k, v in d["device"].items()},
             "counters": {"pushout": c.delta(s0, s1), "retouch": d},
         }
-    experiment.clean_dir(work)
     return result
 
 

@@ -157,11 +157,9 @@ def run_trial(st: state.State, cfg: dict[str, Any], trial: trials.Trial, scratch
     d = design(cfg)
     ram, ws = d.ram, d.working_set
     swap_size = 2 * ram
-    work = scratch / f"{NAME}-{trial.trial_id}"
-    work.mkdir(parents=True, exist_ok=True)
     disk = None
     tier_blocks = tier_loaded = float("nan")
-    with st.scope():
+    with experiment.work_dir(scratch / f"{NAME}-{trial.trial_id}") as work, st.scope():
         if arm in ("hdd", "zswap"):
             disk = emulated_swap(st, cfg["disk_profile"], work / "dev", swap_size)
         elif arm in ("tier_cold", "tier_warm"):
@@ -230,7 +228,6 @@ def run_trial(st: state.State, cfg: dict[str, Any], trial: trials.Trial, scratch
                                 + dev.get("device.prefetches", float("nan"))),
             "counters": {"hogs": hogs, "retouch": delta},
         }
-    experiment.clean_dir(work)
     return result
 
 
