@@ -29,6 +29,7 @@ import signal
 import subprocess
 import sys
 import time
+from collections.abc import Callable
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).parent))
@@ -61,50 +62,20 @@ def build_passthrough(out: Path) -> Path:
     return out
 
 
-class Passthrough:
-    """passthrough_ll serving SOURCE at where/mnt in the foreground; unmounted and reaped on exit."""
-
-    def __init__(self, binary: Path, where: Path, source: Path) -> None:
-        self.mnt = where / "mnt"
-        self.argv = [str(binary), "-f", "-o", f"source={source},cache=never", str(self.mnt)]
-
-    def __enter__(self) -> Passthrough:
-        self.mnt.mkdir(parents=True, exist_ok=True)
-        self.process = subprocess.Popen(self.argv, stderr=subprocess.DEVNULL)
-        deadline = time.monotonic() + 10
-        while not os.path.ismount(self.mnt):
-            if self.process.poll() is not None or time.monotonic() > deadline:
-                self.__exit__()
-                raise RuntimeError(f"passthrough_ll did not mount: {' '.join(self.argv)}")
-            time.sleep(0.01)
-        return self
-
-    def __exit__(self, *exc: object) -> None:
-        subprocess.run(["fusermount3", "-u", str(self.mnt)], capture_output=True, timeout=30)
-        try:
-            self.process.wait(timeout=15)
-        except subprocess.TimeoutExpired:
-            os.kill(self.process.pid, signal.SIGKILL)
-            self.process.wait(timeout=15)
-
-
 class Mounted:
-    """simdisk in the foreground until it is ready; unmounted and reaped on exit."""
+    """A FUSE daemon in the foreground (argv) until `ready()`; unmounted and reaped on exit."""
 
-    def __init__(self, where: Path, profile: str, backing: Path, *args: str) -> None:
-        self.where, self.mnt = where, where / "mnt"
-        self.argv = [str(BUILD / "simdisk"), str(self.mnt), "--profile", profile, "--backing",
-                     str(backing), "--size", str(SIZE), "--foreground", "--ready",
-                     str(where / "ready"), *args]
+    def __init__(self, argv: list[str], mnt: Path, ready: Callable[[], bool]) -> None:
+        self.argv, self.mnt, self.ready = argv, mnt, ready
 
     def __enter__(self) -> Mounted:
         self.mnt.mkdir(parents=True, exist_ok=True)
         self.process = subprocess.Popen(self.argv, stderr=subprocess.DEVNULL)
         deadline = time.monotonic() + 10
-        while not (self.where / "ready").exists():
+        while not self.ready():
             if self.process.poll() is not None or time.monotonic() > deadline:
                 self.__exit__()
-                raise RuntimeError(f"simdisk did not start: {' '.join(self.argv)}")
+                raise RuntimeError(f"did not mount: {' '.join(self.argv)}")
             time.sleep(0.01)
         return self
 
@@ -115,6 +86,21 @@ class Mounted:
         except subprocess.TimeoutExpired:
             os.kill(self.process.pid, signal.SIGKILL)
             self.process.wait(timeout=15)
+
+
+def simdisk(where: Path, profile: str, backing: Path, *args: str) -> Mounted:
+    """simdisk serving BACKING as where/mnt/disk (it says when it is ready)."""
+    mnt = where / "mnt"
+    return Mounted([str(BUILD / "simdisk"), str(mnt), "--profile", profile, "--backing", str(backing),
+                    "--size", str(SIZE), "--foreground", "--ready", str(where / "ready"), *args],
+                   mnt, (where / "ready").exists)
+
+
+def passthrough(binary: Path, where: Path, source: Path) -> Mounted:
+    """passthrough_ll serving the directory SOURCE at where/mnt (ready once mounted)."""
+    mnt = where / "mnt"
+    return Mounted([str(binary), "-f", "-o", f"source={source},cache=never", str(mnt)], mnt,
+                   lambda: os.path.ismount(mnt))
 
 
 def cases(scratch: Path) -> list[Case]:
@@ -126,24 +112,24 @@ def cases(scratch: Path) -> list[Case]:
                             "--bs=1M", f"--size={SIZE}", "--direct=1", "--output-format=json"],
                            capture_output=True, check=True, timeout=300)
 
-    def added_latency_us() -> float:
+    def added_us(mounted: Mounted, name: str) -> float:
+        """Mean completion latency of 4 KiB random reads of mnt/NAME minus that of the backing
+        file read directly, back to back."""
         job = ("--rw=randread", "--bs=4k", f"--size={SIZE}", "--runtime=2", "--time_based")
-        with Mounted(scratch / "zero", "zero", backing) as m:
-            emulated = fio_mean_us(m.mnt / "disk", *job)
-        direct = fio_mean_us(backing, *job)
-        return emulated - direct
+        with mounted as m:
+            through = fio_mean_us(m.mnt / name, *job)
+        return through - fio_mean_us(backing, *job)
+
+    def added_latency_us() -> float:
+        return added_us(simdisk(scratch / "zero", "zero", backing), "disk")
 
     def passthrough_added_us() -> float:
-        job = ("--rw=randread", "--bs=4k", f"--size={SIZE}", "--runtime=2", "--time_based")
         binary = build_passthrough(scratch / "passthrough_ll")
-        with Passthrough(binary, scratch / "passthrough", backing.parent) as m:
-            through = fio_mean_us(m.mnt / backing.name, *job)
-        direct = fio_mean_us(backing, *job)
-        return through - direct
+        return added_us(passthrough(binary, scratch / "passthrough", backing.parent), backing.name)
 
     def p99_timing_error_us() -> float:
         trace = scratch / "hdd-trace.csv"
-        with Mounted(scratch / "hdd", "hdd5400-2008", backing, "--trace", str(trace)) as m:
+        with simdisk(scratch / "hdd", "hdd5400-2008", backing, "--trace", str(trace)) as m:
             fio_mean_us(m.mnt / "disk", "--rw=randread", "--bs=64k", f"--size={SIZE}",
                         "--number_ios=120", "--norandommap")
         with open(trace) as f:
