@@ -321,8 +321,11 @@ def test_a_job_that_ends_between_the_status_checks_is_a_success(tmp_path):
     (shim / "ps").write_text(f"#!/bin/sh\necho 0 > {job}/exit\nexit 1\n")  # the job ends; no such process
     (shim / "ps").chmod(0o755)
     e = {**os.environ, "PATH": f"{shim}:{os.environ['PATH']}"}
-    run = lambda: subprocess.run(["sh", "workflow/profiles/cluster-generic/status.sh", "j1"], cwd=tmp_path, env=e,
-                                 capture_output=True, text=True, check=True, timeout=30).stdout.strip()
+
+    def run() -> str:
+        return subprocess.run(["sh", "workflow/profiles/cluster-generic/status.sh", "j1"], cwd=tmp_path, env=e,
+                              capture_output=True, text=True, check=True, timeout=30).stdout.strip()
+
     assert run() == "success"
     (job / "exit").unlink()
     (shim / "ps").write_text(f"#!/bin/sh\necho 3 > {job}/exit\nexit 1\n")

@@ -140,12 +140,14 @@ def test_standby_ran_or_says_why(built):
     if os.geteuid() != 0:
         assert (r / "skipped.txt").read_text().startswith("skipped: needs root")
         return
-    import pandas as pd
+    from pagelab.experiment import load, rejected
 
-    trials = pd.read_csv(r / "trials.csv")
-    counted = trials[~trials["warmup"].astype(bool)]
+    # the counted trials: a trial whose manipulation did not happen (e.g. a flood that left the
+    # pages in the swap cache: pswpin 0) is kept with its reason, replaced, and never counted
+    counted, _ = load(r)
     assert set(counted["arm"]) == {"trim_only", "flooded", "flooded_default", "zswap", "zram"}
     assert (counted["status"] == "ok").all()
+    assert rejected(r)["invalid_reason"].str.len().gt(0).all()
     by_arm = counted.groupby("arm")
     # The Linux twin of seed 004's "zero disk activity": a trimmed page comes back from the
     # swap cache as a minor fault; after the flood, pages are read back from swap.
