@@ -106,3 +106,30 @@ def test_record_one_experiment_keeps_the_others(tmp_path):
 def test_cli_record_one_experiment(tmp_path, capsys):
     assert main(["record", str(tmp_path / "nothing"), "m", "--experiment", "nosuch"]) != 0
     assert "nosuch" in capsys.readouterr().err
+
+
+def test_a_recording_written_into_the_checkout_does_not_make_the_next_run_dirty(tmp_path):
+    """A full run is recorded an experiment at a time from one checkout: the record step rewrites
+    a tracked file under data/recorded/, and the next run there must still be clean; any other
+    tracked change makes it dirty."""
+    import subprocess
+
+    from pagelab.provenance import git_state
+
+    def git(*args: str) -> None:
+        subprocess.run(["git", *args], cwd=tmp_path, check=True, capture_output=True)
+
+    rec = tmp_path / "data/recorded/m/full/README.txt"
+    rec.parent.mkdir(parents=True)
+    rec.write_text("a full run: seekmodel\n")
+    (tmp_path / "src.py").write_text("x = 1\n")
+    git("init", "-q")
+    git("add", ".")
+    git("-c", "user.name=t", "-c", "user.email=t@t", "commit", "-qm", "init")
+    assert git_state(tmp_path)["dirty"] is False
+    rec.write_text("a full run: pagein, seekmodel\n")
+    (rec.parent / "pagein").mkdir()
+    (rec.parent / "pagein/trials.csv").write_text("x\n")
+    assert git_state(tmp_path)["dirty"] is False
+    (tmp_path / "src.py").write_text("x = 2\n")
+    assert git_state(tmp_path)["dirty"] is True

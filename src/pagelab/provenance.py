@@ -31,11 +31,19 @@ def _run(cmd: list[str], cwd: Path | None = None) -> str | None:
     return out.stdout.strip() if out.returncode == 0 else None
 
 
+# Recorded runs are what runs produce, never what a trial reads: a `pagelab record` into a
+# checkout must not make the next run there "dirty" (a full run is recorded an experiment at a
+# time, from one checkout).
+NOT_INPUTS = ("data/recorded",)
+
+
 def git_state(repo: Path | None = None) -> dict[str, Any]:
-    """Commit and dirty flag of the checkout (results/ and scratch/ are ignored by git)."""
+    """Commit and dirty flag of the checkout: tracked files changed, other than recordings
+    (results/ and scratch/ are ignored by git, untracked files are not counted)."""
     repo = repo or root()
     commit = _run(["git", "rev-parse", "HEAD"], cwd=repo)
-    status = _run(["git", "status", "--porcelain", "--untracked-files=no"], cwd=repo)
+    status = _run(["git", "status", "--porcelain", "--untracked-files=no", "--", ".",
+                   *(f":(exclude){p}" for p in NOT_INPUTS)], cwd=repo)
     return {
         "commit": commit or UNKNOWN,
         "dirty": (bool(status) if status is not None else None),
