@@ -4,15 +4,15 @@
    MOUNTPOINT/disk of the `zero` profile (no device time) and on its backing file read directly,
    back to back in every round. ours() is the added latency per IO in us, the difference of the
    two mean completion latencies; the peer is issue 4's budget of 25 us, so the ratio says how
-   much of the budget is used (target <= 1). That budget is absolute, and most of the added
-   latency is the kernel's FUSE round trip, which differs between machines (24 us on one VM,
-   60 us on another), so a second case measures the same added latency through libfuse's own
-   passthrough_ll example (Debian's libfuse3-dev, built here; `cache=never`: direct_io, and the
-   O_DIRECT open passed through to the same backing file): the FUSE floor of this machine. Its
-   ratio says what simdisk costs beyond a FUSE file system that only forwards each read
-   (target <= 1.25, set before it was first measured). A context case runs simdisk in the
-   normal scheduling class (--no-realtime): on a VM, a SCHED_FIFO daemon's reply wakes the
-   reader on the other, idle vCPU, which first measured here at ~50 us of the added latency.
+   much of the budget is used (target <= 1). That budget is absolute, while the kernel's FUSE
+   round trip differs between machines, so a second case measures the same added latency
+   through libfuse's own passthrough_ll example (Debian's libfuse3-dev, built here;
+   `cache=never`: direct_io, and the O_DIRECT open passed through to the same backing file):
+   the FUSE floor of this machine. Its ratio says what simdisk costs beyond a FUSE file system
+   that only forwards each read (target <= 1.25, set before it was first measured). A context
+   case runs simdisk in the normal scheduling class (--no-realtime): on a VM, a SCHED_FIFO
+   daemon's reply wakes the reader on the other, idle vCPU (~45 us more per read on the machine
+   where this was first measured; ~14 us added without it, about passthrough_ll's).
 2. Timing accuracy at HDD settings: 64 KiB random reads at QD1 on `hdd5400-2008` (fio, 120
    reads); from simdisk's trace, the p99 of |measured - modelled| service time per IO in us,
    against issue 4's budget of 200 us.
@@ -55,7 +55,8 @@ PASSTHROUGH_SRC = Path("/usr/share/doc/libfuse3-dev/examples/passthrough_ll.c")
 def build_passthrough(out: Path) -> Path:
     """libfuse's passthrough_ll example, compiled from the Debian package's copy."""
     if not PASSTHROUGH_SRC.exists():
-        raise RuntimeError(f"{PASSTHROUGH_SRC} is missing: install libfuse3-dev (make does, as root)")
+        raise RuntimeError(f"{PASSTHROUGH_SRC} is missing: install libfuse3-dev (make does, as root); "
+                           "an image that excludes /usr/share/doc from packages drops it")
     if not out.exists():
         flags = subprocess.run(["pkg-config", "--cflags", "--libs", "fuse3"], capture_output=True, text=True,
                                check=True).stdout.split()
