@@ -17,13 +17,19 @@ from pagelab.recording import recorded_dir
 pytestmark = pytest.mark.pipeline
 
 
-def test_the_reference_recording_is_in_the_repository():
-    d = recorded_dir() / REFERENCE
+@pytest.mark.parametrize("profile", ["quick", "full", "seed"])
+def test_the_reference_recordings_are_in_the_repository(profile):
+    """Every experiment of each reference recording, of that profile, from a clean checkout;
+    the whole folder within its 20 MiB."""
+    import json
+
+    d = recorded_dir() / REFERENCE.split("/")[0] / profile
     from pagelab import config
 
     for exp in config.experiments():
         assert (d / exp / "trials.csv").exists(), f"{exp} missing from the recording {d}"
-        assert (d / exp / "provenance.json").exists()
+        assert json.loads((d / exp / "config.json").read_text())["profile"] == profile, exp
+        assert not json.loads((d / exp / "provenance.json").read_text())["git"]["dirty"], exp
     size = sum(p.stat().st_size for p in recorded_dir().rglob("*") if p.is_file())
     assert size <= 20 << 20
 

@@ -753,6 +753,55 @@ def test_qualify_runs_readyboosts_device_test(simdisk: Path) -> None:
     assert bad.returncode == 2 and "read_rate_mb_s" in bad.stderr
 
 
+# --- scheduling -------------------------------------------------------------------------------
+
+def traced_replies(m: Mount, reads: int, log: Path) -> list[str]:
+    """The daemon's scheduling-class changes and writes while it serves `reads` 4 KiB O_DIRECT
+    reads, as strace saw them (one line per call)."""
+    tracer = subprocess.Popen(["strace", "-p", str(m.pid), "-e", "trace=sched_setscheduler,writev",
+                               "-o", str(log)], stderr=subprocess.PIPE, text=True)
+    try:
+        assert tracer.stderr is not None
+        assert "attached" in tracer.stderr.readline()
+        fd = os.open(m.disk, os.O_RDONLY | os.O_DIRECT)
+        try:
+            buf = mmap.mmap(-1, 4096)
+            for i in range(reads):
+                assert os.preadv(fd, [buf], i * 65536) == 4096
+        finally:
+            os.close(fd)
+    finally:
+        tracer.send_signal(signal.SIGINT)
+        tracer.wait(timeout=15)
+    return [line for line in log.read_text().splitlines()
+            if line.startswith(("sched_setscheduler", "writev"))]
+
+
+@needs_fuse
+@pytest.mark.skipif(shutil.which("strace") is None, reason="strace is not on PATH")
+@pytest.mark.parametrize("realtime", [True, False], ids=["realtime", "no-realtime"])
+def test_replies_leave_sched_fifo_and_the_daemon_returns_to_it(
+        simdisk: Path, disk_tmp: Path, realtime: bool) -> None:
+    """The daemon models and waits in SCHED_FIFO but sends every reply from the normal class, so
+    the woken reader runs on the daemon's CPU instead of being sent to another one (the added
+    latency bench_simdisk measures); with --no-realtime it never changes class."""
+    with mounted(simdisk, disk_tmp, "zero", "--size", "64M",
+                 *([] if realtime else ["--no-realtime"])) as m:
+        calls = traced_replies(m, 20, disk_tmp / "strace.log")
+        # the reads' replies: a 16-byte header and the 4 KiB (open, flush and release replies
+        # come from the FUSE operations, not from serve_io, and carry no data)
+        replies = [i for i, c in enumerate(calls) if c.startswith("writev") and c.endswith(f"= {16 + 4096}")]
+        assert len(replies) == 20, calls
+        if realtime:
+            for i in replies:
+                assert "SCHED_OTHER" in calls[i - 1] and calls[i - 1].endswith("= 0"), calls[i - 1:i + 2]
+                assert "SCHED_FIFO" in calls[i + 1] and calls[i + 1].endswith("= 0"), calls[i - 1:i + 2]
+            assert os.sched_getscheduler(m.pid) == os.SCHED_FIFO
+        else:
+            assert not [c for c in calls if c.startswith("sched_setscheduler")], calls
+            assert os.sched_getscheduler(m.pid) == os.SCHED_OTHER
+
+
 # --- shutdown ---------------------------------------------------------------------------------
 
 @needs_fuse

@@ -11,8 +11,10 @@
    the FUSE floor of this machine. Its ratio says what simdisk costs beyond a FUSE file system
    that only forwards each read (target <= 1.25, set before it was first measured). A context
    case runs simdisk in the normal scheduling class (--no-realtime): on a VM, a SCHED_FIFO
-   daemon's reply wakes the reader on the other, idle vCPU (~45 us more per read on the machine
-   where this was first measured; ~14 us added without it, about passthrough_ll's).
+   task's wake-up of the reader goes to the other, idle vCPU. On the machine where this was
+   first measured that cost ~45 us a read (60 us added, against ~14 us without FIFO, about
+   passthrough_ll's); since the daemon sends its replies from the normal class (daemon.c,
+   reply_class) it adds 21-29 us, the two class changes included.
 2. Timing accuracy at HDD settings: 64 KiB random reads at QD1 on `hdd5400-2008` (fio, 120
    reads); from simdisk's trace, the p99 of |measured - modelled| service time per IO in us,
    against issue 4's budget of 200 us.

@@ -2,7 +2,9 @@
 
 Each native/bench/bench_<tool>.py has `cases(scratch: Path) -> list[Case]`; every case runs
 its two commands interleaved A B, B A ... `rounds` times and reports the median of the per-round
-ratios ours/peer (and the ratio of medians) with the target it must meet. Prints a table and
+ratios ours/peer with its 95 % order-statistic CI (and the ratio of medians) and the target it
+must meet: the median is judged, and the CI says whether this run could resolve the target (a
+fio-against-itself case, where there is one, shows the same). Prints a table and
 writes results/bench/native.json (atomically).
 Benchmarks print figures; they are not timed tests (a shared machine is too noisy for that).
 """
@@ -23,6 +25,7 @@ REPO = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(REPO / "src"))
 
 from pagelab.records import write_json_atomic  # noqa: E402
+from pagelab.stats import median_ci  # noqa: E402
 from pagelab.tools import pinned_to_one_cpu  # noqa: E402
 
 
@@ -62,17 +65,25 @@ class Case:
         # the median of those per-round ratios is the figure judged against the target.
         pairs = [a / b for a, b in zip(self.results["ours"], self.results["peer"], strict=True) if b]
         ratio = statistics.median(pairs) if pairs else float("nan")
+        ci = median_ci(pairs) if pairs else None
         ok = None
         if self.target:
             op, bound = self.target.split()
             ok = ratio >= float(bound) if op == ">=" else ratio <= float(bound)
         return {"case": self.name, "metric": self.metric, "ours": ours, "peer": peer,
-                "peer_name": self.peer_name, "ratio": ratio, "ratio_of_medians": ours / peer if peer else None,
+                "peer_name": self.peer_name, "ratio": ratio,
+                "ratio_ci": [ci.ci_low, ci.ci_high] if ci else None,
+                "ratio_of_medians": ours / peer if peer else None,
                 "target": self.target, "met": ok,
                 "samples": self.results}
 
 
 VERDICT = {True: "met", False: "NOT MET", None: "(shown, no target)"}
+
+
+def interval(row: dict) -> str:
+    ci = row.get("ratio_ci")
+    return f"[{ci[0]:.3f}, {ci[1]:.3f}]" if ci else ""
 
 
 def load_modules(only: list[str]) -> list:
@@ -102,7 +113,7 @@ def main(argv: list[str] | None = None) -> int:
                 row = case.run()
                 rows.append(row)
                 print(f"{row['case']:<44} {row['metric']:<16} ours {row['ours']:>12.4g}  "
-                      f"{row['peer_name']} {row['peer']:>12.4g}  ratio {row['ratio']:.3f}  "
+                      f"{row['peer_name']} {row['peer']:>12.4g}  ratio {row['ratio']:.3f} {interval(row)}  "
                       f"target {row['target'] or '-':<7} {VERDICT[row['met']]}", flush=True)
     finally:
         shutil.rmtree(scratch, ignore_errors=True)

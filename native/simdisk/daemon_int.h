@@ -49,6 +49,7 @@ struct daemon {
 	char pidfile[PATH_MAX], ready[PATH_MAX], trace_path[PATH_MAX], cache_state[PATH_MAX];
 	uint64_t size;
 	uint64_t spin_ns;
+	bool realtime;                  /* SCHED_FIFO outside the reply (serve_io) */
 	struct profile *profile;
 	const struct device_model *model;
 	struct device *dev;

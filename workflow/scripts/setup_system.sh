@@ -10,6 +10,7 @@ PACKAGES=(
   fio lz4                               # peers: fio for iobench, lz4 to check hog --fill ratio:R
   texlive-latex-base texlive-latex-recommended texlive-latex-extra texlive-fonts-recommended
   latexmk poppler-utils                 # the paper, and pdftotext for its tests
+  strace                                # tests: simdisk's scheduling class around a reply
   git
 )
 
