@@ -3,6 +3,7 @@ fresh copy of the repository: the Makefile's own command line, no trial run, no 
 touched, and the PDF names the machine and commit the data came from; then pagelab compare of
 the recording with itself reports no change."""
 
+import json
 import shutil
 import subprocess
 import time
@@ -21,8 +22,6 @@ pytestmark = pytest.mark.pipeline
 def test_the_reference_recordings_are_in_the_repository(profile):
     """Every experiment of each reference recording, of that profile, from a clean checkout;
     the whole folder within its 20 MiB."""
-    import json
-
     d = recorded_dir() / REFERENCE.split("/")[0] / profile
     from pagelab import config
 

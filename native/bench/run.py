@@ -64,8 +64,8 @@ class Case:
         # (a host's IO budget, spent by the first, would otherwise count against the second);
         # the median of those per-round ratios is the figure judged against the target.
         pairs = [a / b for a, b in zip(self.results["ours"], self.results["peer"], strict=True) if b]
-        ratio = statistics.median(pairs) if pairs else float("nan")
         ci = median_ci(pairs) if pairs else None
+        ratio = ci.value if ci else float("nan")
         ok = None
         if self.target:
             op, bound = self.target.split()
