@@ -20,8 +20,12 @@ pread, clat) of the same 4K QD1 job. In session 26's diagnosis iobench issued it
 after a completion and fio ~550 ns, so when iobench's IOPS ratio is below 1 and its clat ratio
 is above 1 by as much, the difference is in the IO itself (kernel, virtio, host), not in
 iobench's loop. fio's POSIX_FADV_RANDOM (--fadvise_hint=0: 1.011), its TSC clock
-(--clocksource=clock_gettime: 0.991) and its own session (iobench under setsid) did not explain
-it, and two identical iobench runs in one interleaved run differed by 4 % (0.946 and 0.987).
+(--clocksource=clock_gettime: 0.991), its own session (iobench under setsid) and the offsets
+(a 0.5 s 64K run: 3,540 distinct of 4,693 against fio's 3,653 of 4,913, mean offset 0.502 and
+0.503 of the file, 0.5 % within 1 MiB of the previous on both) did not explain it, and two
+identical iobench runs in one interleaved run differed by 4 % (0.946 and 0.987). That session's
+bench: 4K IOPS 0.980 [0.959, 1.014] with clat 1.066 [1.025, 1.086] (the gap is inside pread);
+64K 0.953 [0.932, 0.971]; 1M sequential 0.998.
 """
 
 from __future__ import annotations
