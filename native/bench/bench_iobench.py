@@ -23,8 +23,11 @@ below this VM's disk serving blocks it had just served) is not settled: session 
 before and after the change both put iobench 2-7 % behind at 4K/64K random QD1, with the time
 inside pread (clat), not in iobench's loop, and the host's disk moved by up to 30 % between
 runs minutes apart. fio's POSIX_FADV_RANDOM, its clock, its session and the buffer's
-allocation were ruled out. A context case compares the mean completion latency (the time
-inside pread) of the 4K QD1 job.
+allocation were ruled out. Later that session fio read 1M sequentially at ~1.6 GB/s against
+iobench's ~1.19 GB/s (ratio 0.70-0.76, three runs in 15 minutes; 0.998-1.024 in the half hour
+before), with block requests identical on both sides (block_rq_issue: the same sectors, 1 MiB
+each, RS): the difference lies below this VM's block layer, and it comes and goes. A context
+case compares the mean completion latency (the time inside pread) of the 4K QD1 job.
 """
 
 from __future__ import annotations
