@@ -27,7 +27,7 @@ allocation were ruled out. Later that session fio read 1M sequentially at ~1.6 G
 iobench's ~1.19 GB/s (ratio 0.70-0.76, three runs in 15 minutes; 0.998-1.024 in the half hour
 before), with block requests identical on both sides (block_rq_issue: the same sectors, 1 MiB
 each, RS): the difference lies below this VM's block layer, and it comes and goes. A context
-case compares the mean completion latency (the time inside pread) of the 4K QD1 job.
+case shows the mean completion latency (the time inside pread) of the 4K QD1 case's own jobs.
 """
 
 from __future__ import annotations
@@ -97,13 +97,26 @@ def lay_out(path: Path, size: str) -> Callable[[], None]:
 
 
 def disk_case(name: str, path: Path, ours_args: list[str], fio_args: list[str],
-              setup: Callable[[], None] | None) -> Case:
+              setup: Callable[[], None] | None, clat_context: bool = False) -> list[Case]:
+    """The IOPS case; with clat_context also a context case of the mean completion latency
+    (the time inside pread) of the very jobs the IOPS case ran, round by round."""
     seeds_ours, seeds_fio = count(1), count(1)
-    return Case(
+    clats: dict[str, list[float]] = {"ours": [], "peer": []}
+
+    def measured(side: str, job: dict) -> float:
+        clats[side].append(clat_us(job))
+        return iops(job)
+
+    cases = [Case(
         name=name, metric="IOPS",
-        ours=lambda: iops(iobench(path, next(seeds_ours), *ours_args)),
-        peer=lambda: iops(fio(path, DISK_FILE_SIZE, next(seeds_fio), *fio_args)),
-        peer_name="fio", target=">= 0.97", setup=setup, rounds=ROUNDS, pin=True)
+        ours=lambda: measured("ours", iobench(path, next(seeds_ours), *ours_args)),
+        peer=lambda: measured("peer", fio(path, DISK_FILE_SIZE, next(seeds_fio), *fio_args)),
+        peer_name="fio", target=">= 0.97", setup=setup, rounds=ROUNDS, pin=True)]
+    if clat_context:
+        cases.append(Case(name=f"{name}: time inside pread (context)", metric="clat_us",
+                          ours=lambda: clats["ours"].pop(0), peer=lambda: clats["peer"].pop(0),
+                          peer_name="fio", rounds=ROUNDS))
+    return cases
 
 
 def cases(scratch: Path) -> list[Case]:
@@ -121,18 +134,13 @@ def cases(scratch: Path) -> list[Case]:
     direct_qd1 = ["--direct=1", "--ioengine=psync", "--iodepth=1"]
     uniform = "--norandommap"  # iobench's draw (module docstring)
     return [
-        disk_case("job randread 4K QD1 direct", disk,
-                  ["--rw", "randread", "--bs", "4K", "--direct"],
-                  ["--rw=randread", "--bs=4k", uniform, *direct_qd1], setup_disk),
-        Case(name="job randread 4K QD1 direct: time inside pread (context)", metric="clat_us",
-             ours=lambda: clat_us(iobench(disk, next(seeds_ours), "--rw", "randread", "--bs", "4K",
-                                          "--direct")),
-             peer=lambda: clat_us(fio(disk, DISK_FILE_SIZE, next(seeds_fio), "--rw=randread",
-                                      "--bs=4k", uniform, *direct_qd1)),
-             peer_name="fio", rounds=ROUNDS, pin=True),
-        disk_case("job randread 64K QD1 direct", disk,
-                  ["--rw", "randread", "--bs", "64K", "--direct"],
-                  ["--rw=randread", "--bs=64k", uniform, *direct_qd1], None),
+        *disk_case("job randread 4K QD1 direct", disk,
+                   ["--rw", "randread", "--bs", "4K", "--direct"],
+                   ["--rw=randread", "--bs=4k", uniform, *direct_qd1], setup_disk,
+                   clat_context=True),
+        *disk_case("job randread 64K QD1 direct", disk,
+                   ["--rw", "randread", "--bs", "64K", "--direct"],
+                   ["--rw=randread", "--bs=64k", uniform, *direct_qd1], None),
         Case(name="fio vs fio (A/A): randread 64K QD1 direct", metric="IOPS",
              ours=lambda: iops(fio(disk, DISK_FILE_SIZE, next(seeds_aa), "--rw=randread",
                                    "--bs=64k", *direct_qd1)),
@@ -145,14 +153,14 @@ def cases(scratch: Path) -> list[Case]:
              peer=lambda: iops(fio(disk, DISK_FILE_SIZE, next(seeds_aa), "--rw=randread",
                                    "--bs=64k", uniform, *direct_qd1)),
              peer_name="fio --norandommap", rounds=ROUNDS, pin=True),
-        disk_case("job read 1M QD1 direct", disk,
-                  ["--rw", "read", "--bs", "1M", "--direct"],
-                  ["--rw=read", "--bs=1m", *direct_qd1], None),
-        disk_case("job randread 4K QD32 io_uring direct", disk,
-                  ["--rw", "randread", "--bs", "4K", "--direct", "--engine", "io_uring",
-                   "--qd", "32"],
-                  ["--rw=randread", "--bs=4k", uniform, "--direct=1", "--ioengine=io_uring",
-                   "--iodepth=32"], None),
+        *disk_case("job read 1M QD1 direct", disk,
+                   ["--rw", "read", "--bs", "1M", "--direct"],
+                   ["--rw=read", "--bs=1m", *direct_qd1], None),
+        *disk_case("job randread 4K QD32 io_uring direct", disk,
+                   ["--rw", "randread", "--bs", "4K", "--direct", "--engine", "io_uring",
+                    "--qd", "32"],
+                   ["--rw=randread", "--bs=4k", uniform, "--direct=1", "--ioengine=io_uring",
+                    "--iodepth=32"], None),
         Case(
             name="job randread 4K buffered, cached", metric="CPU s per IO",
             ours=lambda: cpu_seconds_per_io(iobench(

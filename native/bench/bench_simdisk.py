@@ -14,7 +14,7 @@
    task's wake-up of the reader goes to the other, idle vCPU. On the machine where this was
    first measured that cost ~45 us a read (60 us added, against ~14 us without FIFO, about
    passthrough_ll's); since the daemon sends its replies from the normal class (daemon.c,
-   reply_class) it adds 21-29 us, the two class changes included.
+   reply_class) it adds 21-29 us (43 on a noisier day), the two class changes included.
 2. Timing accuracy at HDD settings: 64 KiB random reads at QD1 on `hdd5400-2008` (fio, 120
    reads); from simdisk's trace, the p99 of |measured - modelled| service time per IO in us,
    against issue 4's budget of 200 us.
