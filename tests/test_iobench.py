@@ -6,6 +6,7 @@ by side with fio is `make bench`).
 from __future__ import annotations
 
 import json
+import os
 import shutil
 import subprocess
 import uuid
@@ -78,7 +79,7 @@ def test_help_lists_every_option(iobench: Path) -> None:
     assert done.stdout.startswith("usage: iobench job --file F")
     for option in ["--file", "--rw", "--bs", "--direct", "--size", "--runtime", "--count",
                    "--ramp", "--seed", "--span", "--offset", "--lat-log", "--output-format",
-                   "--name", "--engine", "--qd", "--keep-cache", "--data-file"]:
+                   "--name", "--engine", "--qd", "--keep-cache", "--data-file", "--iomem"]:
         assert f"\n  {option} " in done.stdout or f"\n  {option}\n" in done.stdout, option
 
 
@@ -101,6 +102,7 @@ def test_help_lists_every_option(iobench: Path) -> None:
         (["--rw", "randread", "--bs", "4K", "--qd", "0", "--engine", "io_uring"], "--qd"),
         (["--rw", "randread", "--bs", "4K", "--qd", "5000", "--engine", "io_uring"], "--qd"),
         (["--rw", "randread", "--bs", "4K", "--engine", "libaio"], "--engine"),
+        (["--rw", "randread", "--bs", "4K", "--iomem", "shmhuge"], "--iomem"),
         (["--rw", "read", "--bs", "4K", "--data-file", "/etc/hostname"], "--data-file"),
         (["--rw", "write", "--bs", "4K", "--data-file", "/no/such/corpus"], "--data-file"),
     ],
@@ -351,9 +353,62 @@ def test_fio_has_every_key_iobench_writes(iobench: Path, data_file: Path) -> Non
 # at 64K QD1 within a minute; medians of per-pair ratios of 0.72 and 1.25 in two CI runs).
 
 
+needs_root = pytest.mark.skipif(os.geteuid() != 0, reason="needs root to reserve huge pages")
+
+
+def huge_pages() -> dict[str, int]:
+    return {k: int(v.split()[0]) for k, v in (
+        line.split(":", 1) for line in Path("/proc/meminfo").read_text().splitlines())
+        if k.startswith("HugePages_")}
+
+
+@needs_root
+def test_mmaphuge_without_free_huge_pages_exits_1_naming_the_sysctl(
+        iobench: Path, data_file: Path) -> None:
+    from pagelab import state
+
+    with state.session() as st:
+        st.set_knob("vm.nr_hugepages", 0)
+        if huge_pages()["HugePages_Free"]:
+            pytest.skip("huge pages in use elsewhere cannot be released")
+        done = job(iobench, "--file", data_file, "--rw", "randread", "--bs", "64K", "--direct",
+                   "--count", "10", "--iomem", "mmaphuge")
+    assert done.returncode == 1, done.stderr
+    assert done.stdout == ""
+    assert "--iomem mmaphuge: cannot map 2097152 bytes" in done.stderr
+    assert "vm.nr_hugepages" in done.stderr
+
+
+@needs_root
+def test_mmaphuge_reads_into_huge_pages(iobench: Path, data_file: Path) -> None:
+    """The buffer is a huge page while the job runs (HugePages_Free drops by one) and is
+    given back afterwards; the report says so, and the data read is the file's."""
+    from pagelab import state
+
+    with state.session() as st:
+        try:
+            st.set_knob("vm.nr_hugepages", huge_pages()["HugePages_Total"] + 2)
+        except state.StateError as exc:
+            pytest.skip(f"cannot reserve huge pages: {exc}")
+        free = huge_pages()["HugePages_Free"]
+        proc = subprocess.Popen([str(iobench), "job", "--file", str(data_file), "--rw", "read",
+                                 "--bs", "1M", "--direct", "--runtime", "1500ms", "--iomem",
+                                 "mmaphuge"], stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                                text=True)
+        in_use = 0
+        while proc.poll() is None:
+            in_use = max(in_use, free - huge_pages()["HugePages_Free"])
+        out, err = proc.communicate()
+        after = huge_pages()["HugePages_Free"]
+    assert proc.returncode == 0, err
+    assert in_use == 1 and after == free
+    report = json.loads(out)["jobs"][0]
+    assert report["job options"]["iomem"] == "mmaphuge"
+    assert report["read"]["total_ios"] > 0 and report["read"]["io_bytes"] % MiB == 0
+
+
 def test_pinning_holds_for_children_and_is_undone() -> None:
     """pinned_to_one_cpu puts this process and the tools it starts on one CPU, then back."""
-    import os
     import sys
 
     allowed = os.sched_getaffinity(0)

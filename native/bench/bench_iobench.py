@@ -1,11 +1,12 @@
 """iobench job against fio on the same file, interleaved (run.py alternates ours-peer, peer-ours).
 
 IOPS cases (ratio iobench/fio, target >= 0.97): 4K and 64K random reads at QD1 (psync,
-O_DIRECT), 1 MiB sequential reads (psync, O_DIRECT) and 4K random reads at QD32 (io_uring,
-O_DIRECT); and fio against itself (A/A, no target: the noise floor of this run). CPU case
-(target <= 1.0): CPU seconds per IO for buffered 4K random reads of a file held in the page
-cache, both sides measured the same way: (usr_cpu + sys_cpu) / 100 x job_runtime / total_ios
-from each tool's own JSON (each tool's getrusage over its measured window, so start-up and
+O_DIRECT), 1 MiB sequential reads (psync, O_DIRECT), the 64K and 1M ones with huge-page
+buffers on both sides (below), and 4K random reads at QD32 (io_uring, O_DIRECT); and fio
+against itself (A/A, no target: the noise floor of this run). CPU case (target <= 1.0): CPU
+seconds per IO for buffered 4K random reads of a file held in the page cache, both sides
+measured the same way: (usr_cpu + sys_cpu) / 100 x job_runtime / total_ios from each tool's
+own JSON (each tool's getrusage over its measured window, so start-up and
 layout are left out for both). Every case runs both tools pinned to the same CPU (run.py).
 
 Same access pattern on both sides: iobench draws each random offset uniformly (with repeats);
@@ -16,32 +17,43 @@ with --norandommap, its own uniform draw; a context case (no target) shows what 
 changes: fio with the map against fio without it.
 
 Each round reads new blocks on both sides. iobench's offsets follow --seed; fio 3.33's follow
---randseed only with --randrepeat=0: with its default (randrepeat=1) every fio run read the
-same sequence of blocks whatever the seed (checked with --write_iolog), while iobench read new
-ones each round, so fio runs with --randrepeat=0. Whether that sameness favoured fio (the host
-below this VM's disk serving blocks it had just served) is not settled: session 26's runs
-before and after the change both put iobench 2-7 % behind at 4K/64K random QD1, with the time
-inside pread (clat), not in iobench's loop, and the host's disk moved by up to 30 % between
-runs minutes apart. fio's POSIX_FADV_RANDOM, its clock, its session and the buffer's
-allocation were ruled out. Later that session fio read 1M sequentially at ~1.6 GB/s against
-iobench's ~1.19 GB/s (ratio 0.70-0.76, three runs in 15 minutes; 0.998-1.024 in the half hour
-before), with block requests identical on both sides (block_rq_issue: the same sectors, 1 MiB
-each, RS): the difference lies below this VM's block layer, and it comes and goes. A context
-case shows the mean completion latency (the time inside pread) of the 4K QD1 case's own jobs.
+--randseed only with --randrepeat=0 (with its default, randrepeat=1, every fio run read the same
+blocks whatever the seed; checked with --write_iolog).
+
+Buffers. On this VM's virtual disk a request costs more the more physically separate pieces
+its buffer is in: each 4 KiB page of a malloc'd buffer is a DMA segment of its own unless the
+page allocator happened to hand out neighbours. Measured (session 27, interleaved, 10-12
+rounds): a 64 KiB random read from a buffer in one huge page took 71-76 us against 95-107 us
+from malloc'd pages, a 1 MiB sequential read 350-360 us against 830-840 us (2.3x), for fio
+(--iomem=mmaphuge) and iobench (--iomem mmaphuge) alike. /proc/<pid>/pagemap showed both
+tools' malloc'd buffers as 16 separate pages of 16 (64K) and 257 of 257 (1M) in that period;
+which pages a process gets moves with what ran before it, so with malloc'd buffers either
+tool could be 1.4x ahead at 64K and 2x at 1M for reasons of neither. Session 26's 0.70 at 1M
+and 0.82-0.95 at 64K, with identical block requests, fit this (fio's 1.6 GB/s at 1M then lay
+between the two layouts' speeds); its pages were not inspected then. The judged 64K and 1M cases
+therefore give both tools huge-page buffers (reserved through pagelab.state, root only;
+skipped with the reason otherwise), and context cases show the malloc'd-buffer ratio and what
+huge pages change for fio alone. At 4K a buffer is one page, one segment, either way.
+A context case shows the mean completion latency (the time inside pread) of the 4K QD1 case's
+own jobs: iobench issues its next IO ~90 ns after a completion, fio ~500 ns, yet iobench's
+4K reads took 2-3 us longer inside pread (huge-page buffers or not; fio's fadvise, clock,
+session, offsets and a delay of 0.5-2 us between iobench's IOs ruled out).
 """
 
 from __future__ import annotations
 
 import json
+import os
 import subprocess
 import sys
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from itertools import count
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).parent))
 
-from run import Case  # noqa: E402
+from run import Case, SkipCase  # noqa: E402
 
 REPO = Path(__file__).resolve().parents[2]
 IOBENCH = REPO / "native" / "build" / "iobench"
@@ -52,6 +64,9 @@ ROUNDS = 41  # short, many pairs: a shared virtual disk drifts by 2x within seco
 # CI and the fio-vs-fio case show this run's resolution)
 DISK_FILE_SIZE = "512M"
 CACHED_FILE_SIZE = "64M"
+SPARE_HUGE_PAGES = 4  # one tool at a time maps one 2 MiB page (fio and iobench alike)
+HUGE = ["--iomem", "mmaphuge"]   # both tools' buffers in huge pages (module docstring)
+FIO_HUGE = ["--iomem=mmaphuge"]
 
 
 def run_json(cmd: list[str]) -> dict:
@@ -85,6 +100,29 @@ def cpu_seconds_per_io(job: dict) -> float:
     return cpu_s / job["read"]["total_ios"]
 
 
+def meminfo(key: str) -> int:
+    for line in Path("/proc/meminfo").read_text().splitlines():
+        name, _, value = line.partition(":")
+        if name == key:
+            return int(value.split()[0])
+    raise SkipCase(f"/proc/meminfo has no {key} (a kernel without hugetlbfs)")
+
+
+@contextmanager
+def huge_pages() -> Iterator[None]:
+    """Huge pages reserved for the case's buffers through pagelab.state (journaled, given
+    back afterwards, also after a crash)."""
+    if os.geteuid() != 0:
+        raise SkipCase("needs root to reserve huge pages (vm.nr_hugepages)")
+    from pagelab import state
+    with state.session() as st:
+        try:
+            st.set_knob("vm.nr_hugepages", meminfo("HugePages_Total") + SPARE_HUGE_PAGES)
+        except state.StateError as exc:
+            raise SkipCase(f"cannot reserve huge pages: {exc}") from exc
+        yield
+
+
 def lay_out(path: Path, size: str) -> Callable[[], None]:
     def setup() -> None:
         if not path.exists():
@@ -97,7 +135,8 @@ def lay_out(path: Path, size: str) -> Callable[[], None]:
 
 
 def disk_case(name: str, path: Path, ours_args: list[str], fio_args: list[str],
-              setup: Callable[[], None] | None, clat_context: bool = False) -> list[Case]:
+              setup: Callable[[], None] | None, clat_context: bool = False,
+              target: str = ">= 0.97", within: Callable[[], object] | None = None) -> list[Case]:
     """The IOPS case; with clat_context also a context case of the mean completion latency
     (the time inside pread) of the very jobs the IOPS case ran, round by round."""
     seeds_ours, seeds_fio = count(1), count(1)
@@ -111,7 +150,7 @@ def disk_case(name: str, path: Path, ours_args: list[str], fio_args: list[str],
         name=name, metric="IOPS",
         ours=lambda: measured("ours", iobench(path, next(seeds_ours), *ours_args)),
         peer=lambda: measured("peer", fio(path, DISK_FILE_SIZE, next(seeds_fio), *fio_args)),
-        peer_name="fio", target=">= 0.97", setup=setup, rounds=ROUNDS, pin=True)]
+        peer_name="fio", target=target, setup=setup, rounds=ROUNDS, pin=True, within=within)]
     if clat_context:
         cases.append(Case(name=f"{name}: time inside pread (context)", metric="clat_us",
                           ours=lambda: clats["ours"].pop(0), peer=lambda: clats["peer"].pop(0),
@@ -138,9 +177,20 @@ def cases(scratch: Path) -> list[Case]:
                    ["--rw", "randread", "--bs", "4K", "--direct"],
                    ["--rw=randread", "--bs=4k", uniform, *direct_qd1], setup_disk,
                    clat_context=True),
-        *disk_case("job randread 64K QD1 direct", disk,
+        *disk_case("job randread 64K QD1 direct, huge-page buffers", disk,
+                   ["--rw", "randread", "--bs", "64K", "--direct", *HUGE],
+                   ["--rw=randread", "--bs=64k", uniform, *direct_qd1, *FIO_HUGE], None,
+                   within=huge_pages),
+        *disk_case("job randread 64K QD1 direct, malloc buffers (context)", disk,
                    ["--rw", "randread", "--bs", "64K", "--direct"],
-                   ["--rw=randread", "--bs=64k", uniform, *direct_qd1], None),
+                   ["--rw=randread", "--bs=64k", uniform, *direct_qd1], None, target=""),
+        Case(name="fio huge-page vs malloc buffers (context): randread 64K QD1 direct",
+             metric="IOPS",
+             ours=lambda: iops(fio(disk, DISK_FILE_SIZE, next(seeds_aa), "--rw=randread",
+                                   "--bs=64k", uniform, *direct_qd1, *FIO_HUGE)),
+             peer=lambda: iops(fio(disk, DISK_FILE_SIZE, next(seeds_aa), "--rw=randread",
+                                   "--bs=64k", uniform, *direct_qd1)),
+             peer_name="fio malloc", rounds=11, pin=True, within=huge_pages),
         Case(name="fio vs fio (A/A): randread 64K QD1 direct", metric="IOPS",
              ours=lambda: iops(fio(disk, DISK_FILE_SIZE, next(seeds_aa), "--rw=randread",
                                    "--bs=64k", *direct_qd1)),
@@ -153,9 +203,9 @@ def cases(scratch: Path) -> list[Case]:
              peer=lambda: iops(fio(disk, DISK_FILE_SIZE, next(seeds_aa), "--rw=randread",
                                    "--bs=64k", uniform, *direct_qd1)),
              peer_name="fio --norandommap", rounds=ROUNDS, pin=True),
-        *disk_case("job read 1M QD1 direct", disk,
-                   ["--rw", "read", "--bs", "1M", "--direct"],
-                   ["--rw=read", "--bs=1m", *direct_qd1], None),
+        *disk_case("job read 1M QD1 direct, huge-page buffers", disk,
+                   ["--rw", "read", "--bs", "1M", "--direct", *HUGE],
+                   ["--rw=read", "--bs=1m", *direct_qd1, *FIO_HUGE], None, within=huge_pages),
         *disk_case("job randread 4K QD32 io_uring direct", disk,
                    ["--rw", "randread", "--bs", "4K", "--direct", "--engine", "io_uring",
                     "--qd", "32"],

@@ -18,6 +18,7 @@ import statistics
 import sys
 import uuid
 from collections.abc import Callable
+from contextlib import AbstractContextManager, nullcontext
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -27,6 +28,10 @@ sys.path.insert(0, str(REPO / "src"))
 from pagelab.records import write_json_atomic  # noqa: E402
 from pagelab.stats import median_ci  # noqa: E402
 from pagelab.tools import pinned_to_one_cpu  # noqa: E402
+
+
+class SkipCase(Exception):
+    """Raised by a case's `within` when this machine cannot run it; the reason is reported."""
 
 
 @dataclass
@@ -44,11 +49,19 @@ class Case:
     rounds: int = 5
     setup: Callable[[], None] | None = None
     pin: bool = False     # run both sides on one CPU (pagelab.tools.pinned_to_one_cpu)
+    # what the case runs inside (e.g. huge pages reserved through pagelab.state); raises
+    # SkipCase where the machine cannot provide it
+    within: Callable[[], AbstractContextManager[object]] | None = None
     results: dict[str, list[float]] = field(default_factory=lambda: {"ours": [], "peer": []})
 
     def run(self) -> dict:
-        with pinned_to_one_cpu(self.pin):
-            return self._run()
+        """The case's row; a skipped case's row has its reason and no ratio."""
+        try:
+            with pinned_to_one_cpu(self.pin), (self.within() if self.within else nullcontext()):
+                return self._run()
+        except SkipCase as skip:
+            return {"case": self.name, "metric": self.metric, "peer_name": self.peer_name,
+                    "target": self.target, "met": None, "skipped": str(skip)}
 
     def _run(self) -> dict:
         if self.setup:
@@ -112,6 +125,9 @@ def main(argv: list[str] | None = None) -> int:
             for case in mod.cases(scratch):
                 row = case.run()
                 rows.append(row)
+                if "skipped" in row:
+                    print(f"{row['case']:<44} skipped: {row['skipped']}", flush=True)
+                    continue
                 print(f"{row['case']:<44} {row['metric']:<16} ours {row['ours']:>12.4g}  "
                       f"{row['peer_name']} {row['peer']:>12.4g}  ratio {row['ratio']:.3f} {interval(row)}  "
                       f"target {row['target'] or '-':<7} {VERDICT[row['met']]}", flush=True)
@@ -119,7 +135,9 @@ def main(argv: list[str] | None = None) -> int:
         shutil.rmtree(scratch, ignore_errors=True)
     write_json_atomic(args.out, rows)
     judged = [r for r in rows if r["met"] is not None]
-    print(f"{sum(r['met'] for r in judged)} of {len(judged)} targets met; table in {args.out}")
+    skipped = [r for r in rows if "skipped" in r]
+    print(f"{sum(r['met'] for r in judged)} of {len(judged)} targets met"
+          + (f" ({len(skipped)} cases skipped)" if skipped else "") + f"; table in {args.out}")
     return 0
 
 

@@ -33,6 +33,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/ioctl.h>
+#include <sys/mman.h>
 #include <sys/resource.h>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -43,6 +44,7 @@
 #include "rng.h"
 #include "timing.h"
 #include "fullio.h"
+#include "procfs.h"
 #include "report.h"
 
 #define SECTOR 512
@@ -53,6 +55,7 @@
 #define FILL_SEED_SALT 0x66696c6c64617461ULL   /* "filldata" */
 
 const char *const rw_pattern_names[] = { "read", "write", "randread", "randwrite", NULL };
+const char *const iomem_names[] = { "malloc", "mmaphuge", NULL };
 
 static const char description[] =
 	"Runs one job and prints its results shaped like fio --output-format=json.\n"
@@ -348,6 +351,7 @@ struct job_slots {
 	struct io_unit **done;          /* completions of one reap */
 	unsigned nfree;
 	char *buffers;
+	size_t mapped;                  /* bytes of huge pages under buffers, or 0 if malloc'd */
 };
 
 static void free_slots(struct job_slots *slots)
@@ -355,7 +359,40 @@ static void free_slots(struct job_slots *slots)
 	free(slots->units);
 	free(slots->free);
 	free(slots->done);
-	free(slots->buffers);
+	if (slots->mapped)
+		munmap(slots->buffers, slots->mapped);
+	else
+		free(slots->buffers);
+}
+
+/*
+ * --iomem mmaphuge: the buffers in anonymous huge pages, as fio's iomem=mmaphuge. A huge page
+ * is physically contiguous, so an IO up to its size is one DMA segment; a malloc'd buffer
+ * gets whatever small pages the allocator hands out, and on a virtual disk whose cost grows
+ * with the segments of a request (make bench's disk: 1M reads 2.3x faster from huge pages)
+ * that layout, not the tool, can decide the figure.
+ */
+static int map_huge(uint64_t want, struct job_slots *slots)
+{
+	int64_t page = meminfo_huge_page_size();
+	size_t len;
+	void *map;
+
+	if (page <= 0)
+		return runtime_error("--iomem mmaphuge: /proc/meminfo reports no Hugepagesize"
+				     " (a kernel without hugetlbfs)");
+	len = (size_t)((want + (uint64_t)page - 1) / (uint64_t)page * (uint64_t)page);
+	map = mmap(NULL, len, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_HUGETLB,
+		   -1, 0);
+	if (map == MAP_FAILED)
+		return runtime_error("--iomem mmaphuge: cannot map %zu bytes of %lld KiB huge pages: %s"
+				     " (reserve them first, e.g. sysctl vm.nr_hugepages=%zu;"
+				     " HugePages_Free in /proc/meminfo counts the free ones)",
+				     len, (long long)(page / 1024), strerror(errno),
+				     len / (size_t)page);
+	slots->buffers = map;
+	slots->mapped = len;
+	return 0;
 }
 
 static int alloc_slots(const struct job_spec *spec, struct job_slots *slots)
@@ -367,8 +404,16 @@ static int alloc_slots(const struct job_spec *spec, struct job_slots *slots)
 	slots->units = calloc(qd, sizeof(*slots->units));
 	slots->free = calloc(qd, sizeof(*slots->free));
 	slots->done = calloc(qd, sizeof(*slots->done));
-	if (posix_memalign(&buffers, DIRECT_ALIGN, qd * spec->bs) == 0)
+	if (spec->iomem == IOMEM_MMAPHUGE) {
+		int status = map_huge(qd * spec->bs, slots);
+
+		if (status) {
+			free_slots(slots);
+			return status;
+		}
+	} else if (posix_memalign(&buffers, DIRECT_ALIGN, qd * spec->bs) == 0) {
 		slots->buffers = buffers;
+	}
 	if (!slots->units || !slots->free || !slots->done || !slots->buffers) {
 		free_slots(slots);
 		return runtime_error("cannot allocate %llu buffers of %llu bytes",
@@ -521,6 +566,10 @@ int job_command(int argc, char **argv)
 		  .help = "how IO is issued (fio's ioengine): psync is queue depth 1 only" },
 		{ .name = "qd", .kind = OPT_UINT, .dest = &spec.qd, .default_text = "1",
 		  .help = "IOs in flight at once (fio's iodepth); above 1 needs --engine io_uring" },
+		{ .name = "iomem", .kind = OPT_ENUM, .dest = &spec.iomem, .choices = iomem_names,
+		  .default_text = "malloc",
+		  .help = "where the IO buffers live (fio's iomem): malloc, or mmaphuge for"
+			  " anonymous huge pages (MAP_HUGETLB; reserve them with vm.nr_hugepages)" },
 		{ .name = "keep-cache", .kind = OPT_FLAG, .dest = &spec.keep_cache,
 		  .help = "do not drop the file's pages from the page cache first"
 			  " (fio's invalidate=0)" },

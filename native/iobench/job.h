@@ -18,6 +18,11 @@ enum rw_pattern { RW_READ, RW_WRITE, RW_RANDREAD, RW_RANDWRITE };
 
 extern const char *const rw_pattern_names[];
 
+/* Where the IO buffers live, named after fio's iomem: malloc (small pages, wherever the
+ * allocator puts them) or mmaphuge (anonymous huge pages, MAP_HUGETLB). */
+enum iomem { IOMEM_MALLOC, IOMEM_MMAPHUGE };
+extern const char *const iomem_names[];
+
 struct job_spec {
 	const char *name;
 	const char *file;
@@ -38,6 +43,7 @@ struct job_spec {
 	const struct io_engine *engine;
 	uint64_t qd;            /* queue depth (fio's iodepth) */
 	bool keep_cache;        /* do not drop the file's cached pages first */
+	int iomem;              /* enum iomem: where the IO buffers live */
 	const char *data_file;  /* --data-file: what write jobs write, or NULL */
 	uint64_t data_bytes;    /* bytes of it used (a multiple of bs), once loaded */
 };

@@ -57,6 +57,7 @@ static void json_job_options(struct json *j, const struct job_spec *spec)
 	json_kv_string(j, "ioengine", spec->engine->name);
 	json_kv_decimal(j, "iodepth", spec->qd);
 	json_kv_string(j, "direct", spec->direct ? "1" : "0");
+	json_kv_string(j, "iomem", iomem_names[spec->iomem]);
 	json_kv_string(j, "invalidate", spec->keep_cache ? "0" : "1");
 	json_kv_decimal(j, "seed", spec->seed);
 	json_kv_decimal(j, "size", spec->size ? spec->size : spec->file_size);

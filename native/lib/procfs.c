@@ -116,6 +116,18 @@ int meminfo_parse(FILE *in, struct meminfo *m)
 	return parse_fields(in, meminfo_fields, m);
 }
 
+int64_t meminfo_huge_page_size(void)
+{
+	static const struct procfs_field field[] = {
+		{ "Hugepagesize", "huge_page_size", 0 },
+		{ NULL, NULL, 0 },
+	};
+	int64_t size;
+
+	read_fields("/proc/meminfo", field, &size);
+	return size;
+}
+
 int meminfo_read(struct meminfo *m)
 {
 	return read_fields("/proc/meminfo", meminfo_fields, m);

@@ -42,6 +42,10 @@ int meminfo_parse(FILE *in, struct meminfo *m);
 /* Reads /proc/meminfo; 0 or -errno (every field is then PROCFS_MISSING). */
 int meminfo_read(struct meminfo *m);
 
+/* Hugepagesize from /proc/meminfo in bytes (the default size of MAP_HUGETLB mappings), or
+ * PROCFS_MISSING when the kernel reports none (no hugetlbfs) or the file cannot be read. */
+int64_t meminfo_huge_page_size(void);
+
 /* /proc/self/io (needs CONFIG_TASK_IO_ACCOUNTING). */
 struct proc_io {
 	int64_t rchar;        /* bytes read(2) and friends returned, cached or not */

@@ -59,6 +59,22 @@ int main(void)
 	      "the real /proc/meminfo: MemTotal %lld, Cached %lld", (long long)m.mem_total,
 	      (long long)m.cached);
 
+	{
+		char all[16384] = "";
+		FILE *mi = fopen("/proc/meminfo", "re");
+		size_t got = mi ? fread(all, 1, sizeof(all) - 1, mi) : 0;
+		int64_t huge = meminfo_huge_page_size();
+
+		if (mi)
+			fclose(mi);
+		all[got] = '\0';
+		if (strstr(all, "Hugepagesize:"))
+			CHECK(huge >= 4096 && (huge & (huge - 1)) == 0,
+			      "Hugepagesize is a power of two of at least 4 KiB: %lld", (long long)huge);
+		else
+			CHECK(huge == PROCFS_MISSING, "no Hugepagesize line reads as missing");
+	}
+
 	if (proc_io_read(&io) == 0) {
 		char buf[4096];
 		int fd = open("/proc/self/stat", O_RDONLY);

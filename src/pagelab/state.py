@@ -70,6 +70,7 @@ def normalise(kind: str, raw: str) -> str:
 KNOBS: dict[str, Knob] = {k.name: k for k in [
     Knob("vm.page-cluster", "/proc/sys/vm/page-cluster"),
     Knob("vm.swappiness", "/proc/sys/vm/swappiness"),
+    Knob("vm.nr_hugepages", "/proc/sys/vm/nr_hugepages"),
     Knob("zswap.enabled", "/sys/module/zswap/parameters/enabled", "bool"),
     Knob("zswap.compressor", "/sys/module/zswap/parameters/compressor", "str"),
     Knob("zswap.max_pool_percent", "/sys/module/zswap/parameters/max_pool_percent"),
