@@ -10,17 +10,19 @@
    `cache=never`: direct_io, and the O_DIRECT open passed through to the same backing file):
    the FUSE floor of this machine. Its ratio says what simdisk costs beyond a FUSE file system
    that only forwards each read (target <= 1.25, set before it was first measured). A context
-   case runs simdisk in the normal scheduling class (--no-realtime): on a VM, a SCHED_FIFO
-   task's wake-up of the reader goes to the other, idle vCPU. On the machine where this was
-   first measured that cost ~45 us a read (60 us added, against ~14 us without FIFO, about
-   passthrough_ll's); since the daemon sends its replies from the normal class (daemon.c,
-   reply_class) it adds 21-29 us (43 on a noisier day), the two class changes included.
+   case runs simdisk at nice 0 (--normal-priority) instead of its default nice -20. Until
+   session 27 the daemon ran SCHED_FIFO and sent each reply from the normal class (a FIFO
+   task's wake-up of the reader goes to the other vCPU: ~45 us a read): 21-43 us added, 1.8x
+   passthrough_ll, and a reply that waited behind busy CPUs (below). daemon.c's header has the
+   figures that moved it to nice -20.
 2. Timing accuracy at HDD settings: 64 KiB random reads at QD1 on `hdd5400-2008` (fio, 120
    reads); from simdisk's trace, the p99 of |measured - modelled| service time per IO in us,
-   against issue 4's budget of 200 us.
+   against issue 4's budget of 200 us: on an idle machine, and with one more busy loop than
+   there are CPUs running beside it (the daemon's priority is there for a busy machine; with
+   SCHED_FIFO and normal-class replies this p99 was 2.7-4.5 ms).
 
 Both run on a 256 MiB backing file of real (written) data in the scratch directory; simdisk
-runs with its defaults (O_DIRECT backing, SCHED_FIFO). On a machine shared with other jobs
+runs with its defaults (O_DIRECT backing, nice -20). On a machine shared with other jobs
 both figures are noisy: the backing file's own latency swings with the disk's other load.
 """
 
@@ -128,12 +130,23 @@ def cases(scratch: Path) -> list[Case]:
     def added_latency_us() -> float:
         return added_us(simdisk(scratch / "zero", "zero", backing), "disk")
 
-    def added_latency_no_realtime_us() -> float:
-        return added_us(simdisk(scratch / "zero-nort", "zero", backing, "--no-realtime"), "disk")
+    def added_latency_normal_priority_us() -> float:
+        return added_us(simdisk(scratch / "zero-nice0", "zero", backing, "--normal-priority"),
+                        "disk")
 
     def passthrough_added_us() -> float:
         binary = build_passthrough(scratch / "passthrough_ll")
         return added_us(passthrough(binary, scratch / "passthrough", backing.parent), backing.name)
+
+    def p99_timing_error_loaded_us() -> float:
+        loops = [subprocess.Popen(["sh", "-c", "while :; do :; done"])
+                 for _ in range((os.cpu_count() or 1) + 1)]
+        try:
+            return p99_timing_error_us()
+        finally:
+            for loop in loops:
+                loop.kill()
+                loop.wait(timeout=15)
 
     def p99_timing_error_us() -> float:
         trace = scratch / "hdd-trace.csv"
@@ -152,10 +165,14 @@ def cases(scratch: Path) -> list[Case]:
         Case(name="simdisk zero profile vs libfuse passthrough_ll, 4K randread QD1 direct", metric="added_us",
              ours=added_latency_us, peer=passthrough_added_us, peer_name="passthrough_ll", target="<= 1.25",
              setup=setup),
-        Case(name="simdisk zero profile --no-realtime vs passthrough_ll (context)", metric="added_us",
-             ours=added_latency_no_realtime_us, peer=passthrough_added_us, peer_name="passthrough_ll",
+        Case(name="simdisk zero profile --normal-priority vs passthrough_ll (context)",
+             metric="added_us", ours=added_latency_normal_priority_us, peer=passthrough_added_us,
+             peer_name="passthrough_ll",
              setup=setup),
         Case(name="simdisk hdd5400-2008 timing, 64K randread", metric="p99_err_us",
              ours=p99_timing_error_us, peer=lambda: 200.0, peer_name="budget_us",
+             target="<= 1.0", rounds=3, setup=setup),
+        Case(name="simdisk hdd5400-2008 timing, 64K randread, CPUs busy", metric="p99_err_us",
+             ours=p99_timing_error_loaded_us, peer=lambda: 200.0, peer_name="budget_us",
              target="<= 1.0", rounds=3, setup=setup),
     ]

@@ -30,7 +30,7 @@
 #define ATTR_TIMEOUT 1.0
 #define MAX_REPLY_LEAD_NS 500000     /* never answer more than 0.5 ms early */
 #define SIZE_CLASSES 10              /* reply times kept for <= 4K, 8K, ..., >= 1M */
-#define REALTIME_PRIORITY 10         /* SCHED_FIFO: above every normal task, below kernel threads */
+#define DAEMON_NICE (-20)            /* the normal class at its highest weight (daemon.c) */
 
 enum { INO_ROOT = 1, INO_DISK = 2, INO_STATS = 3 };
 
@@ -49,7 +49,6 @@ struct daemon {
 	char pidfile[PATH_MAX], ready[PATH_MAX], trace_path[PATH_MAX], cache_state[PATH_MAX];
 	uint64_t size;
 	uint64_t spin_ns;
-	bool realtime;                  /* SCHED_FIFO outside the reply (serve_io) */
 	struct profile *profile;
 	const struct device_model *model;
 	struct device *dev;
@@ -82,7 +81,7 @@ struct mount_opts {
 	const char *pidfile, *ready, *trace, *cache_state;
 	uint64_t size, spin_ns;
 	int backing_io;
-	bool foreground, allow_other, no_mlock, no_realtime, require_state;
+	bool foreground, allow_other, no_mlock, normal_priority, require_state;
 };
 
 enum { BACKING_DIRECT, BACKING_BUFFERED };

@@ -72,9 +72,8 @@ int mount_command(int argc, char **argv)
 		  .help = "let other users open the mount" },
 		{ .name = "no-mlock", .kind = OPT_FLAG, .dest = &o.no_mlock,
 		  .help = "do not lock the daemon's memory" },
-		{ .name = "no-realtime", .kind = OPT_FLAG, .dest = &o.no_realtime,
-		  .help = "stay in the normal scheduling class (default: SCHED_FIFO, so deadlines "
-			  "are met on a busy machine)" },
+		{ .name = "normal-priority", .kind = OPT_FLAG, .dest = &o.normal_priority,
+		  .help = "run at nice 0 (default: nice -20, so deadlines are met on a busy machine)" },
 		{ 0 },
 	};
 	struct cli cli = { .prog = "simdisk", .command = "simdisk MOUNTPOINT",
