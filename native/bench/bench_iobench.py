@@ -55,13 +55,13 @@ import os
 import subprocess
 import sys
 from collections.abc import Callable, Iterator
-from contextlib import contextmanager
+from contextlib import AbstractContextManager, contextmanager
 from itertools import count
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).parent))
 
-from run import Case, SkipCase  # noqa: E402
+from run import Case, SkipCase, busy_loops  # noqa: E402
 
 REPO = Path(__file__).resolve().parents[2]
 IOBENCH = REPO / "native" / "build" / "iobench"
@@ -108,26 +108,10 @@ def cpu_seconds_per_io(job: dict) -> float:
     return cpu_s / job["read"]["total_ios"]
 
 
-def meminfo(key: str) -> int:
-    for line in Path("/proc/meminfo").read_text().splitlines():
-        name, _, value = line.partition(":")
-        if name == key:
-            return int(value.split()[0])
-    raise SkipCase(f"/proc/meminfo has no {key} (a kernel without hugetlbfs)")
-
-
-@contextmanager
-def cpu_kept_busy() -> Iterator[None]:
+def cpu_kept_busy() -> AbstractContextManager[None]:
     """A SCHED_IDLE busy loop on the case's CPU (it inherits the pinning): the CPU never halts,
-    and either tool preempts the loop the moment its IO completes. Killed by its pid."""
-    loop = subprocess.Popen(["sh", "-c", "while :; do :; done"],
-                            preexec_fn=lambda: os.sched_setscheduler(0, os.SCHED_IDLE,
-                                                                     os.sched_param(0)))
-    try:
-        yield
-    finally:
-        loop.kill()
-        loop.wait(timeout=15)
+    and either tool preempts the loop the moment its IO completes."""
+    return busy_loops(1, sched_idle=True)
 
 
 @contextmanager
@@ -137,9 +121,13 @@ def huge_pages() -> Iterator[None]:
     if os.geteuid() != 0:
         raise SkipCase("needs root to reserve huge pages (vm.nr_hugepages)")
     from pagelab import state
+    from pagelab.counters import meminfo
+    total = meminfo().get("HugePages_Total")
+    if total is None:
+        raise SkipCase("/proc/meminfo has no HugePages_Total (a kernel without hugetlbfs)")
     with state.session() as st:
         try:
-            st.set_knob("vm.nr_hugepages", meminfo("HugePages_Total") + SPARE_HUGE_PAGES)
+            st.set_knob("vm.nr_hugepages", int(total) + SPARE_HUGE_PAGES)
         except state.StateError as exc:
             raise SkipCase(f"cannot reserve huge pages: {exc}") from exc
         yield

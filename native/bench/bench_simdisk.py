@@ -40,7 +40,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).parent))
 
-from run import Case  # noqa: E402
+from run import Case, busy_loops  # noqa: E402
 
 BUILD = Path(__file__).resolve().parents[1] / "build"
 SIZE = 256 << 20
@@ -139,14 +139,8 @@ def cases(scratch: Path) -> list[Case]:
         return added_us(passthrough(binary, scratch / "passthrough", backing.parent), backing.name)
 
     def p99_timing_error_loaded_us() -> float:
-        loops = [subprocess.Popen(["sh", "-c", "while :; do :; done"])
-                 for _ in range((os.cpu_count() or 1) + 1)]
-        try:
+        with busy_loops((os.cpu_count() or 1) + 1):
             return p99_timing_error_us()
-        finally:
-            for loop in loops:
-                loop.kill()
-                loop.wait(timeout=15)
 
     def p99_timing_error_us() -> float:
         trace = scratch / "hdd-trace.csv"

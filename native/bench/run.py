@@ -13,12 +13,14 @@ from __future__ import annotations
 
 import argparse
 import importlib.util
+import os
 import shutil
 import statistics
+import subprocess
 import sys
 import uuid
-from collections.abc import Callable
-from contextlib import AbstractContextManager, nullcontext
+from collections.abc import Callable, Iterator
+from contextlib import AbstractContextManager, contextmanager, nullcontext
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -32,6 +34,22 @@ from pagelab.tools import pinned_to_one_cpu  # noqa: E402
 
 class SkipCase(Exception):
     """Raised by a case's `within` when this machine cannot run it; the reason is reported."""
+
+
+@contextmanager
+def busy_loops(n: int, sched_idle: bool = False) -> Iterator[None]:
+    """n shell busy loops for the duration (in SCHED_IDLE with sched_idle: they run only when
+    nothing else would, so the CPU never halts); they inherit this process's CPU pinning and
+    are killed by their pids afterwards."""
+    idle = (lambda: os.sched_setscheduler(0, os.SCHED_IDLE, os.sched_param(0))) if sched_idle else None
+    loops = [subprocess.Popen(["sh", "-c", "while :; do :; done"], preexec_fn=idle)
+             for _ in range(n)]
+    try:
+        yield
+    finally:
+        for loop in loops:
+            loop.kill()
+            loop.wait(timeout=15)
 
 
 @dataclass
