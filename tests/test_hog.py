@@ -122,6 +122,10 @@ def test_help_lists_commands_and_options(hog: Path) -> None:
     (["run", "--size", "4M", "--json", "--output-format", "normal"], "contradict"),
     (["populate", "--size", "4M", "--method", "touch"], "--method: 'touch' is not one of"),
     (["run"], "missing --size"),
+    (["run", "--size", "4M", "--parties", "2"], "--parties 2 needs --barrier FILE"),
+    (["run", "--size", "4M", "--barrier", "b", "--parties", "0"], "--parties must be from 1 to 64"),
+    (["run", "--size", "4M", "--barrier", "b", "--parties", "2", "--barrier-timeout", "0s"],
+     "--barrier-timeout must be more than 0"),
     (["frobnicate"], "unknown command 'frobnicate'"),
 ])
 def test_bad_usage_exits_2_naming_the_problem(hog: Path, args: list[str], message: str) -> None:
@@ -152,6 +156,39 @@ def test_run_reports_every_round_with_a_fault_per_page(hog: Path) -> None:
         assert r["touch_gb_per_s"] == pytest.approx(size / r["touch_ns"])
     touch = sorted(r["touch_ns"] for r in rounds)
     assert report["summary"]["touch_ns_median"] == touch[1]
+
+
+def test_run_barrier_holds_each_round_until_every_hog_has_written_it(hog: Path, tmp_path: Path) -> None:
+    """Two hogs share a barrier, the second started 0.5 s after the first: the first holds its
+    round 1 until the second has written its own (it waits ~0.5 s at the barrier, the second
+    hardly at all), and round 2 then starts together."""
+    barrier = tmp_path / "barrier"
+    cmd = [str(hog), "run", "--size", "8M", "--repeat", "2", "--fill", "zero", "--barrier", str(barrier),
+           "--parties", "2", "--json"]
+    first = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    time.sleep(0.5)
+    second = subprocess.run(cmd, capture_output=True, text=True, timeout=60)
+    out, err = first.communicate(timeout=60)
+    assert first.returncode == 0 and second.returncode == 0, (err, second.stderr)
+    a, b = json.loads(out), json.loads(second.stdout)
+    assert a["options"]["barrier"] == str(barrier) and a["options"]["parties"] == 2
+    assert a["rounds"][0]["barrier_ns"] > 0.3e9, a["rounds"]
+    assert b["rounds"][0]["barrier_ns"] < a["rounds"][0]["barrier_ns"] - 0.2e9, b["rounds"]
+    assert a["summary"]["barrier_broken_round"] == b["summary"]["barrier_broken_round"] == 0
+    assert len(barrier.read_bytes()) == 4096
+    # a file that still holds this run's count is refused, naming the problem
+    done = run_hog(hog, "run", "--size", "4M", "--barrier", barrier, "--parties", "2")
+    assert done.returncode == 1 and "holds a count (4) from an earlier run" in done.stderr, done.stderr
+
+
+def test_run_barrier_gives_up_on_a_hog_that_never_comes(hog: Path, tmp_path: Path) -> None:
+    """A lone hog told to expect two waits --barrier-timeout in round 1, then goes on without
+    waiting, and says from which round it ran alone."""
+    report = hog_json(hog, "run", "--size", "4M", "--repeat", "3", "--fill", "zero", "--barrier",
+                      tmp_path / "barrier", "--parties", "2", "--barrier-timeout", "200ms")
+    waits = [r["barrier_ns"] for r in report["rounds"]]
+    assert 0.2e9 <= waits[0] < 2e9 and waits[1] < 0.05e9 and waits[2] < 0.05e9, waits
+    assert report["summary"]["barrier_broken_round"] == 1
 
 
 def test_run_text_summary_and_prefault(hog: Path) -> None:

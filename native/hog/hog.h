@@ -106,6 +106,24 @@ struct faults faults_since(struct faults before);
 /* Sleeps for ns, resuming after signals; returns the time actually slept. */
 uint64_t sleep_ns(uint64_t ns);
 
+/*
+ * A barrier shared by the hogs of one run (barrier.c): each holds a round's
+ * memory until all parties have written theirs. count is NULL when unused;
+ * broken_round is the round (from 1) whose wait gave up after timeout_ns, 0
+ * while the hogs stay together (later rounds then do not wait).
+ */
+struct barrier {
+	uint32_t *count;
+	uint32_t parties;
+	uint64_t timeout_ns;
+	uint64_t broken_round;
+};
+/* Maps FILE (made if missing); 0, or 1 with the error printed. */
+int barrier_open(struct barrier *b, const char *path, uint64_t parties, uint64_t timeout_ns);
+/* Arrives at round's barrier and waits for the rest; returns the ns waited. */
+uint64_t barrier_wait(struct barrier *b, uint64_t round);
+void barrier_close(struct barrier *b);
+
 /* The system's transparent huge page mode ("madvise", ...), or "unknown". */
 const char *thp_mode(void);
 

@@ -6,7 +6,8 @@
  *
  * For: putting memory pressure on the rest of the system, and measuring what
  * first touch costs. Not for: re-touching a working set after a trim (that is
- * "hog victim") or several hogs at once (run several processes).
+ * "hog victim"). Several hogs at once are several processes; with --barrier
+ * they hold each round's memory side by side (barrier.c).
  */
 #include <errno.h>
 #include <stdlib.h>
@@ -20,26 +21,33 @@
 static const char description[] =
 	"Each round: mmap --size bytes of private anonymous memory (transparent huge\n"
 	"pages off, so one fault per page), write every byte of every page with --fill\n"
-	"(the touch phase; see --touch), sleep --hold, munmap. Reports each round's\n"
-	"phase times, its minor and major faults (getrusage) and the touch throughput\n"
-	"in decimal GB/s. The same --seed gives the same bytes in every round.\n"
+	"(the touch phase; see --touch), wait at the --barrier until all --parties\n"
+	"hogs sharing it have written their round (side by side), sleep --hold,\n"
+	"munmap. Reports each round's phase times, its minor and major faults\n"
+	"(getrusage) and the touch throughput in decimal GB/s. The same --seed gives\n"
+	"the same bytes in every round.\n"
 	"Refuses a --size beyond the memory cgroup limit or MemAvailable less\n"
 	"max(256 MiB, 5 % of MemTotal) unless --force.\n"
 	"Exit status: 0 done, 1 runtime failure, 2 usage error or refused size.";
 
 struct round {
-	uint64_t alloc_ns, touch_ns, hold_ns, free_ns;
+	uint64_t alloc_ns, touch_ns, barrier_ns, hold_ns, free_ns;
 	uint64_t prefaulted_pages;
 	struct faults faults;
 };
+
+#define MAX_PARTIES 64
 
 struct run_spec {
 	struct hog_common c;
 	uint64_t repeat;
 	uint64_t hold_ns;
+	const char *barrier_path;
+	uint64_t parties, barrier_timeout_ns;
+	struct barrier barrier;
 };
 
-static int run_round(const struct run_spec *spec, struct round *r)
+static int run_round(struct run_spec *spec, uint64_t index, struct round *r)
 {
 	struct faults before = faults_now();
 	uint64_t t0 = monotonic_ns();
@@ -58,6 +66,7 @@ static int run_round(const struct run_spec *spec, struct round *r)
 				     err == EINVAL ? " (--touch prefault needs Linux 5.14)" : "");
 	}
 
+	r->barrier_ns = barrier_wait(&spec->barrier, index);
 	r->hold_ns = spec->hold_ns ? sleep_ns(spec->hold_ns) : 0;
 	uint64_t t3 = monotonic_ns();
 
@@ -104,6 +113,10 @@ static void report_json(const struct run_spec *spec, const struct round *rounds)
 	hog_json_common(&j, &spec->c, true);
 	json_kv_uint(&j, "repeat", spec->repeat);
 	json_kv_uint(&j, "hold_ns", spec->hold_ns);
+	if (spec->barrier_path)
+		json_kv_string(&j, "barrier", spec->barrier_path);
+	json_kv_uint(&j, "parties", spec->parties);
+	json_kv_uint(&j, "barrier_timeout_ns", spec->barrier_timeout_ns);
 	json_object_end(&j);
 
 	json_kv_array_begin(&j, "rounds");
@@ -115,6 +128,7 @@ static void report_json(const struct run_spec *spec, const struct round *rounds)
 		json_kv_uint(&j, "alloc_ns", r->alloc_ns);
 		json_kv_uint(&j, "touch_ns", r->touch_ns);
 		json_kv_uint(&j, "prefaulted_pages", r->prefaulted_pages);
+		json_kv_uint(&j, "barrier_ns", r->barrier_ns);
 		json_kv_uint(&j, "hold_ns", r->hold_ns);
 		json_kv_uint(&j, "free_ns", r->free_ns);
 		json_kv_uint(&j, "minflt", r->faults.minor);
@@ -133,6 +147,8 @@ static void report_json(const struct run_spec *spec, const struct round *rounds)
 	json_kv_uint(&j, "touch_ns_median", median);
 	json_kv_uint(&j, "touch_ns_max", max);
 	json_kv_double(&j, "touch_gb_per_s_median", gb_per_s(spec->c.size, median));
+	/* the round whose barrier gave up waiting for the other hogs (0: none) */
+	json_kv_uint(&j, "barrier_broken_round", spec->barrier.broken_round);
 	json_object_end(&j);
 	json_object_end(&j);
 	json_finish(&j);
@@ -175,6 +191,15 @@ int run_command(int argc, char **argv)
 		  .help = "rounds to run" },
 		{ .name = "hold", .kind = OPT_DURATION, .dest = &spec.hold_ns, .default_text = "0s",
 		  .help = "how long to keep the memory after writing it, each round" },
+		{ .name = "barrier", .kind = OPT_STRING, .dest = &spec.barrier_path, .metavar = "FILE",
+		  .help = "a new or empty file shared by the --parties hogs of one run: each round's"
+			  " memory is held until all of them have written theirs" },
+		{ .name = "parties", .kind = OPT_UINT, .dest = &spec.parties, .default_text = "1",
+		  .help = "how many hogs share the --barrier" },
+		{ .name = "barrier-timeout", .kind = OPT_DURATION, .dest = &spec.barrier_timeout_ns,
+		  .default_text = "300s",
+		  .help = "give up waiting at the barrier after this (a hog died); later rounds do"
+			  " not wait, and the report names the round (barrier_broken_round)" },
 		hog_opt_fill(&spec.c),
 		hog_opt_seed(&spec.c),
 		hog_opt_touch(&spec.c),
@@ -193,14 +218,24 @@ int run_command(int argc, char **argv)
 		return status;
 	if (spec.repeat == 0 || spec.repeat > (1u << 24))
 		return usage_error(&cli, "--repeat must be from 1 to %u", 1u << 24);
+	if (spec.parties == 0 || spec.parties > MAX_PARTIES)
+		return usage_error(&cli, "--parties must be from 1 to %d", MAX_PARTIES);
+	if (spec.parties > 1 && !spec.barrier_path)
+		return usage_error(&cli, "--parties %llu needs --barrier FILE, shared by the hogs",
+				   (unsigned long long)spec.parties);
+	if (spec.barrier_path && spec.barrier_timeout_ns == 0)
+		return usage_error(&cli, "--barrier-timeout must be more than 0");
 	status = hog_resolve(&cli, &spec.c, HOG_NEEDS_FILL | HOG_NEEDS_MEMORY | HOG_HAS_OUTPUT);
 	if (status)
 		return status;
+	if (spec.barrier_path && barrier_open(&spec.barrier, spec.barrier_path, spec.parties,
+						spec.barrier_timeout_ns))
+		return 1;
 	rounds = calloc(spec.repeat, sizeof(*rounds));
 	if (!rounds)
 		return runtime_error("out of memory");
 	for (uint64_t i = 0; i < spec.repeat && !status; i++)
-		status = run_round(&spec, &rounds[i]);
+		status = run_round(&spec, i, &rounds[i]);
 	if (!status) {
 		if (spec.c.output_format == OUTPUT_JSON)
 			report_json(&spec, rounds);
@@ -210,5 +245,6 @@ int run_command(int argc, char **argv)
 			status = runtime_error("writing the report: %s", strerror(errno));
 	}
 	free(rounds);
+	barrier_close(&spec.barrier);
 	return status;
 }

@@ -55,10 +55,12 @@ def hog_victim_cmd(size: int, fill: str, seed: int, ready: Path, go: Path, order
             "--output-format", "json"]
 
 
-def hog_run_cmd(size: int, repeat: int) -> list[str]:
-    """`hog run`: seed 000's memory hog, `repeat` times."""
-    return [str(tool_path("hog")), "run", "--size", str(size), "--repeat", str(repeat), "--force",
-            "--fill", "random", "--output-format", "json"]
+def hog_run_cmd(size: int, repeat: int, barrier: Path | None = None, parties: int = 1) -> list[str]:
+    """`hog run`: seed 000's memory hog, `repeat` times; with `barrier` (a new file shared by
+    `parties` hogs) each round's memory is held until all of them have written theirs."""
+    return ([str(tool_path("hog")), "run", "--size", str(size), "--repeat", str(repeat), "--force",
+             "--fill", "random", "--output-format", "json"]
+            + (["--barrier", str(barrier), "--parties", str(parties)] if barrier else []))
 
 
 def cacheflood_cmd(set_dir: Path, set_size: int, nbytes: int, seed: int | None = None,

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import json
 import subprocess
+import tempfile
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -95,32 +96,42 @@ class HogRun:
     oom_kills: int = 0
     watchdog_fired: bool = False
     longest_oom_wait_s: float = 0.0
+    apart_from_round: int = 0  # the first round a hog stopped waiting for the others (0: none)
 
     def invalid_reason(self) -> str | None:
-        """Why a trial with this run cannot count (a task was killed), or None."""
+        """Why a trial with this run cannot count (a task was killed, or the hogs did not stay
+        side by side), or None."""
         if self.killed or self.oom_kills or self.watchdog_fired:
             why = (f"waited {self.longest_oom_wait_s:.0f} s for memory that nothing freed"
                    if self.watchdog_fired else "the memory cgroup's OOM killer")
             return f"{max(self.killed, self.oom_kills)} task(s) killed ({why})"
+        if self.apart_from_round:
+            return (f"the hogs ran apart from round {self.apart_from_round}: one gave up waiting for the "
+                    f"others at the barrier, so they did not ask for their memory side by side")
         return None
 
 
 def push_out(cgroup: Cgroup, size: int, repeat: int = 1, count: int = 1, timeout: float = 1800.0,
              oom_wait_limit_s: float = 120.0) -> HogRun:
     """Runs `count` `hog run`s of `size` bytes side by side in `cgroup`, each `repeat` times
-    (seed 000's memory hogs): their allocations push the cgroup's other pages out to swap. The
-    group's tasks wait for memory rather than die (`State.cgroup(on_oom="wait")`); an
-    `OomWatchdog` ends a wait longer than `oom_wait_limit_s` that nothing can satisfy. A killed
-    hog is counted, not raised: the trial is then invalid (`HogRun.invalid_reason`); any other
-    failure of hog raises TrialFailed."""
-    cmd = hog_run_cmd(size, repeat)
+    (seed 000's memory hogs): their allocations push the cgroup's other pages out to swap.
+    Side by side means at once: every hog holds each round's memory until all `count` have
+    written theirs (`hog run --barrier`), so together they ask for count x size. Without it two
+    hogs started a few ms apart do not overlap when swapping is fast (zswap, zram: a 16 MiB round
+    takes ~15 ms), and the working set they were meant to push out stayed (1 in 4 zswap trials of
+    the quick profile). The group's tasks wait for memory rather than die
+    (`State.cgroup(on_oom="wait")`); an `OomWatchdog` ends a wait longer than
+    `oom_wait_limit_s` that nothing can satisfy. A killed hog is counted, not raised: the trial
+    is then invalid (`HogRun.invalid_reason`); any other failure of hog raises TrialFailed."""
     run = HogRun()
     kills0 = cgroup.oom_kills()
-    t0 = time.monotonic()
-    with OomWatchdog(cgroup, oom_wait_limit_s) as wd:
-        procs = [subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
-                                  preexec_fn=cgroup.preexec()) for _ in range(count)]
-        outs = [p.communicate(timeout=timeout) for p in procs]
+    with tempfile.TemporaryDirectory(prefix="pagelab-hogs-") as tmp:
+        cmd = hog_run_cmd(size, repeat, Path(tmp) / "barrier" if count > 1 else None, count)
+        t0 = time.monotonic()
+        with OomWatchdog(cgroup, oom_wait_limit_s) as wd:
+            procs = [subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                                      preexec_fn=cgroup.preexec()) for _ in range(count)]
+            outs = [p.communicate(timeout=timeout) for p in procs]
     run.seconds = time.monotonic() - t0
     run.oom_kills = cgroup.oom_kills() - kills0
     run.watchdog_fired, run.longest_oom_wait_s = wd.fired, wd.longest_s
@@ -131,4 +142,6 @@ def push_out(cgroup: Cgroup, size: int, repeat: int = 1, count: int = 1, timeout
             raise TrialFailed(f"hog run exited {p.returncode}: {err.strip()}")
         else:
             run.reports.append(json.loads(out))
+    run.apart_from_round = min((r["summary"].get("barrier_broken_round", 0) for r in run.reports
+                                if r["summary"].get("barrier_broken_round", 0)), default=0)
     return run

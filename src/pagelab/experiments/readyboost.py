@@ -4,7 +4,8 @@ alternatives (zswap, zram, this machine's own disk).
 
 The seed's method, scaled: a memory cgroup plays the 3 GB of RAM; a `hog victim` working set
 of a third of it is built; two hogs of two thirds of it each run side by side `hog_rounds`
-times in the same cgroup and push the victim out (together they ask for more than the "RAM",
+times in the same cgroup (each holds a round's memory until the other has written its own:
+`victim.push_out`) and push the victim out (together they ask for more than the "RAM",
 so the victim must go, as the seed's two 1 GB hogs did on a 3 GB machine whose system and
 applications held the rest); the recovery time is the victim's re-touch of its whole
 working set (random order, every page verified). Arms:
