@@ -1,6 +1,8 @@
 """readyboost's validity and analysis on hand-made trials whose answers are known: what makes a
 trial invalid, paired ratios round by round, and sentences that follow the data."""
 
+import os
+
 import pandas as pd
 import pytest
 
@@ -175,15 +177,10 @@ def test_a_trial_whose_hogs_left_the_working_set_in_ram_is_rejected_and_another_
     assert len(counted) == 2 and (counted["evicted_share"] >= rb.MIN_SHARE).all()
 
 
-@pytest.mark.parametrize("arm", ["hdd", "tier_cold"])
-def test_the_full_profiles_sizes_on_the_emulated_disks_kill_no_task(tmp_path, monkeypatch, disk_tmp, arm):
-    """The real kernel at the full profile's sizes (its cgroup, working set, hogs and 20 hog
-    rounds), swap on the emulated 2008 disk bare and behind the flash tier: reclaim to a 50 MB/s
-    disk cannot keep up with two hogs, and the group's tasks wait for it instead of being killed
-    (memcg OOM kills 0); the trial is valid. The re-touch is in address order (the hog phase,
-    where a kill would happen, is the full profile's own; a random re-touch would add a minute)."""
-    import os
-
+def real_trials(tmp_path, monkeypatch, disk_tmp, profile: str, arm: str, seeds: list[int]):
+    """(the profile's readyboost config, the results of one real trial of `arm` per seed), the
+    re-touch in address order, the system's state as before afterwards; skips without root and
+    FUSE (swap on the emulated disk and a memory cgroup)."""
     from pagelab import config, state, trials
 
     if os.geteuid() != 0 or not os.path.exists("/dev/fuse"):
@@ -192,13 +189,25 @@ def test_the_full_profiles_sizes_on_the_emulated_disks_kill_no_task(tmp_path, mo
     from conftest import build_native
 
     build_native()
-    cfg = {**config.load(overrides={"profile": "full"})["readyboost"], "retouch_order": "seq"}
-    assert cfg["ram"] == "96M" and cfg["hog_rounds"] == 20
+    cfg = {**config.load(overrides={"profile": profile})["readyboost"], "retouch_order": "seq"}
     before = state.show()
     with state.session() as st:
-        result = rb.run_trial(st, cfg, trials.Trial(trial_id=f"{arm}-r00", params={"arm": arm}, repetition=0,
-                                                    seed=7), disk_tmp)
+        results = [rb.run_trial(st, cfg, trials.Trial(trial_id=f"{arm}-r{i:02d}", params={"arm": arm},
+                                                      repetition=i, seed=seed), disk_tmp)
+                   for i, seed in enumerate(seeds)]
     assert state.show() == before
+    return cfg, results
+
+
+@pytest.mark.parametrize("arm", ["hdd", "tier_cold"])
+def test_the_full_profiles_sizes_on_the_emulated_disks_kill_no_task(tmp_path, monkeypatch, disk_tmp, arm):
+    """The real kernel at the full profile's sizes (its cgroup, working set, hogs and 20 hog
+    rounds), swap on the emulated 2008 disk bare and behind the flash tier: reclaim to a 50 MB/s
+    disk cannot keep up with two hogs, and the group's tasks wait for it instead of being killed
+    (memcg OOM kills 0); the trial is valid. The re-touch is in address order (the hog phase,
+    where a kill would happen, is the full profile's own; a random re-touch would add a minute)."""
+    cfg, [result] = real_trials(tmp_path, monkeypatch, disk_tmp, "full", arm, [7])
+    assert cfg["ram"] == "96M" and cfg["hog_rounds"] == 20
     assert result["oom_kills"] == 0 and result["hogs_killed"] == 0, result["killed"]
     assert rb.validity({"arm": arm}, result) is None
     assert result["pswpout_hogs"] > 0 and result["evicted_share"] >= rb.MIN_SHARE
@@ -211,25 +220,10 @@ def test_the_quick_profiles_hogs_push_the_working_set_out_under_zswap_every_time
     ~15 ms, less than the skew between two hogs' starts; before the hogs held each round side by
     side (`hog run --barrier`) they often ran one after the other, neither asked for more than the
     group, and 5 of 22 such trials this way kept 12-66 % of the working set in RAM (invalid)."""
-    import os
-
-    from pagelab import config, state, trials
-
-    if os.geteuid() != 0 or not os.path.exists("/dev/fuse") or not os.path.exists("/sys/module/zswap"):
-        pytest.skip("needs root, FUSE and zswap: swap on the emulated disk and a memory cgroup")
-    monkeypatch.setenv("PAGELAB_JOURNAL", str(tmp_path / "journal.jsonl"))
-    from conftest import build_native
-
-    build_native()
-    cfg = {**config.load(overrides={"profile": "quick"})["readyboost"], "retouch_order": "seq"}
+    if not os.path.exists("/sys/module/zswap"):
+        pytest.skip("needs zswap")
+    cfg, results = real_trials(tmp_path, monkeypatch, disk_tmp, "quick", "zswap", list(range(100, 110)))
     assert cfg["ram"] == "24M" and cfg["hog_rounds"] == 2
-    before = state.show()
-    results = []
-    with state.session() as st:
-        for i in range(10):
-            trial = trials.Trial(trial_id=f"zswap-r{i:02d}", params={"arm": "zswap"}, repetition=i, seed=100 + i)
-            results.append(rb.run_trial(st, cfg, trial, disk_tmp))
-    assert state.show() == before
     reasons = [rb.validity({"arm": "zswap"}, r) for r in results]
     assert reasons == [None] * 10, reasons
     assert all(r["evicted_share"] == 1.0 and r["zswpin"] > 0 for r in results)
