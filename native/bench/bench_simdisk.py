@@ -50,6 +50,11 @@ SIZE = 256 << 20
 # passthrough_ll scattered from 0.71 to 1.32 across runs, its CI as wide as [0.52, 8.3]. Short
 # runs paired back to back, the order alternating, leave a step inside one pair at most.
 CHUNKS, CHUNK_MS = 8, 250
+# Rounds of the overhead cases: a ratio of two such differences still scatters by tens of per
+# cent from round to round when the disk is busy (session 28: 13.6-27.5 us for simdisk, 16.7-25.3
+# for passthrough_ll in one run), and the median of five rounds moved with it (0.95 in one run,
+# 1.18 [0.61, 1.45] in the next); nine rounds narrow the median's CI (the context case keeps five).
+OVERHEAD_ROUNDS = 9
 
 
 def fio_mean_us(filename: Path, *args: str) -> float:
@@ -169,10 +174,10 @@ def cases(scratch: Path) -> list[Case]:
     return [
         Case(name="simdisk zero profile, 4K randread QD1 direct", metric="added_us",
              ours=added_latency_us, peer=lambda: 25.0, peer_name="budget_us", target="<= 1.0",
-             setup=setup),
+             setup=setup, rounds=OVERHEAD_ROUNDS),
         Case(name="simdisk zero profile vs libfuse passthrough_ll, 4K randread QD1 direct", metric="added_us",
              ours=added_latency_us, peer=passthrough_added_us, peer_name="passthrough_ll", target="<= 1.25",
-             setup=setup),
+             setup=setup, rounds=OVERHEAD_ROUNDS),
         Case(name="simdisk zero profile --normal-priority vs passthrough_ll (context)",
              metric="added_us", ours=added_latency_normal_priority_us, peer=passthrough_added_us,
              peer_name="passthrough_ll",
