@@ -1,5 +1,6 @@
 """make bench's harness (native/bench/run.py): a case's ratio is the median of its per-round
-ours/peer ratios, judged against its target; a case the machine cannot run is reported as
+ours/peer ratios, judged against its target, and said to be left to the run's noise when its CI
+straddles the target; a case the machine cannot run is reported as
 skipped with its reason, not as a failure or a figure. (The figures themselves are `make bench`.)"""
 
 from __future__ import annotations
@@ -31,6 +32,26 @@ def test_ratio_is_the_median_of_per_round_ratios_and_judged() -> None:
     assert row["ratio"] == 0.95 and row["met"] is False
     assert row["samples"]["ours"] == [9.0, 11.0, 19.0, 18.0, 9.5]
     assert row["ratio_ci"][0] <= 0.95 <= row["ratio_ci"][1]
+    # five rounds: the CI is [0.9, 1.1], across 0.97, so the verdict is this run's noise
+    assert row["ratio_ci"] == [0.9, 1.1] and row["resolved"] is False
+    assert run.verdict(row) == "NOT MET (CI straddles the target)"
+
+
+def test_a_ci_wholly_on_one_side_of_the_target_resolves_the_verdict() -> None:
+    run = load_run()
+    ours = iter([1.0, 1.02, 0.99, 1.01, 1.0])
+    met = run.Case(name="m", metric="IOPS", ours=lambda: next(ours), peer=lambda: 1.0, peer_name="p",
+                   target=">= 0.97", rounds=5).run()
+    assert met["met"] is True and met["resolved"] is True and run.verdict(met) == "met"
+    ours = iter([2.0, 1.9, 2.1, 2.0, 2.2])
+    missed = run.Case(name="x", metric="us", ours=lambda: next(ours), peer=lambda: 1.0, peer_name="p",
+                      target="<= 1.25", rounds=5).run()
+    assert missed["met"] is False and missed["resolved"] is True and run.verdict(missed) == "NOT MET"
+    context = run.Case(name="c", metric="us", ours=lambda: 1.0, peer=lambda: 1.0, peer_name="p", rounds=3).run()
+    assert context["resolved"] is None and run.verdict(context) == "(shown, no target)"
+    straddling = {**met, "resolved": False}
+    assert (run.summary([met, missed, context, straddling])
+            == "2 of 3 targets met; 1 of the 3 with a CI that straddles its target")
 
 
 def test_within_wraps_the_rounds_and_a_skip_is_reported_with_its_reason() -> None:

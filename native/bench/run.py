@@ -97,19 +97,38 @@ class Case:
         pairs = [a / b for a, b in zip(self.results["ours"], self.results["peer"], strict=True) if b]
         ci = median_ci(pairs) if pairs else None
         ratio = ci.value if ci else float("nan")
-        ok = None
+        ok = resolved = None
         if self.target:
             op, bound = self.target.split()
             ok = ratio >= float(bound) if op == ">=" else ratio <= float(bound)
+            # the verdict table's rule: a CI that straddles the target leaves it to this run's noise
+            resolved = bool(ci) and not (ci.ci_low < float(bound) < ci.ci_high)
         return {"case": self.name, "metric": self.metric, "ours": ours, "peer": peer,
                 "peer_name": self.peer_name, "ratio": ratio,
                 "ratio_ci": [ci.ci_low, ci.ci_high] if ci else None,
                 "ratio_of_medians": ours / peer if peer else None,
-                "target": self.target, "met": ok,
+                "target": self.target, "met": ok, "resolved": resolved,
                 "samples": self.results}
 
 
 VERDICT = {True: "met", False: "NOT MET", None: "(shown, no target)"}
+
+
+def verdict(row: dict) -> str:
+    """met / NOT MET by the median, and whether its CI straddles the target."""
+    text = VERDICT[row["met"]]
+    return text + (" (CI straddles the target)" if row["met"] is not None and not row.get("resolved") else "")
+
+
+def summary(rows: list[dict]) -> str:
+    """"N of M targets met", how many of those judgements this run's noise leaves open (the CI
+    straddles the target), and how many cases were skipped."""
+    judged = [r for r in rows if r["met"] is not None]
+    open_ = [r for r in judged if not r.get("resolved")]
+    skipped = [r for r in rows if "skipped" in r]
+    return (f"{sum(r['met'] for r in judged)} of {len(judged)} targets met"
+            + (f"; {len(open_)} of the {len(judged)} with a CI that straddles its target" if open_ else "")
+            + (f" ({len(skipped)} cases skipped)" if skipped else ""))
 
 
 def interval(row: dict) -> str:
@@ -148,14 +167,11 @@ def main(argv: list[str] | None = None) -> int:
                     continue
                 print(f"{row['case']:<44} {row['metric']:<16} ours {row['ours']:>12.4g}  "
                       f"{row['peer_name']} {row['peer']:>12.4g}  ratio {row['ratio']:.3f} {interval(row)}  "
-                      f"target {row['target'] or '-':<7} {VERDICT[row['met']]}", flush=True)
+                      f"target {row['target'] or '-':<7} {verdict(row)}", flush=True)
     finally:
         shutil.rmtree(scratch, ignore_errors=True)
     write_json_atomic(args.out, rows)
-    judged = [r for r in rows if r["met"] is not None]
-    skipped = [r for r in rows if "skipped" in r]
-    print(f"{sum(r['met'] for r in judged)} of {len(judged)} targets met"
-          + (f" ({len(skipped)} cases skipped)" if skipped else "") + f"; table in {args.out}")
+    print(summary(rows) + f"; table in {args.out}")
     return 0
 
 
