@@ -48,7 +48,9 @@ def test_hogs_that_ran_apart_make_the_trial_invalid():
     from pagelab.victim import HogRun
 
     assert HogRun().invalid_reason() is None
-    why = HogRun(apart_from_round=2).invalid_reason()
+    side_by_side = {"summary": {"barrier_broken_round": 0}}
+    assert HogRun(reports=[side_by_side, side_by_side]).invalid_reason() is None
+    why = HogRun(reports=[side_by_side, {"summary": {"barrier_broken_round": 2}}]).invalid_reason()
     assert why is not None and "the hogs ran apart from round 2" in why
     assert rb.validity({"arm": "zswap"}, result(killed=why)) == why
 

@@ -138,12 +138,10 @@ def cases(scratch: Path) -> list[Case]:
                "--norandommap", "--randrepeat=0")
         diffs = []
         with mounted as m:
+            pair = [m.mnt / name, backing]
             for i in range(CHUNKS):
-                files = (m.mnt / name, backing) if i % 2 == 0 else (backing, m.mnt / name)
-                through, direct = (fio_mean_us(f, *job) for f in files)
-                if i % 2:
-                    through, direct = direct, through
-                diffs.append(through - direct)
+                mean = {f: fio_mean_us(f, *job) for f in (pair if i % 2 == 0 else pair[::-1])}
+                diffs.append(mean[pair[0]] - mean[backing])
         return sum(diffs) / len(diffs)
 
     def added_latency_us() -> float:

@@ -75,10 +75,9 @@ static void futex_wait(uint32_t *word, uint32_t seen, uint64_t ns)
 
 uint64_t barrier_wait(struct barrier *b, uint64_t round)
 {
-	uint64_t t0 = monotonic_ns();
-
 	if (!b->count || b->broken_round)
 		return 0;
+	uint64_t t0 = monotonic_ns();
 	uint32_t target = (uint32_t)((round + 1) * b->parties);
 	uint32_t seen = __atomic_add_fetch(b->count, 1, __ATOMIC_SEQ_CST);
 

@@ -11,6 +11,7 @@ import json
 import subprocess
 import tempfile
 import time
+from contextlib import nullcontext
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -96,7 +97,13 @@ class HogRun:
     oom_kills: int = 0
     watchdog_fired: bool = False
     longest_oom_wait_s: float = 0.0
-    apart_from_round: int = 0  # the first round a hog stopped waiting for the others (0: none)
+
+    @property
+    def apart_from_round(self) -> int:
+        """The first round at which a hog stopped waiting for the others at the barrier (its
+        report's barrier_broken_round), 0 while they stayed side by side."""
+        return min((r["summary"].get("barrier_broken_round", 0) for r in self.reports
+                    if r["summary"].get("barrier_broken_round", 0)), default=0)
 
     def invalid_reason(self) -> str | None:
         """Why a trial with this run cannot count (a task was killed, or the hogs did not stay
@@ -125,8 +132,8 @@ def push_out(cgroup: Cgroup, size: int, repeat: int = 1, count: int = 1, timeout
     is then invalid (`HogRun.invalid_reason`); any other failure of hog raises TrialFailed."""
     run = HogRun()
     kills0 = cgroup.oom_kills()
-    with tempfile.TemporaryDirectory(prefix="pagelab-hogs-") as tmp:
-        cmd = hog_run_cmd(size, repeat, Path(tmp) / "barrier" if count > 1 else None, count)
+    with tempfile.TemporaryDirectory(prefix="pagelab-hogs-") if count > 1 else nullcontext() as tmp:
+        cmd = hog_run_cmd(size, repeat, Path(tmp) / "barrier" if tmp else None, count)
         t0 = time.monotonic()
         with OomWatchdog(cgroup, oom_wait_limit_s) as wd:
             procs = [subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
@@ -142,6 +149,4 @@ def push_out(cgroup: Cgroup, size: int, repeat: int = 1, count: int = 1, timeout
             raise TrialFailed(f"hog run exited {p.returncode}: {err.strip()}")
         else:
             run.reports.append(json.loads(out))
-    run.apart_from_round = min((r["summary"].get("barrier_broken_round", 0) for r in run.reports
-                                if r["summary"].get("barrier_broken_round", 0)), default=0)
     return run
