@@ -11,6 +11,8 @@ import sys
 from contextlib import contextmanager
 from pathlib import Path
 
+import pytest
+
 REPO = Path(__file__).resolve().parents[1]
 
 
@@ -25,27 +27,28 @@ def load_run():
 
 def test_ratio_is_the_median_of_per_round_ratios_and_judged() -> None:
     run = load_run()
-    peer = iter([10.0, 10.0, 20.0, 20.0, 10.0])
-    ours = iter([9.0, 11.0, 19.0, 18.0, 9.5])   # ratios 0.9, 1.1, 0.95, 0.9, 0.95
+    peer = iter([10.0, 10.0, 20.0, 20.0, 10.0, 10.0])
+    ours = iter([9.0, 11.0, 19.0, 18.0, 9.5, 10.0])   # ratios 0.9, 1.1, 0.95, 0.9, 0.95, 1.0
     row = run.Case(name="c", metric="IOPS", ours=lambda: next(ours), peer=lambda: next(peer),
-                   peer_name="p", target=">= 0.97", rounds=5).run()
+                   peer_name="p", target=">= 0.97", rounds=6).run()
     assert row["ratio"] == 0.95 and row["met"] is False
-    assert row["samples"]["ours"] == [9.0, 11.0, 19.0, 18.0, 9.5]
+    assert row["samples"]["ours"] == [9.0, 11.0, 19.0, 18.0, 9.5, 10.0]
     assert row["ratio_ci"][0] <= 0.95 <= row["ratio_ci"][1]
-    # five rounds: the CI is [0.9, 1.1], across 0.97, so the verdict is this run's noise
+    # six rounds: the CI is [0.9, 1.1] (97 %), across 0.97, so the verdict is this run's noise
     assert row["ratio_ci"] == [0.9, 1.1] and row["resolved"] is False
+    assert row["ci_coverage"] == 1 - 2 / 2**6 and "covers" not in run.interval(row)
     assert run.verdict(row) == "NOT MET (CI straddles the target)"
 
 
 def test_a_ci_wholly_on_one_side_of_the_target_resolves_the_verdict() -> None:
     run = load_run()
-    ours = iter([1.0, 1.02, 0.99, 1.01, 1.0])
+    ours = iter([1.0, 1.02, 0.99, 1.01, 1.0, 1.0])
     met = run.Case(name="m", metric="IOPS", ours=lambda: next(ours), peer=lambda: 1.0, peer_name="p",
-                   target=">= 0.97", rounds=5).run()
+                   target=">= 0.97").run()
     assert met["met"] is True and met["resolved"] is True and run.verdict(met) == "met"
-    ours = iter([2.0, 1.9, 2.1, 2.0, 2.2])
+    ours = iter([2.0, 1.9, 2.1, 2.0, 2.2, 2.0])
     missed = run.Case(name="x", metric="us", ours=lambda: next(ours), peer=lambda: 1.0, peer_name="p",
-                      target="<= 1.25", rounds=5).run()
+                      target="<= 1.25").run()
     assert missed["met"] is False and missed["resolved"] is True and run.verdict(missed) == "NOT MET"
     context = run.Case(name="c", metric="us", ours=lambda: 1.0, peer=lambda: 1.0, peer_name="p", rounds=3).run()
     assert context["resolved"] is None and run.verdict(context) == "(shown, no target)"
@@ -65,7 +68,7 @@ def test_within_wraps_the_rounds_and_a_skip_is_reported_with_its_reason() -> Non
         entered.append("out")
 
     row = run.Case(name="ok", metric="m", ours=lambda: 2.0, peer=lambda: 1.0, peer_name="p",
-                   target="<= 1.0", rounds=3, within=reserved).run()
+                   target="<= 1.0", rounds=6, within=reserved).run()
     assert entered == ["in", "out"] and row["ratio"] == 2.0 and row["met"] is False
 
     def unavailable():
@@ -77,3 +80,21 @@ def test_within_wraps_the_rounds_and_a_skip_is_reported_with_its_reason() -> Non
     assert called == [] and row["met"] is None
     assert row["skipped"] == "needs root to reserve huge pages"
     json.dumps(row)  # the row goes into results/bench/native.json
+
+
+def test_a_judged_case_has_the_rounds_for_a_95_percent_interval(tmp_path: Path) -> None:
+    """The median of n rounds has an order-statistic interval of at most 1 - 2/2^n coverage
+    (0.9375 at 5): a case with a target refuses fewer than 6 rounds, and a context case of fewer
+    prints how much its interval covers. Every case of every bench module is built (nothing runs)."""
+    run = load_run()
+    assert run.min_rounds() == 6 and run.min_rounds(0.99) == 8
+    with pytest.raises(ValueError, match=r"'few'.*5 rounds.*at least 6"):
+        run.Case(name="few", metric="m", ours=lambda: 1.0, peer=lambda: 1.0, peer_name="p",
+                 target=">= 0.97", rounds=5)
+    values = iter([1.0, 2.0, 3.0])
+    context = run.Case(name="c", metric="m", ours=lambda: next(values), peer=lambda: 1.0,
+                       peer_name="p", rounds=3).run()
+    assert context["ratio_ci"] == [1.0, 3.0] and context["ci_coverage"] == 0.75
+    assert run.interval(context) == "[1.000, 3.000] (covers 75%)"
+    judged = [case for mod in run.load_modules([]) for case in mod.cases(tmp_path) if case.target]
+    assert len(judged) >= 14 and all(case.rounds >= 6 for case in judged)

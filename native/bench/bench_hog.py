@@ -31,6 +31,10 @@ REPO = Path(__file__).resolve().parents[2]
 HOG = REPO / "native" / "build" / "hog"
 SIZE = "1G"
 SIZE_BYTES = 1 << 30
+# Rounds of the judged cases: each side's time moves from round to round with where the pages
+# land (session 28: hog 0.36-0.64 s, populate 0.31-0.37 s with one round of 1.49 s), and five
+# rounds' median CI was [min, max] with 94 % coverage; nine give a 96 % interval (about 1 s a round).
+ROUNDS = 9
 
 
 def hog_json(*args: str) -> dict:
@@ -67,10 +71,10 @@ def cases(scratch: Path) -> list[Case]:
     return [
         Case(name="hog run 1G zero (default, auto): touch time", metric="seconds",
              ours=lambda: touch_seconds("auto"), peer=populate_seconds,
-             peer_name="MAP_POPULATE", target="<= 1.3"),
+             peer_name="MAP_POPULATE", target="<= 1.3", rounds=ROUNDS),
         Case(name="hog run 1G zero (default, auto): throughput", metric="GB/s",
              ours=touch_gb_per_s, peer=populate_gb_per_s,
-             peer_name="MAP_POPULATE", target=">= 0.77"),
+             peer_name="MAP_POPULATE", target=">= 0.77", rounds=ROUNDS),
         Case(name="hog run 1G zero --touch fault: time", metric="seconds",
              ours=lambda: touch_seconds("fault"), peer=populate_seconds,
              peer_name="MAP_POPULATE"),

@@ -4,7 +4,9 @@ Each native/bench/bench_<tool>.py has `cases(scratch: Path) -> list[Case]`; ever
 its two commands interleaved A B, B A ... `rounds` times and reports the median of the per-round
 ratios ours/peer with its 95 % order-statistic CI (and the ratio of medians) and the target it
 must meet: the median is judged, and the CI says whether this run could resolve the target (a
-fio-against-itself case, where there is one, shows the same). Prints a table and
+fio-against-itself case, where there is one, shows the same). A case with a target runs at least
+the 6 rounds whose median can have a 95 % interval at all (Case refuses fewer); a context case
+of fewer rounds prints how much its [min, max] covers. Prints a table and
 writes results/bench/native.json (atomically).
 Benchmarks print figures; they are not timed tests (a shared machine is too noisy for that).
 """
@@ -30,6 +32,14 @@ sys.path.insert(0, str(REPO / "src"))
 from pagelab.records import write_json_atomic  # noqa: E402
 from pagelab.stats import median_ci  # noqa: E402
 from pagelab.tools import pinned_to_one_cpu  # noqa: E402
+
+
+LEVEL = 0.95  # the confidence of every printed interval
+
+
+def min_rounds(level: float = LEVEL) -> int:
+    """The fewest rounds whose median has an order-statistic interval covering `level`."""
+    return next(n for n in range(2, 64) if median_ci(range(n), level).coverage >= level)
 
 
 class SkipCase(Exception):
@@ -64,13 +74,22 @@ class Case:
     peer: Callable[[], float]
     peer_name: str
     target: str = ""
-    rounds: int = 5
+    rounds: int = 6       # the fewest a judged case may have (min_rounds())
     setup: Callable[[], None] | None = None
     pin: bool = False     # run both sides on one CPU (pagelab.tools.pinned_to_one_cpu)
     # what the case runs inside (e.g. huge pages reserved through pagelab.state); raises
     # SkipCase where the machine cannot provide it
     within: Callable[[], AbstractContextManager[object]] | None = None
     results: dict[str, list[float]] = field(default_factory=lambda: {"ours": [], "peer": []})
+
+    def __post_init__(self) -> None:
+        # A judged case's interval must cover: the order-statistic CI of a median of n rounds
+        # covers at most 1 - 2 / 2^n (0.9375 at n = 5, 0.75 at n = 3), so a judged case needs
+        # the rounds that reach LEVEL at all (6 at 95 %).
+        if self.target and self.rounds < min_rounds():
+            raise ValueError(f"bench case {self.name!r}: {self.rounds} rounds cannot give a "
+                             f"{LEVEL:.0%} interval for its median; a case with a target needs "
+                             f"at least {min_rounds()}")
 
     def run(self) -> dict:
         """The case's row; a skipped case's row has its reason and no ratio."""
@@ -95,7 +114,7 @@ class Case:
         # (a host's IO budget, spent by the first, would otherwise count against the second);
         # the median of those per-round ratios is the figure judged against the target.
         pairs = [a / b for a, b in zip(self.results["ours"], self.results["peer"], strict=True) if b]
-        ci = median_ci(pairs) if pairs else None
+        ci = median_ci(pairs, LEVEL) if pairs else None
         ratio = ci.value if ci else float("nan")
         ok = resolved = None
         if self.target:
@@ -106,6 +125,7 @@ class Case:
         return {"case": self.name, "metric": self.metric, "ours": ours, "peer": peer,
                 "peer_name": self.peer_name, "ratio": ratio,
                 "ratio_ci": [ci.ci_low, ci.ci_high] if ci else None,
+                "ci_coverage": ci.coverage if ci else None,
                 "ratio_of_medians": ours / peer if peer else None,
                 "target": self.target, "met": ok, "resolved": resolved,
                 "samples": self.results}
@@ -132,8 +152,12 @@ def summary(rows: list[dict]) -> str:
 
 
 def interval(row: dict) -> str:
-    ci = row.get("ratio_ci")
-    return f"[{ci[0]:.3f}, {ci[1]:.3f}]" if ci else ""
+    """The ratio's CI, with its coverage where that falls short of LEVEL (a context case of
+    few rounds)."""
+    ci, cov = row.get("ratio_ci"), row.get("ci_coverage")
+    if not ci:
+        return ""
+    return f"[{ci[0]:.3f}, {ci[1]:.3f}]" + (f" (covers {cov:.0%})" if cov is not None and cov < LEVEL else "")
 
 
 def load_modules(only: list[str]) -> list:
