@@ -33,7 +33,6 @@ from pagelab.records import write_json_atomic  # noqa: E402
 from pagelab.stats import median_ci  # noqa: E402
 from pagelab.tools import pinned_to_one_cpu  # noqa: E402
 
-
 LEVEL = 0.95  # the confidence of every printed interval
 
 
