@@ -4,9 +4,10 @@ cluster-generic executor, one measurement job per host at a time, merged into on
 Three fake hosts run a light seekmodel and a light crystalmark each, through the real executor
 plugin and the profile's real submit/status/cancel scripts, with ssh replaced by tests/fleet/ssh.sh
 (the job runs on this machine as the host its `host` resource names, under that host's lock).
-The trial records' start and end times show that one host's jobs never overlapped and that
-different hosts' jobs did. A host that is down loses only its own jobs: the merge names it and a
-rerun completes only what is missing."""
+The fleet runs once with gamma down and once more with it back: a host that is down loses only
+its own jobs (the merge names it) and the rerun completes only what is missing; after it, the
+trial records' start and end times show that one host's jobs never overlapped and that
+different hosts' jobs did."""
 
 from __future__ import annotations
 
@@ -105,16 +106,33 @@ def job_count(stdout_err: str, rule: str) -> int:
 
 @pytest.fixture(scope="module")
 def three_hosts(tmp_path_factory, env):
+    """One fleet, run twice: first with gamma down (alpha's and beta's jobs complete, gamma's
+    fail, and the merge says so: `down`, the state after that run), then with gamma back, when
+    only gamma's two jobs run and the merge is complete (the repository, after that rerun)."""
     repo = fleet_repo(REPO / ".pytest-scratch" / f"fleet-{tmp_path_factory.getbasetemp().name}" / "three")
     e = fleet_env(env, repo)
+    (repo / "down.txt").write_text("gamma\n")
     run = snakemake(repo, e, "fleet_trials", "--keep-going")
-    assert run.returncode == 0, run.stdout[-3000:] + run.stderr[-4000:]
     merged = snakemake(repo, e, "fleet_merge")
-    assert merged.returncode == 0, merged.stdout[-3000:] + merged.stderr[-4000:]
-    print(f"\nthree hosts: trials {run.seconds:.1f} s, merge {merged.seconds:.1f} s")
-    yield repo
+    down = {"run": run, "merged": merged,
+            "rows": {r["host"]: r for r in merge_rows(repo)} if merged.returncode == 0 else {},
+            "section": (repo / "results/fleet/section.tex").read_text() if merged.returncode == 0 else "",
+            "logs": {h: {p.name: p.read_text()[-1500:] for p in (repo / "results/logs/fleet" / h).glob("*.log")}
+                     for h in ("alpha", "beta")},
+            "mtimes": {h: (repo / "results/fleet" / h / "seekmodel/trials.csv").stat().st_mtime_ns
+                       for h in ("alpha", "beta")
+                       if (repo / "results/fleet" / h / "seekmodel/trials.csv").exists()}}
+    (repo / "down.txt").unlink()   # the failure is cleared
+    rerun = snakemake(repo, e, "fleet_trials", "--keep-going")
+    assert rerun.returncode == 0, rerun.stdout[-3000:] + rerun.stderr[-4000:]
+    remerged = snakemake(repo, e, "fleet_merge")
+    assert remerged.returncode == 0, remerged.stdout[-3000:] + remerged.stderr[-4000:]
+    print(f"\nfleet: gamma down {run.seconds:.1f} s, merge {merged.seconds:.1f} s; "
+          f"rerun {rerun.seconds:.1f} s, merge {remerged.seconds:.1f} s")
+    yield repo, down, rerun
     shutil.rmtree(repo.parent, ignore_errors=True)
-    shutil.rmtree(repo.parent.parent, ignore_errors=True)
+    if repo.parent.parent.is_dir() and not any(repo.parent.parent.iterdir()):
+        repo.parent.parent.rmdir()
 
 
 def test_headlines_by_host_figure_and_section(tmp_path):
@@ -172,7 +190,10 @@ def test_a_fleet_block_is_checked():
 
 
 def test_three_hosts_one_job_per_host_at_a_time_hosts_in_parallel(three_hosts):
-    repo = three_hosts
+    """After both runs: every host ran both experiments, never two at once on one host (gamma's
+    two ran in the rerun, side by side in Snakemake's plan, one at a time under its lock), and
+    different hosts' jobs overlapped (alpha's and beta's in the first run)."""
+    repo, _, _ = three_hosts
     jobs = intervals(repo)
     assert set(jobs) == {(h, e) for h in HOSTS for e in EXPERIMENTS}
     for host in HOSTS:
@@ -196,7 +217,8 @@ def test_three_hosts_one_job_per_host_at_a_time_hosts_in_parallel(three_hosts):
 
 
 def test_the_merge_has_one_row_per_host(three_hosts):
-    rows = merge_rows(three_hosts)
+    repo, _, _ = three_hosts
+    rows = merge_rows(repo)
     assert [r["host"] for r in rows] == HOSTS
     for r in rows:
         assert r["status"] == "complete" and r["missing"] == ""
@@ -208,54 +230,36 @@ def test_the_merge_has_one_row_per_host(three_hosts):
                                                      "by construction", "not applicable here")) > 0
     assert rows[0]["vs_baseline"] == "baseline"
     assert all(re.match(r"^\d+ same, \d+ faster, \d+ slower, \d+ different$", r["vs_baseline"]) for r in rows[1:])
-    tex = (three_hosts / "results/fleet/section.tex").read_text()
+    tex = (repo / "results/fleet/section.tex").read_text()
     assert "\\section{The fleet}" in tex and "Every host returned every experiment" in tex
     assert all(h in tex for h in HOSTS)
     assert "\\includegraphics[width=\\textwidth]{fleet/headlines.pdf}" in tex
-    assert (three_hosts / "results/fleet/headlines.pdf").stat().st_size > 0
-    executed = json.loads((three_hosts / "results/fleet/fleet.ipynb").read_text())
+    assert (repo / "results/fleet/headlines.pdf").stat().st_size > 0
+    executed = json.loads((repo / "results/fleet/fleet.ipynb").read_text())
     assert any("host(s); without complete results: none" in "".join(o.get("text", ""))
                for c in executed["cells"] for o in c.get("outputs", []))
 
 
-def test_a_host_that_fails_loses_only_its_own_jobs_and_a_rerun_completes_them(tmp_path_factory, env):
-    repo = fleet_repo(REPO / ".pytest-scratch" / f"fleet-{tmp_path_factory.getbasetemp().name}" / "failing")
-    e = fleet_env(env, repo)
-    (repo / "down.txt").write_text("gamma\n")
-    try:
-        run = snakemake(repo, e, "fleet_trials", "--keep-going")
-        assert run.returncode != 0  # gamma's jobs failed ...
-        merged = snakemake(repo, e, "fleet_merge")
-        assert merged.returncode == 0, merged.stdout[-3000:] + merged.stderr[-4000:]  # ... the merge did not
-        rows = {r["host"]: r for r in merge_rows(repo)}
-        assert list(rows) == HOSTS
-        for h in ("alpha", "beta"):
-            logs = {p.name: p.read_text()[-1500:] for p in (repo / "results/logs/fleet" / h).glob("*.log")}
-            assert rows[h]["status"] == "complete" and rows[h]["completed"].split() == EXPERIMENTS, \
-                (rows[h]["missing"], rows[h], logs)
-            assert (repo / "results/fleet" / h / "seekmodel/measurements.json").exists()
-        assert rows["gamma"]["status"] == "missing" and rows["gamma"]["completed"] == ""
-        assert "seekmodel" in rows["gamma"]["missing"] and "crystalmark" in rows["gamma"]["missing"]
-        assert rows["gamma"]["vs_baseline"] == "no results"
-        assert "gamma" in (repo / "results/fleet/section.tex").read_text().split("without complete results:")[1]
-        before = {h: (repo / "results/fleet" / h / "seekmodel/trials.csv").stat().st_mtime_ns
-                  for h in ("alpha", "beta")}
-        # The failure is cleared: the rerun runs gamma's two jobs and nothing else.
-        (repo / "down.txt").unlink()
-        rerun = snakemake(repo, e, "fleet_trials", "--keep-going")
-        assert rerun.returncode == 0, rerun.stdout[-3000:] + rerun.stderr[-4000:]
-        assert job_count(rerun.stdout + rerun.stderr, "fleet_trial") == 2
-        assert {h: (repo / "results/fleet" / h / "seekmodel/trials.csv").stat().st_mtime_ns
-                for h in ("alpha", "beta")} == before
-        merged = snakemake(repo, e, "fleet_merge")
-        assert merged.returncode == 0, merged.stdout[-3000:] + merged.stderr[-4000:]
-        rows = merge_rows(repo)
-        assert [r["host"] for r in rows] == HOSTS and all(r["status"] == "complete" for r in rows)
-        print(f"\nfailing host: trials {run.seconds:.1f} s, merge {merged.seconds:.1f} s, rerun {rerun.seconds:.1f} s")
-    finally:
-        shutil.rmtree(repo.parent, ignore_errors=True)
-        if repo.parent.parent.is_dir() and not any(repo.parent.parent.iterdir()):
-            repo.parent.parent.rmdir()
+def test_a_host_that_fails_loses_only_its_own_jobs_and_a_rerun_completes_them(three_hosts):
+    repo, down, rerun = three_hosts
+    run, merged, rows = down["run"], down["merged"], down["rows"]
+    assert run.returncode != 0  # gamma's jobs failed ...
+    assert merged.returncode == 0, merged.stdout[-3000:] + merged.stderr[-4000:]  # ... the merge did not
+    assert list(rows) == HOSTS
+    for h in ("alpha", "beta"):
+        assert rows[h]["status"] == "complete" and rows[h]["completed"].split() == EXPERIMENTS, \
+            (rows[h]["missing"], rows[h], down["logs"][h])
+        assert h in down["mtimes"]  # its seekmodel results were written in the first run
+    assert rows["gamma"]["status"] == "missing" and rows["gamma"]["completed"] == ""
+    assert "seekmodel" in rows["gamma"]["missing"] and "crystalmark" in rows["gamma"]["missing"]
+    assert rows["gamma"]["vs_baseline"] == "no results"
+    assert "gamma" in down["section"].split("without complete results:")[1]
+    # The rerun ran gamma's two jobs and nothing else, and the merge is then complete.
+    assert job_count(rerun.stdout + rerun.stderr, "fleet_trial") == 2
+    assert {h: (repo / "results/fleet" / h / "seekmodel/trials.csv").stat().st_mtime_ns
+            for h in ("alpha", "beta")} == down["mtimes"]
+    rows = merge_rows(repo)
+    assert [r["host"] for r in rows] == HOSTS and all(r["status"] == "complete" for r in rows)
 
 
 def test_the_slurm_profile_parses(env, tmp_path):
