@@ -400,6 +400,60 @@ def test_no_page_cache_and_o_direct(simdisk: Path, disk_tmp: Path) -> None:
         assert (disk_tmp / "backing").stat().st_blocks * 512 < 4 * MiB   # still sparse
 
 
+@needs_fuse
+def test_a_late_reply_is_put_down_to_the_backing_io_or_the_wakeup(simdisk: Path, disk_tmp: Path) -> None:
+    """The trace and the stats say why a reply began late. At the zero profile (no device time)
+    a 1 MiB read of written data reaches the backing file with O_DIRECT and ends after the
+    planned start: late by the backing IO. At hdd settings with 40 ms of command overhead, a
+    daemon stopped (SIGSTOP) for 60 ms while it waits for a deadline, its backing IO done,
+    replies tens of ms late: late by the wake-up."""
+    import threading
+
+    buf = mmap.mmap(-1, MiB)
+    buf.write(os.urandom(MiB))
+    with mounted(simdisk, disk_tmp / "zero", "zero", "--size", "64M") as m:
+        fd = os.open(m.disk, os.O_RDWR | os.O_DIRECT)
+        try:
+            for i in range(4):
+                assert os.pwritev(fd, [buf], i * MiB) == MiB
+            for i in range(4):
+                assert os.preadv(fd, [buf], i * MiB) == MiB
+        finally:
+            os.close(fd)
+        stats = m.stats()["timing"]
+    rows = trace_rows(m.trace)
+    reads = [r for r in rows if r["op"] == "read"]
+    assert len(reads) == 4
+    for r in reads:
+        assert int(r["backing_ns"]) > 0 and r["late_cause"] == "backing", r
+        assert int(r["start_late_ns"]) >= int(r["backing_ns"])  # the reply waited for the backing IO
+    for cause in ("backing", "wakeup"):
+        assert stats["late_starts"][cause] == sum(r["late_cause"] == cause for r in rows)
+    assert stats["start_late_ns"]["max"] >= max(int(r["start_late_ns"]) for r in rows)
+
+    with mounted(simdisk, disk_tmp / "hdd", HDD, "--size", "64M", "--set", "command_overhead_ms=40") as m:
+        fd = os.open(m.disk, os.O_RDONLY | os.O_DIRECT)
+        small = mmap.mmap(-1, 64 * KiB)
+        try:
+            assert os.preadv(fd, [small], 0) == 64 * KiB
+            reader = threading.Thread(target=os.preadv, args=(fd, [small], 32 * MiB))
+            reader.start()
+            time.sleep(0.015)          # the backing read is done; the daemon waits for ~40 ms
+            os.kill(m.pid, signal.SIGSTOP)
+            time.sleep(0.06)
+            os.kill(m.pid, signal.SIGCONT)
+            reader.join(timeout=30)
+        finally:
+            os.close(fd)
+        stats = m.stats()["timing"]
+    rows = read_rows(m.trace)
+    assert len(rows) == 2 and int(rows[1]["service_ns"]) >= 40e6
+    assert rows[1]["late_cause"] == "wakeup" and int(rows[1]["start_late_ns"]) > 20e6, rows[1]
+    assert int(rows[1]["backing_ns"]) < 15e6
+    assert stats["late_starts"]["wakeup"] == sum(r["late_cause"] == "wakeup" for r in rows) >= 1
+    assert stats["start_late_ns"]["max"] >= int(rows[1]["start_late_ns"])
+
+
 # --- the flash stick --------------------------------------------------------------------------
 
 @needs_fuse

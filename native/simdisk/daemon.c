@@ -149,6 +149,7 @@ void serve_io(struct daemon *d, fuse_req_t req, enum io_op op, uint64_t off, siz
 
 	d->model->service(d->dev, &r, start, &cost);
 	uint64_t deadline = start + cost.total_ns;
+	uint64_t backing_start = monotonic_ns();
 
 	if (op == IO_READ)
 		err = backing_read(d, d->iobuf, off, len, &out);
@@ -156,15 +157,24 @@ void serve_io(struct daemon *d, fuse_req_t req, enum io_op op, uint64_t off, siz
 		err = backing_write(d, off, len, data);
 	else if (fdatasync(d->fd))
 		err = -errno;
+	uint64_t backing_end = monotonic_ns();
+
 	d->busy_until = deadline;
 	if (err) {
 		fuse_reply_err(req, -err);
 		return;
 	}
 	uint64_t lead = d->reply_lead_ns[size_class(op == IO_READ ? len : 0)];
+	uint64_t planned = deadline > lead ? deadline - lead : 0;
 
-	wait_until(deadline > lead ? deadline - lead : 0, d->spin_ns);
+	wait_until(planned, d->spin_ns);
 	uint64_t replying = monotonic_ns();
+	struct io_times tm = { .arrival = arrival, .start = start,
+			       .backing_ns = backing_end - backing_start,
+			       .start_late_ns = replying > planned ? replying - planned : 0 };
+
+	if (tm.start_late_ns > LATE_START_NS)
+		tm.cause = backing_end > planned ? LATE_BACKING : LATE_WAKEUP;
 
 	if (op == IO_READ)
 		fuse_reply_buf(req, out, len);
@@ -172,13 +182,13 @@ void serve_io(struct daemon *d, fuse_req_t req, enum io_op op, uint64_t off, siz
 		fuse_reply_write(req, len);
 	else
 		fuse_reply_err(req, 0);
-	uint64_t done = monotonic_ns();   /* the reply is out: what the reader sees */
+	tm.done = monotonic_ns();   /* the reply is out: what the reader sees */
 
-	learn_reply_time(d, op == IO_READ ? len : 0, done - replying);
+	learn_reply_time(d, op == IO_READ ? len : 0, tm.done - replying);
 
-	d->last_activity = done;
+	d->last_activity = tm.done;
 	d->idle_done = false;
-	account(d, &r, arrival, start, &cost, done);
+	account(d, &r, &tm, &cost);
 }
 
 
@@ -230,7 +240,7 @@ static void run_idle_work(struct daemon *d)
 		return;
 	}
 	d->busy_until = end;
-	account(d, &r, start, start, &cost, end);
+	account(d, &r, &(struct io_times){ .arrival = start, .start = start, .done = end }, &cost);
 }
 
 static int loop(struct daemon *d)
@@ -343,6 +353,7 @@ int daemon_run(struct daemon *d, const struct mount_opts *o)
 		fputs(trace_header, d->trace);
 	}
 	hist_init(&d->timing_error);
+	hist_init(&d->start_late);
 	if (install_signals(d))
 		return runtime_error("cannot install signal handlers: %s", strerror(errno));
 	d->se = fuse_session_new(&args, &simdisk_operations, sizeof(simdisk_operations), d);

@@ -37,6 +37,23 @@ enum { INO_ROOT = 1, INO_DISK = 2, INO_STATS = 3 };
 #define NOPS 4
 extern const char *const op_names[NOPS];   /* by enum io_op: read, write, flush, prefetch */
 
+/*
+ * When a reply starts more than LATE_START_NS after its planned start (the
+ * deadline less the reply's lead), the IO is late for one of two causes: the
+ * backing IO ended after the planned start (the host disk was slower than the
+ * model), or it ended in time and the daemon woke or ran late (the OS).
+ */
+#define LATE_START_NS 10000
+enum late_cause { LATE_NONE, LATE_BACKING, LATE_WAKEUP, NLATE };
+extern const char *const late_cause_names[NLATE];
+
+struct io_times {
+	uint64_t arrival, start, done;   /* monotonic ns; measured = done - start */
+	uint64_t backing_ns;             /* the backing file's IO */
+	uint64_t start_late_ns;          /* the reply's start after its planned start */
+	enum late_cause cause;
+};
+
 struct op_totals {
 	uint64_t ios, bytes;
 	uint64_t queue, device_wait, overhead, seek, rotation, transfer, gc, service, measured;
@@ -69,7 +86,9 @@ struct daemon {
 	struct op_totals ops[NOPS];
 	uint64_t cache_hits, cache_partial_hits, cache_misses, cache_hit_bytes;
 	uint64_t late_ios;
+	uint64_t late_starts[NLATE];     /* by cause (LATE_NONE unused) */
 	struct hist timing_error;
+	struct hist start_late;          /* how late replies started, every request */
 	FILE *trace;
 	char *trace_buffer;
 	struct fuse_session *se;
@@ -102,8 +121,8 @@ int env_identity(void *ctx, uint64_t out[4]);
 
 /* stats.c */
 extern const char trace_header[];
-void account(struct daemon *d, const struct io_request *r, uint64_t arrival,
-	     uint64_t start, const struct io_cost *c, uint64_t done);
+void account(struct daemon *d, const struct io_request *r, const struct io_times *tm,
+	     const struct io_cost *c);
 char *stats_json(struct daemon *d, size_t *len);
 
 /* daemon.c */

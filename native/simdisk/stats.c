@@ -11,6 +11,7 @@
 #include "timing.h"
 
 const char *const op_names[NOPS] = { "read", "write", "flush", "prefetch" };
+const char *const late_cause_names[NLATE] = { "-", "backing", "wakeup" };
 
 static const char *hit_word(const struct io_cost *c, uint64_t len)
 {
@@ -19,11 +20,11 @@ static const char *hit_word(const struct io_cost *c, uint64_t len)
 	return c->hit_bytes == 0 ? "miss" : c->hit_bytes >= len ? "hit" : "partial";
 }
 
-void account(struct daemon *d, const struct io_request *r, uint64_t arrival,
-		    uint64_t start, const struct io_cost *c, uint64_t done)
+void account(struct daemon *d, const struct io_request *r, const struct io_times *tm,
+	     const struct io_cost *c)
 {
 	struct op_totals *t = &d->ops[r->op];
-	uint64_t measured = done - start;
+	uint64_t arrival = tm->arrival, start = tm->start, measured = tm->done - tm->start;
 
 	t->ios++;
 	t->bytes += r->length;
@@ -40,6 +41,8 @@ void account(struct daemon *d, const struct io_request *r, uint64_t arrival,
 		hist_record(&d->timing_error, measured > c->total_ns ? measured - c->total_ns :
 			    c->total_ns - measured);
 		d->late_ios += measured > c->total_ns;
+		hist_record(&d->start_late, tm->start_late_ns);
+		d->late_starts[tm->cause]++;
 	}
 	if (c->cache_lookup && r->op == IO_READ) {
 		if (c->hit_bytes == 0)
@@ -51,7 +54,7 @@ void account(struct daemon *d, const struct io_request *r, uint64_t arrival,
 		d->cache_hit_bytes += c->hit_bytes;
 	}
 	if (d->trace)
-		fprintf(d->trace, "%llu,%s,%llu,%llu,%llu,%llu,%llu,%llu,%llu,%llu,%llu,%llu,%llu,%llu,%s\n",
+		fprintf(d->trace, "%llu,%s,%llu,%llu,%llu,%llu,%llu,%llu,%llu,%llu,%llu,%llu,%llu,%llu,%s,%llu,%llu,%s\n",
 			(unsigned long long)(arrival - d->t0), op_names[r->op],
 			(unsigned long long)r->offset, (unsigned long long)r->length,
 			(unsigned long long)(start - arrival), (unsigned long long)c->queue_ns,
@@ -59,12 +62,13 @@ void account(struct daemon *d, const struct io_request *r, uint64_t arrival,
 			(unsigned long long)c->rotation_ns, (unsigned long long)c->transfer_ns,
 			(unsigned long long)c->gc_ns, (unsigned long long)c->total_ns,
 			(unsigned long long)measured, (unsigned long long)c->hit_bytes,
-			hit_word(c, r->length));
+			hit_word(c, r->length), (unsigned long long)tm->backing_ns,
+			(unsigned long long)tm->start_late_ns, late_cause_names[tm->cause]);
 }
 
 const char trace_header[] =
 	"t_ns,op,offset,size,queue_ns,device_wait_ns,overhead_ns,seek_ns,rotation_ns,"
-	"transfer_ns,gc_ns,service_ns,measured_ns,hit_bytes,hit\n";
+	"transfer_ns,gc_ns,service_ns,measured_ns,hit_bytes,hit,backing_ns,start_late_ns,late_cause\n";
 
 static void write_times(struct json *j, const struct op_totals *t)
 {
@@ -141,6 +145,15 @@ char *stats_json(struct daemon *d, size_t *len)
 	json_kv_uint(&j, "p50", hist_percentile(&d->timing_error, 50));
 	json_kv_uint(&j, "p99", hist_percentile(&d->timing_error, 99));
 	json_kv_uint(&j, "max", d->timing_error.max);
+	json_object_end(&j);
+	json_kv_object_begin(&j, "start_late_ns");
+	json_kv_uint(&j, "p50", hist_percentile(&d->start_late, 50));
+	json_kv_uint(&j, "p99", hist_percentile(&d->start_late, 99));
+	json_kv_uint(&j, "max", d->start_late.max);
+	json_object_end(&j);
+	json_kv_object_begin(&j, "late_starts");
+	for (int cause = LATE_BACKING; cause < NLATE; cause++)
+		json_kv_uint(&j, late_cause_names[cause], d->late_starts[cause]);
 	json_object_end(&j);
 	json_object_end(&j);
 	json_kv_object_begin(&j, "device");
