@@ -20,11 +20,12 @@
    against issue 4's budget of 200 us: on an idle machine, and with one more busy loop than
    there are CPUs running beside it (the daemon's priority is there for a busy machine; with
    SCHED_FIFO and normal-class replies this p99 was 2.7-4.5 ms). The trace's late_cause says
-   why a read was late (session 29, 48 rounds of 120 reads, idle and busy): every read more
-   than 100 us late had begun its reply late by the wake-up (0.1-10.6 ms; the backing IO, 0.2-1.1
-   ms, had ended in time), none by the backing IO; rounds without such a read had a p99 of
-   33-117 us, the reply's own time varying against its learned lead. Giving the daemon the fair
-   class's shortest slice (sched_setattr, 0.1 ms) did not shorten those wake-ups.
+   why a read was late (session 29, 78 rounds of 120 reads, idle and busy): of the reads more
+   than 200 us (the budget) off, all but one had begun their reply late by the wake-up (0.4-10.6
+   ms; the backing IO, 0.2-1.1 ms, had ended in time), none by the backing IO, and one had begun
+   on time and taken 1.7 ms to reply. Below that, errors of 30-160 us are the reply's own time
+   varying against its learned lead. Giving the daemon the fair class's shortest slice
+   (sched_setattr, 0.1 ms) did not shorten those wake-ups (10 rounds each way, three times).
 
 Both run on a 256 MiB backing file of real (written) data in the scratch directory; simdisk
 runs with its defaults (O_DIRECT backing, nice -20). On a machine shared with other jobs
