@@ -30,7 +30,9 @@
  * holds the emulated disk's data. The backing IO happens before the deadline
  * and is hidden by it; when the host disk is slower than the emulated device
  * (a busy machine, a first write into a sparse region) the reply is late, and
- * the stats (timing.late_ios, error_ns) and the trace (measured_ns) say so.
+ * the stats (timing.late_ios, error_ns) and the trace (measured_ns) say so;
+ * they also say why a reply began late (late_starts, late_cause: the backing
+ * IO, or the daemon woken or run late).
  *
  * For swap on the emulated disk the daemon locks its memory (mlockall),
  * marks itself an IO flusher (PR_SET_IO_FLUSHER) and allocates its buffers
