@@ -54,7 +54,11 @@ def test_a_ci_wholly_on_one_side_of_the_target_resolves_the_verdict() -> None:
     assert context["resolved"] is None and run.verdict(context) == "(shown, no target)"
     straddling = {**met, "resolved": False}
     assert (run.summary([met, missed, context, straddling])
-            == "2 of 3 targets met; 1 of the 3 with a CI that straddles its target")
+            == "2 of 3 targets met; 1 of the 3 with a CI that straddles its target; "
+               "1 missed with the whole CI past the target")
+    assert run.summary([met, {**missed, "resolved": False}]) == (
+        "1 of 2 targets met; 1 of the 2 with a CI that straddles its target; "
+        "0 missed with the whole CI past the target")
 
 
 def test_within_wraps_the_rounds_and_a_skip_is_reported_with_its_reason() -> None:

@@ -141,12 +141,15 @@ def verdict(row: dict) -> str:
 
 def summary(rows: list[dict]) -> str:
     """"N of M targets met", how many of those judgements this run's noise leaves open (the CI
-    straddles the target), and how many cases were skipped."""
+    straddles the target), how many misses are resolved (the whole CI on the wrong side), and
+    how many cases were skipped."""
     judged = [r for r in rows if r["met"] is not None]
     open_ = [r for r in judged if not r.get("resolved")]
+    resolved_misses = [r for r in judged if r.get("resolved") and not r["met"]]
     skipped = [r for r in rows if "skipped" in r]
     return (f"{sum(r['met'] for r in judged)} of {len(judged)} targets met"
             + (f"; {len(open_)} of the {len(judged)} with a CI that straddles its target" if open_ else "")
+            + f"; {len(resolved_misses)} missed with the whole CI past the target"
             + (f" ({len(skipped)} cases skipped)" if skipped else ""))
 
 
