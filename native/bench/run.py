@@ -30,7 +30,7 @@ REPO = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(REPO / "src"))
 
 from pagelab.records import write_json_atomic  # noqa: E402
-from pagelab.stats import median_ci  # noqa: E402
+from pagelab.stats import median_ci, median_rank  # noqa: E402
 from pagelab.tools import pinned_to_one_cpu  # noqa: E402
 
 LEVEL = 0.95  # the confidence of every printed interval
@@ -38,7 +38,7 @@ LEVEL = 0.95  # the confidence of every printed interval
 
 def min_rounds(level: float = LEVEL) -> int:
     """The fewest rounds whose median has an order-statistic interval covering `level`."""
-    return next(n for n in range(2, 64) if median_ci(range(n), level).coverage >= level)
+    return next(n for n in range(2, 64) if median_rank(n, level)[1] >= level)
 
 
 class SkipCase(Exception):
@@ -85,10 +85,10 @@ class Case:
         # A judged case's interval must cover: the order-statistic CI of a median of n rounds
         # covers at most 1 - 2 / 2^n (0.9375 at n = 5, 0.75 at n = 3), so a judged case needs
         # the rounds that reach LEVEL at all (6 at 95 %).
-        if self.target and self.rounds < min_rounds():
+        if self.target and self.rounds < (least := min_rounds()):
             raise ValueError(f"bench case {self.name!r}: {self.rounds} rounds cannot give a "
                              f"{LEVEL:.0%} interval for its median; a case with a target needs "
-                             f"at least {min_rounds()}")
+                             f"at least {least}")
 
     def run(self) -> dict:
         """The case's row; a skipped case's row has its reason and no ratio."""

@@ -86,7 +86,7 @@ struct daemon {
 	struct op_totals ops[NOPS];
 	uint64_t cache_hits, cache_partial_hits, cache_misses, cache_hit_bytes;
 	uint64_t late_ios;
-	uint64_t late_starts[NLATE];     /* by cause (LATE_NONE unused) */
+	uint64_t late_starts[NLATE];     /* by cause ([LATE_NONE]: on time, not reported) */
 	struct hist timing_error;
 	struct hist start_late;          /* how late replies started, every request */
 	FILE *trace;

@@ -41,16 +41,21 @@ def median_ci(values: Sequence[float] | np.ndarray, level: float = 0.95) -> Esti
     point = float(np.median(x))
     if n == 1:
         return Estimate(point, point, point, 1, "order statistics", 0.0)
+    k, coverage = median_rank(n, level)
+    return Estimate(point, float(x[k - 1]), float(x[n - k]), int(n), "order statistics", coverage)
+
+
+def median_rank(n: int, level: float = 0.95) -> tuple[int, float]:
+    """For median_ci of n >= 2 values: the rank k of its interval [x(k), x(n-k+1)] (the
+    largest whose coverage is still >= `level`, else 1: [min, max]) and that coverage."""
     best_k = 1
     for k in range(1, n // 2 + 1):
         # P(x(k) <= m <= x(n-k+1)) = 1 - 2 P(Bin(n, 1/2) <= k-1)
-        cov = 1 - 2 * _st.binom.cdf(k - 1, n, 0.5)
-        if cov >= level:
+        if 1 - 2 * _st.binom.cdf(k - 1, n, 0.5) >= level:
             best_k = k
         else:
             break
-    coverage = float(1 - 2 * _st.binom.cdf(best_k - 1, n, 0.5))
-    return Estimate(point, float(x[best_k - 1]), float(x[n - best_k]), int(n), "order statistics", coverage)
+    return best_k, float(1 - 2 * _st.binom.cdf(best_k - 1, n, 0.5))
 
 
 def paired_ratio_ci(a: Sequence[float] | np.ndarray, b: Sequence[float] | np.ndarray,

@@ -102,8 +102,8 @@ class HogRun:
     def apart_from_round(self) -> int:
         """The first round at which a hog stopped waiting for the others at the barrier (its
         report's barrier_broken_round), 0 while they stayed side by side."""
-        return min((r["summary"].get("barrier_broken_round", 0) for r in self.reports
-                    if r["summary"].get("barrier_broken_round", 0)), default=0)
+        return min(filter(None, (r["summary"].get("barrier_broken_round", 0) for r in self.reports)),
+                   default=0)
 
     def invalid_reason(self) -> str | None:
         """Why a trial with this run cannot count (a task was killed, or the hogs did not stay
