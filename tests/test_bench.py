@@ -7,6 +7,8 @@ from __future__ import annotations
 
 import importlib.util
 import json
+import os
+import subprocess
 import sys
 from contextlib import contextmanager
 from pathlib import Path
@@ -102,3 +104,53 @@ def test_a_judged_case_has_the_rounds_for_a_95_percent_interval(tmp_path: Path) 
     assert run.interval(context) == "[1.000, 3.000] (covers 75%)"
     judged = [case for mod in run.load_modules([]) for case in mod.cases(tmp_path) if case.target]
     assert len(judged) >= 14 and all(case.rounds >= 6 for case in judged)
+
+
+def test_a_warm_up_runs_each_side_once_unmeasured() -> None:
+    run = load_run()
+    calls = {"ours": 0, "peer": 0}
+
+    def side(name: str, value: float):
+        def measure() -> float:
+            calls[name] += 1
+            return value if calls[name] > 1 else 100.0   # the warm-up's figure is not recorded
+        return measure
+
+    row = run.Case(name="w", metric="MB/s", ours=side("ours", 1.0), peer=side("peer", 1.0),
+                   peer_name="p", target=">= 0.95", rounds=6, warmup=True).run()
+    assert calls == {"ours": 7, "peer": 7}
+    assert row["samples"] == {"ours": [1.0] * 6, "peer": [1.0] * 6} and row["ratio"] == 1.0
+
+
+def test_cacheflood_bench_reads_the_set_below_the_page_cache_and_leaves_it_cold(
+        disk_tmp: Path, native_build: Path) -> None:
+    """The cold case's preconditioning: every byte of the set is read from the disk (this
+    process's read_bytes grows by the set's size) and none of it stays in the page cache, which
+    make_cold's own residency check then confirms. On the repository's disk, as the bench's
+    scratch is (O_DIRECT needs a disk file system)."""
+    load_run()
+    spec = importlib.util.spec_from_file_location(
+        "bench_cacheflood", REPO / "native" / "bench" / "bench_cacheflood.py")
+    bench = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(bench)
+    files = []
+    for i in range(2):
+        path = disk_tmp / f"f{i}.dat"
+        with open(path, "wb") as f:
+            f.write(bytes(range(256)) * (8 << 12))   # 8 MiB
+            f.flush()
+            os.fsync(f.fileno())
+        files.append(path)
+    bench.make_cold(files)
+
+    def read_bytes() -> int:
+        return int(dict(line.split(": ") for line in
+                        Path("/proc/self/io").read_text().splitlines())["read_bytes"])
+
+    before = read_bytes()
+    bench.warm_below_the_guest(files)
+    assert read_bytes() - before >= 16 << 20
+    done = subprocess.run([str(native_build / "residency"), *map(str, files)], capture_output=True,
+                          text=True, check=True)
+    assert json.loads(done.stdout)["total"]["percent"] < 1.0
+    bench.make_cold(files)   # raises if the set is still resident

@@ -75,6 +75,7 @@ class Case:
     target: str = ""
     rounds: int = 6       # the fewest a judged case may have (min_rounds())
     setup: Callable[[], None] | None = None
+    warmup: bool = False  # run each side once, unmeasured, before the rounds
     pin: bool = False     # run both sides on one CPU (pagelab.tools.pinned_to_one_cpu)
     # what the case runs inside (e.g. huge pages reserved through pagelab.state); raises
     # SkipCase where the machine cannot provide it
@@ -102,6 +103,8 @@ class Case:
     def _run(self) -> dict:
         if self.setup:
             self.setup()
+        if self.warmup:
+            self.ours(), self.peer()
         for i in range(self.rounds):
             first, second = ("ours", "peer") if i % 2 == 0 else ("peer", "ours")
             for side in (first, second):
