@@ -6,6 +6,8 @@ import re
 import signal
 import subprocess
 import sys
+import time
+from pathlib import Path
 
 import pytest
 
@@ -213,3 +215,46 @@ def test_sigterm_in_a_real_trial_leaves_no_work_directory(journal, disk_tmp, tmp
     assert not journal.exists()
     left = [d.name for d in scratch.iterdir() if d.name.startswith(f"{name}-")]
     assert left == [], (work, left)
+
+
+def test_a_cpu_latency_limit_holds_while_open_and_the_kernel_drops_it_even_on_kill_9(journal):
+    """cpu_latency_limit(0) (make bench's "idle CPUs poll" case): the limit in force is 0 while
+    it is held, and an idle CPU then polls instead of halting (where cpuidle has a POLL state);
+    it is gone after the block and after its holder's kill -9, and nothing is journaled."""
+    if not state.CPU_LATENCY_QOS.exists():
+        pytest.skip("no /dev/cpu_dma_latency (a kernel without PM QoS)")
+    before = state.cpu_latency_limit_now()
+    assert before is not None and before > 0
+    allowed = os.sched_getaffinity(0)
+    cpu = max(allowed)
+    idle = Path(f"/sys/devices/system/cpu/cpu{cpu}/cpuidle")
+    states = sorted(idle.glob("state*"))
+
+    def entries() -> dict[str, int]:
+        return {(s / "name").read_text().strip(): int((s / "usage").read_text()) for s in states}
+
+    with state.cpu_latency_limit(0):
+        assert state.cpu_latency_limit_now() == 0
+        if states and (states[0] / "name").read_text().strip() == "POLL":
+            os.sched_setaffinity(0, {cpu})
+            try:
+                start = entries()
+                for _ in range(20):
+                    time.sleep(0.005)   # this CPU goes idle while the thread sleeps
+                grew = {name: n - start[name] for name, n in entries().items()}
+            finally:
+                os.sched_setaffinity(0, allowed)
+            assert grew["POLL"] >= 10 and grew["POLL"] >= 0.9 * sum(grew.values()), grew
+    assert state.cpu_latency_limit_now() == before
+    holder = subprocess.Popen(
+        [sys.executable, "-c", "import time; from pagelab import state\n"
+         "with state.cpu_latency_limit(0):\n    print('held', flush=True); time.sleep(60)"],
+        stdout=subprocess.PIPE, text=True, env={**os.environ, "PYTHONPATH": str(REPO / "src")})
+    try:
+        assert holder.stdout.readline().strip() == "held"
+        assert state.cpu_latency_limit_now() == 0
+    finally:
+        holder.kill()
+        holder.wait(timeout=15)
+    assert state.cpu_latency_limit_now() == before
+    assert not journal.exists() or not journal.read_text().strip()

@@ -42,10 +42,19 @@ per IO. With nothing else to run, the CPU halts while each IO is in flight, and 
 waking from that halt is slow. fio keeps its vCPU busier, and its halts cost it less: with a
 SCHED_IDLE busy loop on the same CPU (the CPU never halts; either tool preempts the loop as
 soon as its IO completes), fio's 4K QD1 latency fell 59.0 -> 52.5 us and iobench's 59.2 ->
-45.4 us, iobench/fio 0.976 -> 1.163 (session 27, 16 rounds; 1.209 in 10 rounds before). The
-judged 4K case keeps the CPU as it is; a context case runs both tools beside such a loop.
-(Ruled out before that: huge-page buffers, fio's fadvise, clock, session and offsets, and a
-0.5-2 us delay between iobench's IOs.)
+45.4 us, iobench/fio 0.976 -> 1.163 (session 27, 16 rounds; 1.209 in 10 rounds before).
+But the loop also took from fio what the missing halts gave it: in session 30's make bench fio
+ran at 19,760 IOPS beside it and 19,790 without, iobench at 25,660 and 19,000 (1.270). The
+context case now removes the halts alone, for both tools: every idle state but polling ruled
+out through a PM QoS wake-up latency limit of 0 (pagelab.state.cpu_latency_limit, what tuned's
+latency-performance profile does). In 10 interleaved rounds that lifted fio 19,323 -> 23,604
+IOPS and iobench 18,737 -> 23,916, iobench/fio 0.980 -> 1.040. The judged 4K case keeps the
+CPU's idle states as they are. Also measured in session 30, none of it in iobench's IO path:
+iobench's first 50 ms of a run are its fastest (mean pread 46 us, then 51-54; fio 45-50
+throughout), and a SCHED_IDLE burner busy 1 ms in every 10 lifted iobench 17,910 -> 21,643
+IOPS while fio went 19,865 -> 18,743, though it could keep the CPU from halting during only a
+tenth of the IOs. (Ruled out before: huge-page buffers, fio's fadvise, clock, session and
+offsets, and a 0.5-2 us delay between iobench's IOs.)
 """
 
 from __future__ import annotations
@@ -55,13 +64,13 @@ import os
 import subprocess
 import sys
 from collections.abc import Callable, Iterator
-from contextlib import AbstractContextManager, contextmanager
+from contextlib import ExitStack, contextmanager
 from itertools import count
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).parent))
 
-from run import Case, SkipCase, busy_loops  # noqa: E402
+from run import Case, SkipCase  # noqa: E402
 
 REPO = Path(__file__).resolve().parents[2]
 IOBENCH = REPO / "native" / "build" / "iobench"
@@ -108,10 +117,17 @@ def cpu_seconds_per_io(job: dict) -> float:
     return cpu_s / job["read"]["total_ios"]
 
 
-def cpu_kept_busy() -> AbstractContextManager[None]:
-    """A SCHED_IDLE busy loop on the case's CPU (it inherits the pinning): the CPU never halts,
-    and either tool preempts the loop the moment its IO completes."""
-    return busy_loops(1, sched_idle=True)
+@contextmanager
+def idle_states_off() -> Iterator[None]:
+    """No halts: every CPU's idle governor limited to 0 us wake-up states (an idle CPU polls)
+    through pagelab.state.cpu_latency_limit, a request the kernel drops when it closes."""
+    from pagelab import state
+    with ExitStack() as held:
+        try:
+            held.enter_context(state.cpu_latency_limit(0))
+        except state.StateError as exc:
+            raise SkipCase(str(exc)) from exc
+        yield
 
 
 @contextmanager
@@ -188,10 +204,10 @@ def cases(scratch: Path) -> list[Case]:
                    ["--rw", "randread", "--bs", "4K", "--direct"],
                    ["--rw=randread", "--bs=4k", uniform, *direct_qd1], setup_disk,
                    clat_context=True),
-        *disk_case("job randread 4K QD1 direct, CPU kept busy (context)", disk,
+        *disk_case("job randread 4K QD1 direct, idle CPUs poll (context)", disk,
                    ["--rw", "randread", "--bs", "4K", "--direct"],
                    ["--rw=randread", "--bs=4k", uniform, *direct_qd1], None, target="",
-                   within=cpu_kept_busy, rounds=21),
+                   within=idle_states_off, rounds=21),
         *disk_case("job randread 64K QD1 direct, huge-page buffers", disk,
                    ["--rw", "randread", "--bs", "64K", "--direct", *HUGE],
                    ["--rw=randread", "--bs=64k", uniform, *direct_qd1, *FIO_HUGE], None,

@@ -15,7 +15,6 @@ from __future__ import annotations
 
 import argparse
 import importlib.util
-import os
 import shutil
 import statistics
 import subprocess
@@ -46,13 +45,10 @@ class SkipCase(Exception):
 
 
 @contextmanager
-def busy_loops(n: int, sched_idle: bool = False) -> Iterator[None]:
-    """n shell busy loops for the duration (in SCHED_IDLE with sched_idle: they run only when
-    nothing else would, so the CPU never halts); they inherit this process's CPU pinning and
-    are killed by their pids afterwards."""
-    idle = (lambda: os.sched_setscheduler(0, os.SCHED_IDLE, os.sched_param(0))) if sched_idle else None
-    loops = [subprocess.Popen(["sh", "-c", "while :; do :; done"], preexec_fn=idle)
-             for _ in range(n)]
+def busy_loops(n: int) -> Iterator[None]:
+    """n shell busy loops for the duration; they inherit this process's CPU pinning and are
+    killed by their pids afterwards."""
+    loops = [subprocess.Popen(["sh", "-c", "while :; do :; done"]) for _ in range(n)]
     try:
         yield
     finally:

@@ -10,7 +10,9 @@ and on exit.
 What it changes: sysctls and module parameters (vm.page-cluster, vm.swappiness, zswap's
 parameters), zram devices, swap (files and block devices), loop devices, FUSE mounts of the
 emulator (with its daemon), memory and blkio cgroups (v1 here, v2 where mounted), and the
-page cache (drop_caches, an action with nothing to undo).
+page cache (drop_caches, an action with nothing to undo). One request is held, not journaled:
+a CPU wake-up latency limit (`cpu_latency_limit`), which the kernel itself drops when the file
+that holds it closes, also when the process dies.
 Not for: measuring; counters.py reads, this module writes.
 """
 
@@ -19,6 +21,7 @@ from __future__ import annotations
 import json
 import os
 import signal
+import struct
 import subprocess
 import sys
 import threading
@@ -703,6 +706,41 @@ def _session(journal: Journal) -> Iterator[State]:
 
 
 # --------------------------------------------------------------------------------------------
+# Held while open: a request the kernel drops by itself.
+
+CPU_LATENCY_QOS = Path("/dev/cpu_dma_latency")
+
+
+@contextmanager
+def cpu_latency_limit(us: int = 0) -> Iterator[None]:
+    """For the duration, every CPU's idle governor may use only idle states that wake within
+    `us` microseconds; 0 rules out halting, so an idle CPU polls (what tuned's
+    latency-performance profile does for latency benchmarks). A PM QoS request held by an open
+    /dev/cpu_dma_latency: the kernel drops it when the file closes, by this process or by its
+    death (kill -9 included), so there is nothing to journal or restore. StateError where the
+    machine cannot take it (no such device, not root)."""
+    try:
+        fd = os.open(CPU_LATENCY_QOS, os.O_WRONLY)
+    except OSError as exc:
+        raise StateError(f"cannot request a CPU wake-up latency limit ({CPU_LATENCY_QOS}): "
+                         f"{exc.strerror}") from exc
+    try:
+        os.write(fd, struct.pack("i", us))
+        yield
+    finally:
+        os.close(fd)
+
+
+def cpu_latency_limit_now() -> int | None:
+    """The wake-up latency limit in force, in us (2,000,000,000: none); None without the device."""
+    try:
+        with open(CPU_LATENCY_QOS, "rb") as f:
+            return struct.unpack("i", f.read(4))[0]
+    except OSError:
+        return None
+
+
+# --------------------------------------------------------------------------------------------
 # Reading the state.
 
 
@@ -786,5 +824,6 @@ def show() -> dict[str, Any]:
                          for dev in loops_backed_by()},
         "fuse_mounts": mounts(),
         "cgroups": cgroups(),
+        "cpu_latency_limit_us": cpu_latency_limit_now(),
         "journal": str(journal_path()) if journal_path().exists() else None,
     }
