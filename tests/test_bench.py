@@ -128,11 +128,7 @@ def test_cacheflood_bench_reads_the_set_below_the_page_cache_and_leaves_it_cold(
     process's read_bytes grows by the set's size) and none of it stays in the page cache, which
     make_cold's own residency check then confirms. On the repository's disk, as the bench's
     scratch is (O_DIRECT needs a disk file system)."""
-    load_run()
-    spec = importlib.util.spec_from_file_location(
-        "bench_cacheflood", REPO / "native" / "bench" / "bench_cacheflood.py")
-    bench = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(bench)
+    [bench] = load_run().load_modules(["cacheflood"])
     files = []
     for i in range(2):
         path = disk_tmp / f"f{i}.dat"

@@ -13,6 +13,7 @@ import pytest
 
 from conftest import REPO, VENV_BIN
 from pagelab import state
+from pagelab.tools import pinned_to_one_cpu
 
 pytestmark = pytest.mark.skipif(os.geteuid() != 0, reason="needs root to change paging state")
 
@@ -225,8 +226,7 @@ def test_a_cpu_latency_limit_holds_while_open_and_the_kernel_drops_it_even_on_ki
         pytest.skip("no /dev/cpu_dma_latency (a kernel without PM QoS)")
     before = state.cpu_latency_limit_now()
     assert before is not None and before > 0
-    allowed = os.sched_getaffinity(0)
-    cpu = max(allowed)
+    cpu = max(os.sched_getaffinity(0))   # the CPU pinned_to_one_cpu pins to
     idle = Path(f"/sys/devices/system/cpu/cpu{cpu}/cpuidle")
     states = sorted(idle.glob("state*"))
 
@@ -236,14 +236,11 @@ def test_a_cpu_latency_limit_holds_while_open_and_the_kernel_drops_it_even_on_ki
     with state.cpu_latency_limit(0):
         assert state.cpu_latency_limit_now() == 0
         if states and (states[0] / "name").read_text().strip() == "POLL":
-            os.sched_setaffinity(0, {cpu})
-            try:
+            with pinned_to_one_cpu():
                 start = entries()
                 for _ in range(20):
                     time.sleep(0.005)   # this CPU goes idle while the thread sleeps
                 grew = {name: n - start[name] for name, n in entries().items()}
-            finally:
-                os.sched_setaffinity(0, allowed)
             assert grew["POLL"] >= 10 and grew["POLL"] >= 0.9 * sum(grew.values()), grew
     assert state.cpu_latency_limit_now() == before
     holder = subprocess.Popen(

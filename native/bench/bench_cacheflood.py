@@ -56,18 +56,18 @@ def make_set(directory: Path) -> list[Path]:
 def warm_below_the_guest(files: list[Path]) -> None:
     """Read the set once with O_DIRECT: through the disk to whatever caches below this
     machine (a VM's host page cache), without filling this kernel's page cache."""
-    buf = mmap.mmap(-1, 1 << 20)  # page-aligned, as O_DIRECT needs
-    for path in files:
-        try:
-            fd = os.open(path, os.O_RDONLY | os.O_DIRECT)
-        except OSError as exc:
-            raise RuntimeError(f"cannot open {path} with O_DIRECT (the scratch file system "
-                               f"must support it): {exc}") from exc
-        try:
-            while os.readv(fd, [buf]) > 0:
-                pass
-        finally:
-            os.close(fd)
+    with mmap.mmap(-1, 1 << 20) as buf:  # page-aligned, as O_DIRECT needs
+        for path in files:
+            try:
+                fd = os.open(path, os.O_RDONLY | os.O_DIRECT)
+            except OSError as exc:
+                raise RuntimeError(f"cannot open {path} with O_DIRECT (the scratch file system "
+                                   f"must support it): {exc}") from exc
+            try:
+                while os.readv(fd, [buf]) > 0:
+                    pass
+            finally:
+                os.close(fd)
 
 
 def make_cold(files: list[Path]) -> None:
