@@ -153,24 +153,25 @@ def test_cacheflood_bench_reads_the_set_below_the_page_cache_and_leaves_it_cold(
 
 
 @pytest.mark.skipif(os.geteuid() != 0, reason="needs root to change paging state")
-def test_hog_bench_holds_free_page_reporting_off_and_gives_it_back(
+def test_the_bench_holds_free_page_reporting_off_and_gives_it_back(
         native_build: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    """The hog cases' hold, on the real kernel: inside it the tunable reads the held value and
-    1 GiB freed and touched again twelve times is never reported to the hypervisor (without the
-    hold, 10 of 23 such pairs of runs here saw 54-178 MiB reported); afterwards the tunable has
-    its value back and the journal is empty."""
+    """The hold the hog and cacheflood cases run inside, on the real kernel: inside it the
+    tunable reads the held value and 1 GiB freed and touched again twelve times is never
+    reported to the hypervisor (without the hold, 10 of 23 such pairs of runs here saw 54-178
+    MiB reported); afterwards the tunable has its value back and the journal is empty."""
     from pagelab import state
     knob = state.KNOBS["page_reporting.min_free_ms"]
     if not knob.exists():
         pytest.skip("this VM has no free page reporting tunable (page_reporting.min_free_ms)")
     journal = tmp_path / "journal.jsonl"
     monkeypatch.setenv("PAGELAB_JOURNAL", str(journal))
-    [bench] = load_run().load_modules(["hog"])
+    run = load_run()
+    [bench] = run.load_modules(["hog"])
     reported = Path("/sys/module/page_reporting/parameters/reported_kib")
     before = knob.read()
     try:
-        with bench.freed_memory_kept():
-            assert knob.read() == str(bench.KEEP_FREED_MS)
+        with run.freed_memory_kept():
+            assert knob.read() == str(run.KEEP_FREED_MS)
             start = int(reported.read_text())
             for _ in range(6):
                 bench.touch_seconds("auto"), bench.populate_seconds()

@@ -24,7 +24,7 @@ s against 0.29-0.45) each fell in a pair during which page_reporting's reported_
 140-178 MiB, and 9 of the 10 pairs with a report had one; in one make bench hog's throughput
 rounds alternated 1.2 and 3.5 GB/s against populate's steady 3.1-3.7 (median ratio 0.39).
 Where the VM has the tunable (page_reporting.min_free_ms), every hog case holds the reporting
-off through pagelab.state while it runs: 24 runs then took 0.29-0.38 s with nothing reported.
+off through pagelab.state while it runs (run.freed_memory_kept): 24 runs then took 0.29-0.38 s with nothing reported.
 Each case also runs each side once, unmeasured, first: the first 1 GiB touched after a pause
 took 0.9-2.8 s, for whichever side came first.
 """
@@ -32,16 +32,13 @@ took 0.9-2.8 s, for whichever side came first.
 from __future__ import annotations
 
 import json
-import os
 import subprocess
 import sys
-from collections.abc import Iterator
-from contextlib import contextmanager
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).parent))
 
-from run import Case, SkipCase  # noqa: E402
+from run import Case, freed_memory_kept  # noqa: E402
 
 REPO = Path(__file__).resolve().parents[2]
 HOG = REPO / "native" / "build" / "hog"
@@ -51,9 +48,6 @@ SIZE_BYTES = 1 << 30
 # land (session 28: hog 0.36-0.64 s, populate 0.31-0.37 s with one round of 1.49 s), and five
 # rounds' median CI was [min, max] with 94 % coverage; nine give a 96 % interval (about 1 s a round).
 ROUNDS = 9
-# Pages free for less than this are not reported: longer than a case (about 20 s); the module
-# refuses 600,000 and above.
-KEEP_FREED_MS = 300_000
 
 
 def hog_json(*args: str) -> dict:
@@ -66,26 +60,6 @@ def hog_json(*args: str) -> dict:
         raise RuntimeError("transparent huge pages are 'always': MAP_POPULATE would get huge "
                            "pages and hog would not; the comparison is meaningless")
     return report
-
-
-@contextmanager
-def freed_memory_kept() -> Iterator[None]:
-    """Free page reporting held off for the case, through pagelab.state (journaled, given back
-    afterwards, also after a crash): no page freed during the case goes back to the
-    hypervisor. Where the VM has no such tunable, nothing to hold; where it has one but we are
-    not root, the case is skipped with the reason (its figures would be decided by the host)."""
-    from pagelab import state
-    if not state.KNOBS["page_reporting.min_free_ms"].exists():
-        yield
-        return
-    if os.geteuid() != 0:
-        raise SkipCase("needs root to hold free page reporting off (page_reporting.min_free_ms)")
-    with state.session() as st:
-        try:
-            st.set_knob("page_reporting.min_free_ms", KEEP_FREED_MS)
-        except state.StateError as exc:
-            raise SkipCase(f"cannot hold free page reporting off: {exc}") from exc
-        yield
 
 
 def touch_seconds(touch: str) -> float:

@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import argparse
 import importlib.util
+import os
 import shutil
 import statistics
 import subprocess
@@ -28,6 +29,7 @@ from pathlib import Path
 REPO = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(REPO / "src"))
 
+from pagelab import state  # noqa: E402
 from pagelab.records import write_json_atomic  # noqa: E402
 from pagelab.stats import median_ci, median_rank  # noqa: E402
 from pagelab.tools import pinned_to_one_cpu  # noqa: E402
@@ -55,6 +57,32 @@ def busy_loops(n: int) -> Iterator[None]:
         for loop in loops:
             loop.kill()
             loop.wait(timeout=15)
+
+
+# Pages free for less than this are not reported to the hypervisor while freed_memory_kept
+# holds: longer than any case that uses it (under a minute); the module refuses 600,000 and up.
+KEEP_FREED_MS = 300_000
+
+
+@contextmanager
+def freed_memory_kept() -> Iterator[None]:
+    """Free page reporting held off for a case, through pagelab.state (journaled, given back
+    afterwards, also after a crash): no page freed during the case goes back to the hypervisor,
+    whose taking it back would make whichever side next gets it wait for the host to fault it
+    in again (bench_hog's docstring has the figures). Where the VM has no such tunable there is
+    nothing to hold; where it has one but we are not root, the case is skipped with the reason,
+    as its figures would be the host's."""
+    if not state.KNOBS["page_reporting.min_free_ms"].exists():
+        yield
+        return
+    if os.geteuid() != 0:
+        raise SkipCase("needs root to hold free page reporting off (page_reporting.min_free_ms)")
+    with state.session() as st:
+        try:
+            st.set_knob("page_reporting.min_free_ms", KEEP_FREED_MS)
+        except state.StateError as exc:
+            raise SkipCase(f"cannot hold free page reporting off: {exc}") from exc
+        yield
 
 
 @dataclass

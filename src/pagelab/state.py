@@ -82,7 +82,7 @@ KNOBS: dict[str, Knob] = {k.name: k for k in [
     # Free page reporting (this VM platform's page_reporting module, not mainline's): the guest
     # reports pages free for at least this long to the hypervisor, which takes them back, so
     # the next process to get them waits for the host to fault them in again (make bench's hog
-    # cases hold it off).
+    # and cacheflood cases hold it off).
     Knob("page_reporting.min_free_ms", "/sys/module/page_reporting/parameters/min_free_ms"),
 ]}
 
