@@ -180,3 +180,18 @@ def test_the_bench_holds_free_page_reporting_off_and_gives_it_back(
         assert not journal.exists() or not journal.read_text().strip()
     finally:
         state.restore()
+
+
+@pytest.mark.skipif(os.geteuid() != 0, reason="needs root to change paging state")
+def test_a_knob_the_kernel_refuses_skips_the_case_with_the_reason(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """knob_held, which the huge-page and free-page-reporting holds go through: a value the
+    kernel does not take turns into a skip that names it, and leaves nothing journaled."""
+    journal = tmp_path / "journal.jsonl"
+    monkeypatch.setenv("PAGELAB_JOURNAL", str(journal))
+    run = load_run()
+    with pytest.raises(run.SkipCase, match="cannot pick a compressor: zswap.compressor: "
+                                           "'no-such-compressor' is not available"):
+        with run.knob_held("zswap.compressor", "no-such-compressor", "pick a compressor"):
+            pass
+    assert not journal.exists() or not journal.read_text().strip()

@@ -60,7 +60,6 @@ offsets, and a 0.5-2 us delay between iobench's IOs.)
 from __future__ import annotations
 
 import json
-import os
 import subprocess
 import sys
 from collections.abc import Callable, Iterator
@@ -70,7 +69,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).parent))
 
-from run import Case, SkipCase  # noqa: E402
+from run import Case, SkipCase, knob_held  # noqa: E402
 
 REPO = Path(__file__).resolve().parents[2]
 IOBENCH = REPO / "native" / "build" / "iobench"
@@ -134,18 +133,11 @@ def idle_states_off() -> Iterator[None]:
 def huge_pages() -> Iterator[None]:
     """Huge pages reserved for the case's buffers through pagelab.state (journaled, given
     back afterwards, also after a crash)."""
-    if os.geteuid() != 0:
-        raise SkipCase("needs root to reserve huge pages (vm.nr_hugepages)")
-    from pagelab import state
     from pagelab.counters import meminfo
     total = meminfo().get("HugePages_Total")
     if total is None:
         raise SkipCase("/proc/meminfo has no HugePages_Total (a kernel without hugetlbfs)")
-    with state.session() as st:
-        try:
-            st.set_knob("vm.nr_hugepages", int(total) + SPARE_HUGE_PAGES)
-        except state.StateError as exc:
-            raise SkipCase(f"cannot reserve huge pages: {exc}") from exc
+    with knob_held("vm.nr_hugepages", int(total) + SPARE_HUGE_PAGES, "reserve huge pages"):
         yield
 
 

@@ -59,6 +59,21 @@ def busy_loops(n: int) -> Iterator[None]:
             loop.wait(timeout=15)
 
 
+@contextmanager
+def knob_held(name: str, value: int, purpose: str) -> Iterator[None]:
+    """A pagelab.state knob held at `value` for a case (journaled, given back afterwards, also
+    after a crash); where we are not root or the kernel refuses, the case is skipped with the
+    reason ("needs root to <purpose>")."""
+    if os.geteuid() != 0:
+        raise SkipCase(f"needs root to {purpose} ({name})")
+    with state.session() as st:
+        try:
+            st.set_knob(name, value)
+        except state.StateError as exc:
+            raise SkipCase(f"cannot {purpose}: {exc}") from exc
+        yield
+
+
 # Pages free for less than this are not reported to the hypervisor while freed_memory_kept
 # holds: longer than any case that uses it (under a minute); the module refuses 600,000 and up.
 KEEP_FREED_MS = 300_000
@@ -66,22 +81,15 @@ KEEP_FREED_MS = 300_000
 
 @contextmanager
 def freed_memory_kept() -> Iterator[None]:
-    """Free page reporting held off for a case, through pagelab.state (journaled, given back
-    afterwards, also after a crash): no page freed during the case goes back to the hypervisor,
-    whose taking it back would make whichever side next gets it wait for the host to fault it
-    in again (bench_hog's docstring has the figures). Where the VM has no such tunable there is
-    nothing to hold; where it has one but we are not root, the case is skipped with the reason,
+    """Free page reporting held off for a case: no page freed during the case goes back to the
+    hypervisor, whose taking it back would make whichever side next gets it wait for the host
+    to fault it in again (bench_hog's docstring has the figures). Where the VM has no such
+    tunable there is nothing to hold; where it has one but we are not root, the case is skipped,
     as its figures would be the host's."""
     if not state.KNOBS["page_reporting.min_free_ms"].exists():
         yield
         return
-    if os.geteuid() != 0:
-        raise SkipCase("needs root to hold free page reporting off (page_reporting.min_free_ms)")
-    with state.session() as st:
-        try:
-            st.set_knob("page_reporting.min_free_ms", KEEP_FREED_MS)
-        except state.StateError as exc:
-            raise SkipCase(f"cannot hold free page reporting off: {exc}") from exc
+    with knob_held("page_reporting.min_free_ms", KEEP_FREED_MS, "hold free page reporting off"):
         yield
 
 
