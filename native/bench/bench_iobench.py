@@ -69,7 +69,10 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).parent))
 
-from run import Case, SkipCase, knob_held  # noqa: E402
+from run import Case, SkipCase, knob_held  # noqa: E402  (it also puts src/ on the path)
+
+from pagelab import state  # noqa: E402
+from pagelab.counters import meminfo  # noqa: E402
 
 REPO = Path(__file__).resolve().parents[2]
 IOBENCH = REPO / "native" / "build" / "iobench"
@@ -120,7 +123,6 @@ def cpu_seconds_per_io(job: dict) -> float:
 def idle_states_off() -> Iterator[None]:
     """No halts: every CPU's idle governor limited to 0 us wake-up states (an idle CPU polls)
     through pagelab.state.cpu_latency_limit, a request the kernel drops when it closes."""
-    from pagelab import state
     with ExitStack() as held:
         try:
             held.enter_context(state.cpu_latency_limit(0))
@@ -133,7 +135,6 @@ def idle_states_off() -> Iterator[None]:
 def huge_pages() -> Iterator[None]:
     """Huge pages reserved for the case's buffers through pagelab.state (journaled, given
     back afterwards, also after a crash)."""
-    from pagelab.counters import meminfo
     total = meminfo().get("HugePages_Total")
     if total is None:
         raise SkipCase("/proc/meminfo has no HugePages_Total (a kernel without hugetlbfs)")

@@ -7,12 +7,13 @@ state first, so restore is idempotent and also correct when the process died bet
 journal line and the change (kill -9 at any point). The harness calls restore on start-up
 and on exit.
 
-What it changes: sysctls and module parameters (vm.page-cluster, vm.swappiness, zswap's
-parameters), zram devices, swap (files and block devices), loop devices, FUSE mounts of the
-emulator (with its daemon), memory and blkio cgroups (v1 here, v2 where mounted), and the
-page cache (drop_caches, an action with nothing to undo). One request is held, not journaled:
-a CPU wake-up latency limit (`cpu_latency_limit`), which the kernel itself drops when the file
-that holds it closes, also when the process dies.
+What it changes: sysctls and module parameters (vm.page-cluster, vm.swappiness,
+vm.nr_hugepages, zswap's parameters, free page reporting's min_free_ms), zram devices, swap
+(files and block devices), loop devices, FUSE mounts of the emulator (with its daemon), memory
+and blkio cgroups (v1 here, v2 where mounted), and the page cache (drop_caches, an action with
+nothing to undo). One request is held, not journaled: a CPU wake-up latency limit
+(`cpu_latency_limit`), which the kernel itself drops when the file that holds it closes, also
+when the process dies.
 Not for: measuring; counters.py reads, this module writes.
 """
 
