@@ -6,6 +6,8 @@ import sys
 import time
 from pathlib import Path
 
+import pytest
+
 from pagelab import counters, provenance
 
 
@@ -69,3 +71,28 @@ def test_sampler_runs_at_its_rate_and_measures_its_cost():
 def test_a_vanished_source_reads_empty():
     c = counters.Counters(block_devices=["nonesuch0"])
     assert c.snapshot()["block.nonesuch0"] == {}
+
+
+def test_free_page_reporting_counts_memory_handed_back_to_the_hypervisor():
+    """Where the VM has free page reporting, every snapshot has its count, and the count moves
+    when memory is freed: 1.5 GiB touched and freed by a child was reported here in passes
+    every 2 s (236 MiB in the first). The bench's hold (test_bench) is judged by this counter
+    standing still."""
+    if not (counters.PAGE_REPORTING / "reported_kib").exists():
+        pytest.skip("this VM has no free page reporting module")
+    c = counters.Counters()
+    before = c.snapshot()
+    assert before["page_reporting"]["reported_kib"] > 0  # since boot
+    subprocess.run([sys.executable, "-c", "b = bytearray(1536 << 20)\nfor i in range(0, len(b), 4096): b[i] = 1"],
+                   check=True)
+    deadline = time.monotonic() + 15
+    while (moved := c.delta(before, c.snapshot())["page_reporting"]["reported_kib"]) < 32 << 10:
+        assert time.monotonic() < deadline, f"only {moved / 1024:.0f} MiB reported in 15 s"
+        time.sleep(0.2)
+
+
+def test_no_free_page_reporting_source_where_the_vm_has_none(tmp_path, monkeypatch):
+    monkeypatch.setattr(counters, "PAGE_REPORTING", tmp_path)
+    assert "page_reporting" not in counters.Counters().snapshot()
+    (tmp_path / "reported_kib").write_text("1234\n")
+    assert counters.Counters().snapshot()["page_reporting"] == {"reported_kib": 1234.0}

@@ -3,7 +3,8 @@ time series whose own CPU cost is measured and recorded.
 
 Sources: /proc/vmstat (every field), /proc/meminfo, /sys/block/<dev>/stat for the devices in
 play, a memory cgroup's memory.stat, zram mm_stat and io_stat, PSI (/proc/pressure/*) where
-enabled, and any extra source a trial adds (e.g. the emulator's stats file).
+enabled, free page reporting's count of memory handed back to the hypervisor where the VM has
+that module, and any extra source a trial adds (e.g. the emulator's stats file).
 Not for: changing anything (state.py does that).
 """
 
@@ -55,6 +56,18 @@ def meminfo() -> dict[str, float]:
     return out
 
 
+# Free page reporting (this VM platform's page_reporting module; state.KNOBS holds its
+# min_free_ms): the guest hands pages free for min_free_ms to the hypervisor, which drops them,
+# and whoever gets such a page next waits while the host faults it in again (native/bench/
+# bench_hog.py has the figures). reported_kib counts what was handed back since boot.
+PAGE_REPORTING = Path("/sys/module/page_reporting/parameters")
+
+
+def page_reporting() -> dict[str, float]:
+    """KiB of free memory handed back to the hypervisor since boot (reported_kib)."""
+    return {"reported_kib": float((PAGE_REPORTING / "reported_kib").read_text())}
+
+
 def block_stat(dev: str) -> dict[str, float]:
     vals = Path(f"/sys/block/{dev}/stat").read_text().split()
     return {f: float(v) for f, v in zip(BLOCK_STAT_FIELDS, vals, strict=False)}
@@ -104,6 +117,8 @@ class Counters:
                  zram: list[str] | None = None, extra: dict[str, Source] | None = None):
         self.sources: dict[str, Source] = {"vmstat": vmstat, "meminfo": meminfo, "psi": psi,
                                            "rusage_children": rusage_children}
+        if (PAGE_REPORTING / "reported_kib").exists():
+            self.sources["page_reporting"] = page_reporting
         for dev in block_devices or []:
             self.sources[f"block.{dev}"] = lambda d=dev: block_stat(d)
         if memcg is not None:
