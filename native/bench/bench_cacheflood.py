@@ -19,9 +19,14 @@ idleness slow (after a 1-5 s pause cat ran at 739-975 MB/s, right after disk act
 (through the disk, past this page cache; the residency check still requires ~0 % resident):
 cat's reads then ran at 1,895-2,308 MB/s (cv 0.06, 12 reads). The first cold read of a case
 was still slow for whichever tool came first (671-873 MB/s), so each case runs one unmeasured
-warm-up of each side (Case.warmup). Eleven rounds make the [2nd, 10th] ratios the 95 % interval
-(seven made it [min, max], so one slow round set the CI). With all three, the 128K case's CI
-was [0.992, 1.001] and [0.995, 1.003] in two runs.
+warm-up of each side (Case.warmup). With all three and eleven rounds, the 128K case's CI was
+[0.992, 1.001] and [0.995, 1.003] in two runs on that machine. On the machine of sessions 31-32
+(the same kind) the rounds spread more: in six runs of make bench the 128K case's lowest
+per-round ratio was 0.39-0.91 and its highest 1.22-2.31; its eleven-round median was
+0.998-1.101 five times and 0.921 once (a miss: 6 of the 11 ratios fell under 0.95, while cat
+itself ran at 1,608-2,277 MB/s). 16 diagnostic pairs gave ratios of 0.88-1.30, a spread (sd)
+of about 0.1, which leaves an 11-round median a standard error of about 0.04: a 0.95 target
+lies only 1.3 of them below a true 1.0. 31 rounds cut it to about 0.023, at ~2 s a round.
 
 Dropping the set frees 1 GiB of page cache, which the hypervisor's free page reporting then
 takes back (bench_hog's docstring), and the next run's page cache is built from memory the host
@@ -49,7 +54,7 @@ from run import Case, freed_memory_kept  # noqa: E402
 BUILD = Path(__file__).resolve().parents[1] / "build"
 SET_BYTES = 1 << 30
 FILES = 16
-ROUNDS = 11
+ROUNDS = 31  # see the module docstring: the median's error against the round-to-round spread
 
 
 def make_set(directory: Path) -> list[Path]:

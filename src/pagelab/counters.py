@@ -56,10 +56,7 @@ def meminfo() -> dict[str, float]:
     return out
 
 
-# Free page reporting (this VM platform's page_reporting module; state.KNOBS holds its
-# min_free_ms): the guest hands pages free for min_free_ms to the hypervisor, which drops them,
-# and whoever gets such a page next waits while the host faults it in again (native/bench/
-# bench_hog.py has the figures). reported_kib counts what was handed back since boot.
+# Free page reporting: what it does is at its knob, state.KNOBS["page_reporting.min_free_ms"].
 PAGE_REPORTING = Path("/sys/module/page_reporting/parameters")
 
 
