@@ -88,6 +88,37 @@ def test_within_wraps_the_rounds_and_a_skip_is_reported_with_its_reason() -> Non
     json.dumps(row)  # the row goes into results/bench/native.json
 
 
+def test_a_pread_time_context_follows_its_judged_case_and_is_skipped_with_it(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """bench_iobench's time-inside-pread context case reads the completion latency of the very
+    jobs its judged case ran, round by round; where the judged case was skipped (no root for the
+    huge pages), the context case is skipped too, naming it, and the bench goes on. Real
+    iobench and fio, two rounds each on a small file."""
+    run = load_run()
+    [bench] = run.load_modules(["iobench"])
+    if not bench.IOBENCH.exists():
+        pytest.skip("native tools not built")
+    path = tmp_path / "f.dat"
+    path.write_bytes(os.urandom(1 << 20))
+    monkeypatch.setattr(bench, "RUNTIME_MS", 50)
+    monkeypatch.setattr(bench, "DISK_FILE_SIZE", "1M")
+
+    def unavailable():
+        raise run.SkipCase("needs root to reserve huge pages")
+
+    ours, fio = ["--rw", "randread", "--bs", "4K"], ["--rw=randread", "--bs=4k"]
+    judged, context = bench.disk_case("j", path, ours, fio, None, clat_context=True,
+                                      within=unavailable)
+    assert judged.run()["skipped"] == "needs root to reserve huge pages"
+    assert context.run()["skipped"] == "j did not run"
+    judged, context = bench.disk_case("j", path, ours, fio, None, clat_context=True, target="",
+                                      rounds=2)
+    judged.run()
+    row = context.run()
+    assert row["metric"] == "clat_us" and len(row["samples"]["ours"]) == 2
+    assert all(0 < v < 1e5 for v in row["samples"]["ours"] + row["samples"]["peer"])
+
+
 def test_a_judged_case_has_the_rounds_for_a_95_percent_interval(tmp_path: Path) -> None:
     """The median of n rounds has an order-statistic interval of at most 1 - 2/2^n coverage
     (0.9375 at 5): a case with a target refuses fewer than 6 rounds, and a context case of fewer
