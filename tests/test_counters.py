@@ -80,14 +80,19 @@ def test_free_page_reporting_counts_memory_handed_back_to_the_hypervisor():
     standing still."""
     if not (counters.PAGE_REPORTING / "reported_kib").exists():
         pytest.skip("this VM has no free page reporting module")
+    from pagelab import state
+
+    wait_ms = int(state.KNOBS["page_reporting.min_free_ms"].read())
+    if wait_ms > 10_000:
+        pytest.skip(f"this VM reports only pages free for {wait_ms} ms (min_free_ms)")
     c = counters.Counters()
     before = c.snapshot()
     assert before["page_reporting"]["reported_kib"] > 0  # since boot
     subprocess.run([sys.executable, "-c", "b = bytearray(1536 << 20)\nfor i in range(0, len(b), 4096): b[i] = 1"],
                    check=True)
-    deadline = time.monotonic() + 15
+    deadline = time.monotonic() + 15 + wait_ms / 1000
     while (moved := c.delta(before, c.snapshot())["page_reporting"]["reported_kib"]) < 32 << 10:
-        assert time.monotonic() < deadline, f"only {moved / 1024:.0f} MiB reported in 15 s"
+        assert time.monotonic() < deadline, f"only {moved / 1024:.0f} MiB reported"
         time.sleep(0.2)
 
 
