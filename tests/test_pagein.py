@@ -7,8 +7,8 @@ from pagelab.experiments import pagein as pg
 
 def test_validity():
     assert pg.validity({}, {"evicted_share": 1.0, "pagein_share": 0.95}) is None
-    assert "pushed out 40 %" in pg.validity({}, {"evicted_share": 0.4, "pagein_share": 1.0})
-    assert "read 10 %" in pg.validity({}, {"evicted_share": 1.0, "pagein_share": 0.1})
+    assert "the hog pushed out 40.0 %" in pg.validity({}, {"evicted_share": 0.4, "pagein_share": 1.0})
+    assert "read 10.0 %" in pg.validity({}, {"evicted_share": 1.0, "pagein_share": 0.1})
 
 
 def summary(pc3_factor):

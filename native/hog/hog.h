@@ -33,6 +33,7 @@
 enum touch_method { TOUCH_AUTO, TOUCH_FAULT, TOUCH_PREFAULT };
 extern const char *const touch_method_names[];
 #define TOUCH_CHUNK_PAGES 64
+#define HOG_MAX_REPEAT (1u << 24)
 #define TOUCH_RECHECK_PAGES 16384          /* auto: look at the room again every 64 MiB */
 #define TOUCH_ROOM_MARGIN_MIN (32ULL << 20) /* auto: keep the larger of this and 1/8 */
 #define TOUCH_ROOM_MARGIN_DIVISOR 8         /* of the cgroup limit free of prefaulting */
@@ -42,6 +43,7 @@ struct hog_common {
 	uint64_t size;
 	const char *fill_text;
 	uint64_t seed;
+	uint64_t repeat;         /* --repeat: rounds to run */
 	bool force;
 	bool json;               /* --json: shorthand for --output-format json */
 	int touch;               /* enum touch_method */
@@ -57,6 +59,7 @@ struct hog_common {
 struct opt hog_opt_size(struct hog_common *c, const char *help);
 struct opt hog_opt_fill(struct hog_common *c);
 struct opt hog_opt_seed(struct hog_common *c);
+struct opt hog_opt_repeat(struct hog_common *c);
 struct opt hog_opt_force(struct hog_common *c);
 struct opt hog_opt_touch(struct hog_common *c);
 struct opt hog_opt_json(struct hog_common *c);
@@ -67,13 +70,14 @@ enum {
 	HOG_NEEDS_FILL = 1,      /* the table has --fill and --seed */
 	HOG_NEEDS_MEMORY = 2,    /* the size will be allocated: apply the guard */
 	HOG_HAS_OUTPUT = 4,      /* the table has --json and --output-format */
+	HOG_HAS_REPEAT = 8,      /* the table has --repeat (1 to HOG_MAX_REPEAT) */
 };
 
 /*
- * After opts_parse: checks --size (> 0, a whole number of pages), parses
- * --fill, resolves the output format and, for HOG_NEEDS_MEMORY, refuses a
- * size beyond the cgroup limit or MemAvailable less the margin unless
- * --force. Returns 0 or the exit status (2 usage/refusal, 1 runtime).
+ * After opts_parse: checks --size (> 0, a whole number of pages) and, for
+ * HOG_HAS_REPEAT, --repeat; parses --fill, resolves the output format and,
+ * for HOG_NEEDS_MEMORY, refuses a size beyond the cgroup limit or
+ * MemAvailable less the margin unless --force. Returns 0 or the exit status (2 usage/refusal, 1 runtime).
  */
 int hog_resolve(struct cli *cli, struct hog_common *c, unsigned needs);
 

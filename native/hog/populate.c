@@ -34,7 +34,6 @@ static const char description[] =
 
 struct populate_spec {
 	struct hog_common c;
-	uint64_t repeat;
 	int method;
 };
 
@@ -91,11 +90,11 @@ static void report(const struct populate_spec *spec, const struct round *rounds)
 		hog_json_begin(&j, stdout, "populate");
 		json_kv_object_begin(&j, "options");
 		hog_json_common(&j, &spec->c, false);
-		json_kv_uint(&j, "repeat", spec->repeat);
+		json_kv_uint(&j, "repeat", spec->c.repeat);
 		json_kv_string(&j, "method", method_names[spec->method]);
 		json_object_end(&j);
 		json_kv_array_begin(&j, "rounds");
-		for (uint64_t i = 0; i < spec->repeat; i++) {
+		for (uint64_t i = 0; i < spec->c.repeat; i++) {
 			json_object_begin(&j);
 			json_kv_uint(&j, "round", i + 1);
 			json_kv_uint(&j, "populate_ns", rounds[i].populate_ns);
@@ -116,11 +115,11 @@ static void report(const struct populate_spec *spec, const struct round *rounds)
 
 	format_size(spec->c.size, size, sizeof(size));
 	printf("hog populate: %s, method %s, %llu round%s, thp %s\n", size,
-	       method_names[spec->method], (unsigned long long)spec->repeat,
-	       spec->repeat == 1 ? "" : "s", thp_mode());
+	       method_names[spec->method], (unsigned long long)spec->c.repeat,
+	       spec->c.repeat == 1 ? "" : "s", thp_mode());
 	printf("%5s %12s %10s %10s %8s %13s\n", "round", "populate_ms", "free_ms", "minflt",
 	       "majflt", "populate_GB/s");
-	for (uint64_t i = 0; i < spec->repeat; i++)
+	for (uint64_t i = 0; i < spec->c.repeat; i++)
 		printf("%5llu %12.3f %10.3f %10llu %8llu %13.2f\n", (unsigned long long)(i + 1),
 		       (double)rounds[i].populate_ns / 1e6, (double)rounds[i].free_ns / 1e6,
 		       (unsigned long long)rounds[i].faults.minor,
@@ -133,8 +132,7 @@ int populate_command(int argc, char **argv)
 	struct populate_spec spec = { 0 };
 	struct opt opts[] = {
 		hog_opt_size(&spec.c, "bytes to map and populate each round"),
-		{ .name = "repeat", .kind = OPT_UINT, .dest = &spec.repeat, .default_text = "1",
-		  .help = "rounds to run" },
+		hog_opt_repeat(&spec.c),
 		{ .name = "method", .kind = OPT_ENUM, .dest = &spec.method, .choices = method_names,
 		  .default_text = "map", .help = "how the kernel populates the mapping" },
 		hog_opt_force(&spec.c),
@@ -150,15 +148,13 @@ int populate_command(int argc, char **argv)
 	status = opts_parse_status(&cli, argc, argv);
 	if (status != OPTS_GO_ON)
 		return status;
-	if (spec.repeat == 0 || spec.repeat > (1u << 24))
-		return usage_error(&cli, "--repeat must be from 1 to %u", 1u << 24);
-	status = hog_resolve(&cli, &spec.c, HOG_NEEDS_MEMORY | HOG_HAS_OUTPUT);
+	status = hog_resolve(&cli, &spec.c, HOG_NEEDS_MEMORY | HOG_HAS_OUTPUT | HOG_HAS_REPEAT);
 	if (status)
 		return status;
-	rounds = calloc(spec.repeat, sizeof(*rounds));
+	rounds = calloc(spec.c.repeat, sizeof(*rounds));
 	if (!rounds)
 		return runtime_error("out of memory");
-	for (uint64_t i = 0; i < spec.repeat && !status; i++)
+	for (uint64_t i = 0; i < spec.c.repeat && !status; i++)
 		status = populate_round(&spec, &rounds[i]);
 	if (!status) {
 		report(&spec, rounds);

@@ -40,7 +40,6 @@ struct round {
 
 struct run_spec {
 	struct hog_common c;
-	uint64_t repeat;
 	uint64_t hold_ns;
 	const char *barrier_path;
 	uint64_t parties, barrier_timeout_ns;
@@ -105,13 +104,13 @@ static uint64_t median_touch_ns(const struct round *rounds, uint64_t n)
 
 static void report_json(const struct run_spec *spec, const struct round *rounds)
 {
-	uint64_t n = spec->repeat, min = UINT64_MAX, max = 0;
+	uint64_t n = spec->c.repeat, min = UINT64_MAX, max = 0;
 	struct json j;
 
 	hog_json_begin(&j, stdout, "run");
 	json_kv_object_begin(&j, "options");
 	hog_json_common(&j, &spec->c, true);
-	json_kv_uint(&j, "repeat", spec->repeat);
+	json_kv_uint(&j, "repeat", spec->c.repeat);
 	json_kv_uint(&j, "hold_ns", spec->hold_ns);
 	if (spec->barrier_path)
 		json_kv_string(&j, "barrier", spec->barrier_path);
@@ -164,10 +163,10 @@ static void report_normal(const struct run_spec *spec, const struct round *round
 	printf("hog run: %s (%llu pages of %s), fill %s, seed %llu, touch %s, %llu round%s,"
 	       " thp %s\n", size, (unsigned long long)spec->c.pages, page, fill,
 	       (unsigned long long)spec->c.seed, touch_method_names[spec->c.touch],
-	       (unsigned long long)spec->repeat, spec->repeat == 1 ? "" : "s", thp_mode());
+	       (unsigned long long)spec->c.repeat, spec->c.repeat == 1 ? "" : "s", thp_mode());
 	printf("%5s %10s %10s %10s %10s %10s %8s %10s\n", "round", "alloc_ms", "touch_ms",
 	       "hold_ms", "free_ms", "minflt", "majflt", "touch_GB/s");
-	for (uint64_t i = 0; i < spec->repeat; i++) {
+	for (uint64_t i = 0; i < spec->c.repeat; i++) {
 		const struct round *r = &rounds[i];
 
 		printf("%5llu %10.3f %10.3f %10.3f %10.3f %10llu %8llu %10.2f\n",
@@ -176,7 +175,7 @@ static void report_normal(const struct run_spec *spec, const struct round *round
 		       (double)r->free_ns / 1e6, (unsigned long long)r->faults.minor,
 		       (unsigned long long)r->faults.major, gb_per_s(spec->c.size, r->touch_ns));
 	}
-	uint64_t median = median_touch_ns(rounds, spec->repeat);
+	uint64_t median = median_touch_ns(rounds, spec->c.repeat);
 
 	printf("touch: median %.3f ms, %.2f GB/s\n", (double)median / 1e6,
 	       gb_per_s(spec->c.size, median));
@@ -187,8 +186,7 @@ int run_command(int argc, char **argv)
 	struct run_spec spec = { 0 };
 	struct opt opts[] = {
 		hog_opt_size(&spec.c, "bytes to allocate and write each round"),
-		{ .name = "repeat", .kind = OPT_UINT, .dest = &spec.repeat, .default_text = "1",
-		  .help = "rounds to run" },
+		hog_opt_repeat(&spec.c),
 		{ .name = "hold", .kind = OPT_DURATION, .dest = &spec.hold_ns, .default_text = "0s",
 		  .help = "how long to keep the memory after writing it, each round" },
 		{ .name = "barrier", .kind = OPT_STRING, .dest = &spec.barrier_path, .metavar = "FILE",
@@ -216,8 +214,6 @@ int run_command(int argc, char **argv)
 	status = opts_parse_status(&cli, argc, argv);
 	if (status != OPTS_GO_ON)
 		return status;
-	if (spec.repeat == 0 || spec.repeat > (1u << 24))
-		return usage_error(&cli, "--repeat must be from 1 to %u", 1u << 24);
 	if (spec.parties == 0 || spec.parties > MAX_PARTIES)
 		return usage_error(&cli, "--parties must be from 1 to %d", MAX_PARTIES);
 	if (spec.parties > 1 && !spec.barrier_path)
@@ -225,16 +221,17 @@ int run_command(int argc, char **argv)
 				   (unsigned long long)spec.parties);
 	if (spec.barrier_path && spec.barrier_timeout_ns == 0)
 		return usage_error(&cli, "--barrier-timeout must be more than 0");
-	status = hog_resolve(&cli, &spec.c, HOG_NEEDS_FILL | HOG_NEEDS_MEMORY | HOG_HAS_OUTPUT);
+	status = hog_resolve(&cli, &spec.c, HOG_NEEDS_FILL | HOG_NEEDS_MEMORY | HOG_HAS_OUTPUT |
+			     HOG_HAS_REPEAT);
 	if (status)
 		return status;
 	if (spec.barrier_path && barrier_open(&spec.barrier, spec.barrier_path, spec.parties,
 						spec.barrier_timeout_ns))
 		return 1;
-	rounds = calloc(spec.repeat, sizeof(*rounds));
+	rounds = calloc(spec.c.repeat, sizeof(*rounds));
 	if (!rounds)
 		return runtime_error("out of memory");
-	for (uint64_t i = 0; i < spec.repeat && !status; i++)
+	for (uint64_t i = 0; i < spec.c.repeat && !status; i++)
 		status = run_round(&spec, i, &rounds[i]);
 	if (!status) {
 		if (spec.c.output_format == OUTPUT_JSON)

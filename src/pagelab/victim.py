@@ -118,6 +118,19 @@ class HogRun:
         return None
 
 
+def out_and_back_reason(evicted_share: float, read_back_share: float, need: float,
+                        pushed_by: str = "the hogs") -> str | None:
+    """Why a trial whose working set was to be pushed out to swap and re-touched cannot count,
+    or None: at least `need` of it went out, and the re-touch read at least `need` of it back
+    from swap (the rest was still in RAM, in the swap cache)."""
+    if not evicted_share >= need:
+        return (f"{pushed_by} pushed out {100 * evicted_share:.1f} % of the working set; "
+                f"the design needs >= {100 * need:.1f} %")
+    if not read_back_share >= need:
+        return (f"the re-touch read {100 * read_back_share:.1f} % of the working set from swap; the "
+                f"rest was still in RAM (swap cache); the design needs >= {100 * need:.1f} % out of RAM")
+    return None
+
 def push_out(cgroup: Cgroup, size: int, repeat: int = 1, count: int = 1, timeout: float = 1800.0,
              oom_wait_limit_s: float = 120.0) -> HogRun:
     """Runs `count` `hog run`s of `size` bytes side by side in `cgroup`, each `repeat` times

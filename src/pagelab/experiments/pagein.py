@@ -25,7 +25,7 @@ from pagelab.devices import emulated_swap
 from pagelab.experiment import entry
 from pagelab.stats import median_ci
 from pagelab.units import parse_size
-from pagelab.victim import Victim, push_out
+from pagelab.victim import Victim, out_and_back_reason, push_out
 
 NAME = "pagein"
 PAGE = os.sysconf("SC_PAGE_SIZE")
@@ -97,13 +97,7 @@ def validity(params: dict[str, Any], result: dict[str, Any]) -> str | None:
     re-touch read it back from swap; no task was killed."""
     if result.get("killed"):
         return result["killed"]
-    if not result["evicted_share"] >= MIN_SHARE:
-        return (f"the hog pushed out {100 * result['evicted_share']:.0f} % of the working set; "
-                f"the design needs >= {100 * MIN_SHARE:.0f} %")
-    if not result["pagein_share"] >= MIN_SHARE:
-        return (f"the re-touch read {100 * result['pagein_share']:.0f} % of the working set from swap; "
-                f"the design needs >= {100 * MIN_SHARE:.0f} %")
-    return None
+    return out_and_back_reason(result["evicted_share"], result["pagein_share"], MIN_SHARE, "the hog")
 
 
 load = experiment.load

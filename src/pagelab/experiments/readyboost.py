@@ -49,7 +49,7 @@ from pagelab.experiment import entry
 from pagelab.prose import ratio_sentence
 from pagelab.stats import Estimate, median_ci, paired_ratio_ci
 from pagelab.units import parse_size
-from pagelab.victim import Victim, push_out
+from pagelab.victim import Victim, out_and_back_reason, push_out
 
 NAME = "readyboost"
 ARMS = ["hdd", "tier_cold", "tier_warm", "zswap", "zram", "own"]
@@ -268,12 +268,9 @@ def validity(params: dict[str, Any], result: dict[str, Any]) -> str | None:
     # the share of the working set this profile's sizes push out (1 when the hogs alone ask
     # for more than the RAM; about 0.3 at the seed's scale); records from before it existed: 1
     need = MIN_SHARE * float(result.get("intended_share", 1.0))
-    if not result["evicted_share"] >= need:
-        return (f"the hogs pushed out {100 * result['evicted_share']:.1f} % of the working set; "
-                f"the design needs >= {100 * need:.1f} %")
-    if not result["readback_share"] >= need:
-        return (f"the re-touch read {100 * result['readback_share']:.1f} % of the working set from swap; the "
-                f"rest was still in RAM (swap cache); the design needs >= {100 * need:.1f} % out of RAM")
+    reason = out_and_back_reason(result["evicted_share"], result["readback_share"], need)
+    if reason:
+        return reason
     dropped = result.get("cache_dropped_share", float("nan"))
     if result.get("file_cache") and not dropped >= MIN_SHARE:
         return (f"the hogs dropped {100 * dropped:.0f} % of the file cache read before them; the design "
