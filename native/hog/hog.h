@@ -33,7 +33,6 @@
 enum touch_method { TOUCH_AUTO, TOUCH_FAULT, TOUCH_PREFAULT };
 extern const char *const touch_method_names[];
 #define TOUCH_CHUNK_PAGES 64
-#define HOG_MAX_REPEAT (1u << 24)
 #define TOUCH_RECHECK_PAGES 16384          /* auto: look at the room again every 64 MiB */
 #define TOUCH_ROOM_MARGIN_MIN (32ULL << 20) /* auto: keep the larger of this and 1/8 */
 #define TOUCH_ROOM_MARGIN_DIVISOR 8         /* of the cgroup limit free of prefaulting */
@@ -72,12 +71,14 @@ enum {
 	HOG_HAS_OUTPUT = 4,      /* the table has --json and --output-format */
 	HOG_HAS_REPEAT = 8,      /* the table has --repeat (1 to HOG_MAX_REPEAT) */
 };
+#define HOG_MAX_REPEAT (1u << 24)
 
 /*
  * After opts_parse: checks --size (> 0, a whole number of pages) and, for
  * HOG_HAS_REPEAT, --repeat; parses --fill, resolves the output format and,
  * for HOG_NEEDS_MEMORY, refuses a size beyond the cgroup limit or
- * MemAvailable less the margin unless --force. Returns 0 or the exit status (2 usage/refusal, 1 runtime).
+ * MemAvailable less the margin unless --force. Returns 0 or the exit status
+ * (2 usage/refusal, 1 runtime).
  */
 int hog_resolve(struct cli *cli, struct hog_common *c, unsigned needs);
 

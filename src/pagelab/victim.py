@@ -2,7 +2,8 @@
 wait until it is built, trim it from outside (process_madvise MADV_PAGEOUT, EmptyWorkingSet's
 analogue), let it re-touch and verify every page, and read its report.
 
-Shared by the experiments that trim and re-touch (standby, compression).
+Shared by every experiment that re-touches a working set: standby and compression trim it;
+pagein and readyboost have hogs push it out (`push_out`, judged by `out_and_back_reason`).
 """
 
 from __future__ import annotations
