@@ -145,8 +145,13 @@ def execute(
     prov.update(extra_provenance or {})
     reps = cfg["repetitions"]
     with state.session() if changes_state else nullcontext(None) as st:
+        def run_one(t: trials.Trial) -> dict[str, Any]:
+            if st is not None:
+                st.stop_if_signalled()
+            return run_trial(st, t, scratch_dir)
+
         recs, stops = trials.run_adaptive(
-            name, configurations, conf_name, lambda t: run_trial(st, t, scratch_dir), metric, outdir, prov,
+            name, configurations, conf_name, run_one, metric, outdir, prov,
             seed=cfg["rng_seed"], n_min=reps["n_min"], n_max=reps["n_max"], ci_pct=reps["ci_pct"], warmups=warmups,
             validity=validity)
     rows = []

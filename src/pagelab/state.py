@@ -181,6 +181,15 @@ class State:
     def __init__(self, journal: Journal | None = None):
         self.journal = journal or Journal()
         self.effective: dict[str, str] = {}
+        self.signalled: int | None = None  # the SIGTERM/SIGHUP `session` turned into SystemExit
+
+    def stop_if_signalled(self) -> None:
+        """Raise the SystemExit a SIGTERM or SIGHUP asked for once more. The handler raises it
+        wherever the program is; inside a __del__ (a dropped Popen's, say) Python prints it and
+        carries on, and the run would go on to its end. Called before each trial, so such a run
+        stops there."""
+        if self.signalled is not None:
+            raise SystemExit(128 + self.signalled)
 
     @contextmanager
     def scope(self) -> Iterator[State]:
@@ -689,17 +698,21 @@ def _session(journal: Journal) -> Iterator[State]:
     raised: list[int] = []   # the signal that became SystemExit
     pending: list[int] = []  # signals that came while the final restore ran
     restoring = False
+    st = State(journal)
 
     def on_signal(signum: int, frame: Any) -> None:
         if raised or restoring:
             pending.append(signum)
             return
         raised.append(signum)
+        st.signalled = signum
         raise SystemExit(128 + signum)
 
     old = {s: signal.signal(s, on_signal) for s in (signal.SIGTERM, signal.SIGHUP)}
+    finished = False
     try:
-        yield State(journal)
+        yield st
+        finished = True
     finally:
         restoring = True
         try:
@@ -709,6 +722,8 @@ def _session(journal: Journal) -> Iterator[State]:
                 signal.signal(s, h)
         if pending and not raised:
             raise SystemExit(128 + pending[0])
+        if raised and finished:  # its SystemExit was lost (State.stop_if_signalled)
+            raise SystemExit(128 + raised[0])
 
 
 # --------------------------------------------------------------------------------------------
