@@ -188,6 +188,22 @@ def test_a_sigterm_lost_inside_a_finaliser_still_stops_the_run(journal, tmp_path
         assert done.stdout.count("trial ") == 1, done.stdout
 
 
+def test_a_loop_device_still_open_is_detached_when_its_last_user_closes_it(journal, disk_tmp):
+    """losetup -d on a device something still has open only marks it to detach on the last
+    close: the restore waits for that close (here a process that keeps it open 1 s) instead of
+    failing with "still attached"."""
+    backing = disk_tmp / "loop-backing"
+    backing.write_bytes(b"\0" * (4 << 20))
+    before = state.show()
+    with state.session() as st:
+        dev = st.loop(backing, direct_io=False)
+        holder = subprocess.Popen([sys.executable, "-c", f"import time; f = open('{dev}', 'rb'); "
+                                   "print('open', flush=True); time.sleep(1)"], stdout=subprocess.PIPE, text=True)
+        assert holder.stdout.readline().strip() == "open"
+    holder.wait(timeout=30)
+    assert state.show() == before
+
+
 def test_scope_undoes_only_its_own_changes(journal):
     before = state.show()
     with state.session() as st:

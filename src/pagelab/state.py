@@ -560,8 +560,30 @@ def _undo_loop(e: dict[str, Any]) -> None:
         if dev in active_swaps():
             _run(["swapoff", dev])
         _run(["losetup", "-d", dev], check=False)
-        if Path(f"/sys/block/{Path(dev).name}/loop/backing_file").exists():
-            raise StateError(f"{dev} is still attached to {e['backing']} after losetup -d")
+        # While anything still has the device open, losetup -d only marks it to detach on the
+        # last close (autoclear): wait for that close.
+        attached = Path(f"/sys/block/{Path(dev).name}/loop/backing_file")
+        deadline = time.monotonic() + LOOP_DETACH_WAIT_S
+        while attached.exists() and time.monotonic() < deadline:
+            time.sleep(0.05)
+        if attached.exists():
+            raise StateError(f"{dev} is still attached to {e['backing']} {LOOP_DETACH_WAIT_S:.0f} s after "
+                             f"losetup -d; open by: {', '.join(_openers(dev)) or 'no process'}")
+
+
+LOOP_DETACH_WAIT_S = 10.0
+
+
+def _openers(path: str) -> list[str]:
+    """'pid (comm)' of every process with `path` open, for an error message."""
+    found = []
+    for proc in Path("/proc").glob("[0-9]*"):
+        try:
+            if any(os.readlink(fd) == path for fd in (proc / "fd").iterdir()):
+                found.append(f"{proc.name} ({(proc / 'comm').read_text().strip()})")
+        except OSError:
+            continue
+    return found
 
 
 def _undo_daemon(e: dict[str, Any]) -> None:
@@ -695,16 +717,14 @@ def _session(journal: Journal) -> Iterator[State]:
     # The first SIGTERM/SIGHUP becomes an exception, so the restore below runs; later ones (a
     # make killed as a process group sends one to every process, Snakemake another) cannot cut
     # that restore short and leave a loop device or a mount: they wait until it has run.
-    raised: list[int] = []   # the signal that became SystemExit
     pending: list[int] = []  # signals that came while the final restore ran
     restoring = False
     st = State(journal)
 
     def on_signal(signum: int, frame: Any) -> None:
-        if raised or restoring:
+        if st.signalled is not None or restoring:
             pending.append(signum)
             return
-        raised.append(signum)
         st.signalled = signum
         raise SystemExit(128 + signum)
 
@@ -720,10 +740,10 @@ def _session(journal: Journal) -> Iterator[State]:
         finally:
             for s, h in old.items():
                 signal.signal(s, h)
-        if pending and not raised:
+        if pending and st.signalled is None:
             raise SystemExit(128 + pending[0])
-        if raised and finished:  # its SystemExit was lost (State.stop_if_signalled)
-            raise SystemExit(128 + raised[0])
+        if st.signalled is not None and finished:  # its SystemExit was lost (stop_if_signalled)
+            raise SystemExit(128 + st.signalled)
 
 
 # --------------------------------------------------------------------------------------------
