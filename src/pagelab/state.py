@@ -35,6 +35,7 @@ from typing import Any
 
 CGROUP_ROOT = Path("/sys/fs/cgroup")
 CGROUP_PREFIX = "pagelab"  # every cgroup this module makes is named pagelab-*
+LOOP_DETACH_WAIT_S = 10.0  # how long an undo waits for a loop device's deferred detach
 
 
 class StateError(RuntimeError):
@@ -563,15 +564,19 @@ def _undo_loop(e: dict[str, Any]) -> None:
         # While anything still has the device open, losetup -d only marks it to detach on the
         # last close (autoclear): wait for that close.
         attached = Path(f"/sys/block/{Path(dev).name}/loop/backing_file")
-        deadline = time.monotonic() + LOOP_DETACH_WAIT_S
-        while attached.exists() and time.monotonic() < deadline:
-            time.sleep(0.05)
-        if attached.exists():
+        if not _poll(lambda f=attached: not f.exists(), LOOP_DETACH_WAIT_S, 0.05):
             raise StateError(f"{dev} is still attached to {e['backing']} {LOOP_DETACH_WAIT_S:.0f} s after "
                              f"losetup -d; open by: {', '.join(_openers(dev)) or 'no process'}")
 
 
-LOOP_DETACH_WAIT_S = 10.0
+def _poll(done: Callable[[], bool], seconds: float, step: float) -> bool:
+    """Whether `done()` came true within `seconds`, asking every `step` seconds."""
+    deadline = time.monotonic() + seconds
+    while not done():
+        if time.monotonic() >= deadline:
+            return False
+        time.sleep(step)
+    return True
 
 
 def _openers(path: str) -> list[str]:
@@ -600,11 +605,12 @@ def _undo_daemon_pid(e: dict[str, Any]) -> None:
     if start is None or _proc_starttime(pid) != start:
         return  # gone, or the pid now belongs to someone else
     os.kill(pid, signal.SIGTERM)
-    deadline = time.monotonic() + 5
-    while _proc_starttime(pid) == start and time.monotonic() < deadline:
+
+    def gone() -> bool:
         _reap(pid)
-        time.sleep(0.01)
-    if _proc_starttime(pid) == start:
+        return _proc_starttime(pid) != start
+
+    if not _poll(gone, 5, 0.01):
         os.kill(pid, signal.SIGKILL)
         _reap(pid)
 

@@ -132,6 +132,7 @@ def out_and_back_reason(evicted_share: float, read_back_share: float, need: floa
                 f"rest was still in RAM (swap cache); the design needs >= {100 * need:.1f} % out of RAM")
     return None
 
+
 def push_out(cgroup: Cgroup, size: int, repeat: int = 1, count: int = 1, timeout: float = 1800.0,
              oom_wait_limit_s: float = 120.0) -> HogRun:
     """Runs `count` `hog run`s of `size` bytes side by side in `cgroup`, each `repeat` times

@@ -268,8 +268,7 @@ def validity(params: dict[str, Any], result: dict[str, Any]) -> str | None:
     # the share of the working set this profile's sizes push out (1 when the hogs alone ask
     # for more than the RAM; about 0.3 at the seed's scale); records from before it existed: 1
     need = MIN_SHARE * float(result.get("intended_share", 1.0))
-    reason = out_and_back_reason(result["evicted_share"], result["readback_share"], need)
-    if reason:
+    if reason := out_and_back_reason(result["evicted_share"], result["readback_share"], need):
         return reason
     dropped = result.get("cache_dropped_share", float("nan"))
     if result.get("file_cache") and not dropped >= MIN_SHARE:
