@@ -4,6 +4,7 @@ seed 003 (NOTES.md section 2) checked IO by IO from --trace, its report, file re
 
 from __future__ import annotations
 
+import itertools
 import json
 import os
 import signal
@@ -292,3 +293,58 @@ def test_crystalmark_validity_and_the_reuse_sentence_follow_the_data():
     meas = cm.measurements(cm.summarise(frame(2.0)), cm.ratios(frame(2.0)))
     assert meas["crystalmark.ratio.tiered_reused_vs_tiered"]["value"] == 2.0
     assert meas["crystalmark.tiered_reused.rr64k_mbps"]["n"] == 5
+
+
+def test_the_span_the_disk_model_needs_for_a_score_is_read_off_its_curve():
+    """A curve whose answer is known: 8 MB/s over 100 MB, 4 MB/s over 1 GB (64 KiB reads). 6 MB/s
+    lies halfway in rate, so halfway in log(span): sqrt(1e8 * 1e9); 7 MB/s a quarter of the way,
+    1e8 * 10^0.25. Outside the curve: None."""
+    import math
+
+    import pandas as pd
+
+    from pagelab.experiments import crystalmark as cm
+
+    bs = 64 * 1024
+    modelled = {"bs": bs, "file_span": 10**8, "capacity": 10**9,
+                "seconds_by_span": {str(10**8): bs / 8e6, str(10**9): bs / 4e6}}
+    assert math.isclose(cm.span_for_rate(modelled, 6.0), math.sqrt(1e8 * 1e9), rel_tol=1e-12)
+    assert math.isclose(cm.span_for_rate(modelled, 7.0), 1e8 * 10**0.25, rel_tol=1e-12)  # a quarter of the way
+    assert math.isclose(cm.span_for_rate(modelled, 4.0), 1e9) and math.isclose(cm.span_for_rate(modelled, 8.0), 1e8)
+    assert cm.span_for_rate(modelled, 3.0) is None and cm.span_for_rate(modelled, 9.0) is None
+
+    def summary(lo, hi):
+        return pd.DataFrame([{"arm": "hdd", "test": "rand_read_64k", "n": 5, "mbps": (lo + hi) / 2,
+                              "lo": lo, "hi": hi}])
+
+    within = cm.model_sentence(summary(7.0, 9.0), modelled, 6.0)
+    assert "8.00\\,MB/s, within the 95" in within and "first 0.316\\,GB of its 1.00\\,GB" in within
+    assert "8.00\\,MB/s, below the 95" in cm.model_sentence(summary(8.5, 9.0), modelled, 6.0)
+    assert "8.00\\,MB/s, above the 95" in cm.model_sentence(summary(6.5, 7.0), modelled, 6.0)
+    assert "no span of the modelled disk brings it down to the seed's 3.00" in cm.model_sentence(
+        summary(7.0, 9.0), modelled, 3.0)
+    assert "not recorded" in cm.model_sentence(summary(7.0, 9.0), None, 6.0)
+    assert "not recorded" in cm.model_sentence(summary(7.0, 9.0).assign(arm="direct"), modelled, 6.0)
+
+
+def test_the_hdd_arms_model_curve_comes_from_simdisk_model(native_build: Path, tmp_path: Path, monkeypatch):
+    """crystalmark's finish asks the real `simdisk model` for the bare disk's 64 KiB random read
+    over spans from the test file's size to the disk's capacity: the rate falls as the span grows,
+    the ends are the file and the whole disk, and the file's point is the model's own figure."""
+    from pagelab import config, devices
+    from pagelab.experiments import crystalmark as cm
+
+    monkeypatch.setattr(cm, "usable_arms", lambda cfg: (list(cfg["arms"]), None))  # no root needed: analytic
+    cfg = config.load(overrides={"profile": "quick"})["crystalmark"]
+    cm._finish(cfg, tmp_path)
+    modelled = cm.load_modelled(tmp_path)
+    spans = sorted(int(s) for s in modelled["seconds_by_span"])
+    assert spans[0] == modelled["file_span"] == 128 * MiB
+    assert spans[-1] == modelled["capacity"] == devices.capacity(cfg["disk_profile"])
+    rates = [cm.model_mbps(modelled, s) for s in spans]
+    assert all(a > b for a, b in itertools.pairwise(rates)), rates
+    direct = devices.model(cfg["disk_profile"], "randread", 64 * KiB, 128 * MiB)["mean_service_ns"] / 1e9
+    assert modelled["seconds_by_span"][str(128 * MiB)] == direct
+    # no hdd arm, no curve
+    cm._finish({**cfg, "arms": ["direct"]}, tmp_path / "none")
+    assert cm.load_modelled(tmp_path / "none") is None

@@ -11,7 +11,9 @@ same file every trial, O_DIRECT: only a cache below the guest could inflate it),
 
 from __future__ import annotations
 
+import itertools
 import json
+import math
 import os
 import subprocess
 from contextlib import nullcontext
@@ -20,7 +22,7 @@ from typing import Any
 
 import pandas as pd
 
-from pagelab import devices, experiment, state, trials
+from pagelab import devices, experiment, records, state, trials
 from pagelab.experiment import entry
 from pagelab.prose import ratio_sentence
 from pagelab.stats import Estimate, median_ci, paired_ratio_ci
@@ -42,6 +44,8 @@ ARMS = {  # arm -> (buffered, reuse the file)
 }
 EMULATED = {"hdd": "disk_profile", "tiered": "tier_profile", "tiered_reused": "tier_profile"}
 RATIOS = [("tiered_reused", "tiered"), ("direct_reused", "direct"), ("buffered_reused", "buffered")]
+MODEL_BS = 64 * 1024        # Random Read 64K, the test CM1 scores
+MODEL_SPAN_STEP = 2 ** 0.5  # the model's span curve: from the test file's size up to the whole disk
 
 
 REQUIRED_COLUMNS = [f"result.{t}_best_mbps" for t in TESTS]
@@ -188,8 +192,9 @@ def measurements(summary: pd.DataFrame, rat: dict[str, Estimate], device: str = 
 
 
 def macros(summary: pd.DataFrame, rat: dict[str, Estimate], cfg: dict[str, Any], profile: str,
-           rejected: pd.DataFrame | None = None) -> dict[str, str]:
+           rejected: pd.DataFrame | None = None, modelled: dict[str, Any] | None = None) -> dict[str, str]:
     """Every number and every comparative sentence of the section, from the data."""
+    from pagelab import published
     from pagelab.latex import fmt
 
     def get(arm: str, test: str) -> str:
@@ -212,6 +217,7 @@ def macros(summary: pd.DataFrame, rat: dict[str, Estimate], cfg: dict[str, Any],
         "CrystalmarkTieredRRSixtyFourK": get("tiered", "rand_read_64k"),
         "CrystalmarkTieredReusedRRSixtyFourK": get("tiered_reused", "rand_read_64k"),
         "CrystalmarkHddSeqRead": get("hdd", "seq_read"),
+        "CrystalmarkModelSentence": model_sentence(summary, modelled, published.value("CM1")),
         "CrystalmarkTierSentence": sentence("tiered_reused_vs_tiered", "behind the emulated flash tier, Random "
                                             "Read 64K of the reused file scored", "the fresh one's"),
         "CrystalmarkPageCacheSentence": sentence("buffered_reused_vs_buffered", "through the page cache, the "
@@ -219,6 +225,73 @@ def macros(summary: pd.DataFrame, rat: dict[str, Estimate], cfg: dict[str, Any],
         "CrystalmarkDirectSentence": sentence("direct_reused_vs_direct", "with O\\_DIRECT on this disk, the "
                                               "reused file scored", "the fresh one's"),
     }
+
+
+def _finish(cfg: dict[str, Any], outdir: Path) -> None:
+    """The bare disk's model beside the hdd arm (modelled.json): its expected seconds per 64 KiB
+    random read, uniform over spans from the test file's size (the whole emulated device, laid
+    out from the platter's outer edge) up to the modelled disk's capacity. The paper reads off
+    where the seed's score falls on that curve."""
+    if "hdd" not in usable_arms(cfg)[0]:
+        return
+    profile, size = cfg["disk_profile"], parse_size(cfg["size"])
+    capacity = devices.capacity(profile)
+    spans = [size]
+    while capacity and spans[-1] * MODEL_SPAN_STEP < capacity:
+        spans.append(int(spans[-1] * MODEL_SPAN_STEP) // 4096 * 4096)
+    if capacity:
+        spans.append(capacity)
+    seconds = {str(s): devices.model(profile, "randread", MODEL_BS, s)["mean_service_ns"] / 1e9 for s in spans}
+    records.write_json_atomic(outdir / "modelled.json", {"profile": profile, "bs": MODEL_BS, "file_span": size,
+                                                         "capacity": capacity, "seconds_by_span": seconds})
+
+
+def load_modelled(results_dir: Path | str) -> dict[str, Any] | None:
+    """modelled.json of a run (None for a run without the hdd arm, or recorded before it existed)."""
+    p = Path(results_dir) / "modelled.json"
+    return json.loads(p.read_text()) if p.exists() else None
+
+
+def model_mbps(modelled: dict[str, Any], span: int) -> float:
+    """The model's Random Read 64K (MB/s, 10^6 bytes/s) over one of the modelled spans."""
+    return modelled["bs"] / modelled["seconds_by_span"][str(span)] / 1e6
+
+
+def span_for_rate(modelled: dict[str, Any], mbps: float) -> float | None:
+    """The span (bytes) over which the model's Random Read 64K comes out at `mbps`: the rate falls
+    as the span (the seeks) grows, so it is interpolated between the two modelled spans around it,
+    linearly in log(span). None when no modelled span is that slow or that fast."""
+    curve = sorted((int(s), modelled["bs"] / t / 1e6) for s, t in modelled["seconds_by_span"].items())
+    for (s0, r0), (s1, r1) in itertools.pairwise(curve):
+        if r1 <= mbps <= r0:
+            f = (r0 - mbps) / (r0 - r1) if r0 != r1 else 0.0
+            return math.exp(math.log(s0) + f * (math.log(s1) - math.log(s0)))
+    return None
+
+
+def model_sentence(summary: pd.DataFrame, modelled: dict[str, Any] | None, seed_mbps: float) -> str:
+    """What the bare disk's model says of Random Read 64K, from the data: its rate over the test
+    file beside ours (inside, above or below our interval), and the span of the disk over which
+    it would give the seed's score."""
+    from pagelab.latex import fmt
+
+    s = summary[(summary["arm"] == "hdd") & (summary["test"] == "rand_read_64k")]
+    if modelled is None or not len(s):
+        return "The disk model's expectation for the test file was not recorded with this run"
+    r = s.iloc[0]
+    size, capacity = modelled["file_span"], modelled["capacity"]
+    model = model_mbps(modelled, size)
+    where = "within" if r["lo"] <= model <= r["hi"] else "below" if model < r["lo"] else "above"
+    text = (f"By the disk's model, 64\\,KiB random reads within the {fmt(size / 2**20)}\\,MiB test file take "
+            f"{fmt(modelled['seconds_by_span'][str(size)] * 1e3)}\\,ms each, {fmt(model)}\\,MB/s, {where} the "
+            f"95\\,\\% interval of the {fmt(r['mbps'])}\\,MB/s we measured ({fmt(r['lo'])}--{fmt(r['hi'])})")
+    span = span_for_rate(modelled, seed_mbps)
+    if span is None:
+        return (text + f"; no span of the modelled disk brings it down to the seed's {fmt(seed_mbps)}\\,MB/s "
+                f"({fmt(model_mbps(modelled, capacity))}\\,MB/s over the whole disk)")
+    return (text + f"; the same model gives the seed's {fmt(seed_mbps)}\\,MB/s "
+            f"({fmt(modelled['bs'] / (seed_mbps * 1e6) * 1e3)}\\,ms a read) only for reads spread over the first "
+            f"{fmt(span / 1e9)}\\,GB of its {fmt(capacity / 1e9)}\\,GB")
 
 
 def _cleanup(cfg: dict[str, Any], scratch: Path) -> None:
@@ -235,6 +308,6 @@ EXPERIMENT = experiment.Experiment(
     conf_name=lambda c: c["arm"], validity=validity,
     changes_state=lambda cfg: any(a in EMULATED for a in usable_arms(cfg)[0]),
     warmups=lambda cfg: [{"arm": a} for a in usable_arms(cfg)[0] if ARMS[a][1] and a != "hdd"],
-    cleanup=_cleanup, note=lambda cfg: usable_arms(cfg)[1],
+    cleanup=_cleanup, finish=_finish, note=lambda cfg: usable_arms(cfg)[1],
     requires=experiment.Requirements(fuse=True, device_keys=("disk_profile", "tier_profile")))
 run = EXPERIMENT.run
