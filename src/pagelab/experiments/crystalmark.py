@@ -286,12 +286,16 @@ def model_sentence(summary: pd.DataFrame, modelled: dict[str, Any] | None, seed_
             f"{fmt(modelled['seconds_by_span'][str(size)] * 1e3)}\\,ms each, {fmt(model)}\\,MB/s, {where} the "
             f"95\\,\\% interval of the {fmt(r['mbps'])}\\,MB/s we measured ({fmt(r['lo'])}--{fmt(r['hi'])})")
     span = span_for_rate(modelled, seed_mbps)
-    if span is None:
-        return (text + f"; no span of the modelled disk brings it down to the seed's {fmt(seed_mbps)}\\,MB/s "
-                f"({fmt(model_mbps(modelled, capacity))}\\,MB/s over the whole disk)")
-    return (text + f"; the same model gives the seed's {fmt(seed_mbps)}\\,MB/s "
-            f"({fmt(modelled['bs'] / (seed_mbps * 1e6) * 1e3)}\\,ms a read) only for reads spread over the first "
-            f"{fmt(span / 1e9)}\\,GB of its {fmt(capacity / 1e9)}\\,GB")
+    seed = f"the seed's {fmt(seed_mbps)}\\,MB/s ({fmt(modelled['bs'] / (seed_mbps * 1e6) * 1e3)}\\,ms a read)"
+    disk = f"its {fmt(capacity / 1e9)}\\,GB" if capacity else "the disk"
+    if span is not None:
+        return text + (f"; the same model gives {seed} only for reads spread over the first "
+                       f"{fmt(span / 1e9)}\\,GB of {disk}")
+    if seed_mbps > model:
+        return text + f"; {seed} is faster than the model gives even over the test file"
+    widest = max(int(k) for k in modelled["seconds_by_span"])
+    return (text + f"; no span of the modelled disk is as slow as {seed}: over the first "
+            f"{fmt(widest / 1e9)}\\,GB of {disk} it gives {fmt(model_mbps(modelled, widest))}\\,MB/s")
 
 
 def _cleanup(cfg: dict[str, Any], scratch: Path) -> None:
