@@ -335,13 +335,13 @@ def test_the_hdd_arms_model_curve_comes_from_simdisk_model(native_build: Path, t
     """crystalmark's finish asks the real `simdisk model` for the bare disk's 64 KiB random read
     over spans from the test file's size to the disk's capacity: the rate falls as the span grows,
     the ends are the file and the whole disk, and the file's point is the model's own figure."""
-    from pagelab import config, devices
+    from pagelab import config, devices, experiment
     from pagelab.experiments import crystalmark as cm
 
     monkeypatch.setattr(cm, "usable_arms", lambda cfg: (list(cfg["arms"]), None))  # no root needed: analytic
     cfg = config.load(overrides={"profile": "quick"})["crystalmark"]
     cm._finish(cfg, tmp_path)
-    modelled = cm.load_modelled(tmp_path)
+    modelled = experiment.read_json(tmp_path, "modelled.json")
     spans = sorted(int(s) for s in modelled["seconds_by_span"])
     assert spans[0] == modelled["file_span"] == 128 * MiB
     assert spans[-1] == modelled["capacity"] == devices.capacity(cfg["disk_profile"])
@@ -351,4 +351,4 @@ def test_the_hdd_arms_model_curve_comes_from_simdisk_model(native_build: Path, t
     assert modelled["seconds_by_span"][str(128 * MiB)] == direct
     # no hdd arm, no curve
     cm._finish({**cfg, "arms": ["direct"]}, tmp_path / "none")
-    assert cm.load_modelled(tmp_path / "none") is None
+    assert experiment.read_json(tmp_path / "none", "modelled.json") is None

@@ -7,13 +7,13 @@ from __future__ import annotations
 
 import csv
 import importlib.metadata
-import json
 import shutil
 import subprocess
 from pathlib import Path
 from typing import Any
 
 from pagelab import provenance, state
+from pagelab.experiment import read_json
 from pagelab.latex import escape, write_table
 from pagelab.paths import root
 from pagelab.published import load_claims
@@ -56,7 +56,7 @@ def experiment_rows(results: Path, experiments: list[str]) -> list[dict[str, Any
     rows = []
     for exp in experiments:
         d = results / exp
-        prov = json.loads((d / "provenance.json").read_text()) if (d / "provenance.json").exists() else {}
+        prov = read_json(d, "provenance.json") or {}
         trials = list(csv.DictReader(open(d / "trials.csv"))) if (d / "trials.csv").exists() else []
         finished = [t for t in trials if t.get("status") == "ok" and t.get("warmup") in ("False", "false", "0")]
         counted = [t for t in finished if t.get("valid", "True") not in ("False", "false", "0")]
@@ -78,8 +78,7 @@ def experiment_rows(results: Path, experiments: list[str]) -> list[dict[str, Any
 def write(results: Path | str, out_dir: Path | str, experiments: list[str], profile: str) -> None:
     results, out_dir = Path(results), Path(out_dir)
     m = provenance.machine()
-    any_prov = next((json.loads((results / e / "provenance.json").read_text())
-                     for e in experiments if (results / e / "provenance.json").exists()), {})
+    any_prov = next((p for e in experiments if (p := read_json(results / e, "provenance.json"))), {})
     disk = any_prov.get("disk", provenance.block_device_of("."))
     knobs = state.show()["knobs"]
     macros = {

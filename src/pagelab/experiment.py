@@ -227,6 +227,13 @@ class Results:
         return self.skipped or f"{len(self.trials)} counted trials, {len(self.rejected)} rejected, profile {profile}"
 
 
+def read_json(results_dir: Path | str, name: str) -> Any:
+    """A JSON file of a results directory (config.json, modelled.json, ...), or None where the run
+    did not write it (an experiment that skipped the part, a recording made before it existed)."""
+    path = Path(results_dir) / name
+    return json.loads(path.read_text()) if path.exists() else None
+
+
 def open_results(results_dir: Path | str,
                  loader: Callable[[Path], tuple[pd.DataFrame, str | None]] | None = None) -> Results:
     """The counted trials (through the experiment's own `loader`, default `load`), the skip
@@ -237,10 +244,7 @@ def open_results(results_dir: Path | str,
     if skipped is None and skip_file.exists():
         skipped = skip_file.read_text().strip() or None
 
-    def read(name: str) -> dict[str, Any] | None:
-        return json.loads((out / name).read_text()) if (out / name).exists() else None
-
-    return Results(out, trials_frame, skipped, read("config.json"), read("provenance.json") or {},
+    return Results(out, trials_frame, skipped, read_json(out, "config.json"), read_json(out, "provenance.json") or {},
                    rejected(out) if (out / "trials.csv").exists() else pd.DataFrame())
 
 

@@ -246,12 +246,6 @@ def _finish(cfg: dict[str, Any], outdir: Path) -> None:
                                                          "capacity": capacity, "seconds_by_span": seconds})
 
 
-def load_modelled(results_dir: Path | str) -> dict[str, Any] | None:
-    """modelled.json of a run (None for a run without the hdd arm, or recorded before it existed)."""
-    p = Path(results_dir) / "modelled.json"
-    return json.loads(p.read_text()) if p.exists() else None
-
-
 def model_mbps(modelled: dict[str, Any], span: int) -> float:
     """The model's Random Read 64K (MB/s, 10^6 bytes/s) over one of the modelled spans."""
     return modelled["bs"] / modelled["seconds_by_span"][str(span)] / 1e6

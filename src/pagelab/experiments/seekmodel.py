@@ -156,22 +156,15 @@ def seek_curve(frame: pd.DataFrame, modelled_spans: dict[str, dict[int, float]],
 
 
 def load_modelled_spans(results_dir: Path | str) -> dict[str, dict[int, float]]:
-    p = Path(results_dir) / "modelled_spans.json"
-    if not p.exists():
-        return {}
-    import json
-
-    return {d: {int(s): t for s, t in m.items()} for d, m in json.loads(p.read_text()).items()}
+    """Per emulated device, the device model's expected seconds per 4 KiB read by span."""
+    return {d: {int(s): t for s, t in m.items()}
+            for d, m in (experiment.read_json(results_dir, "modelled_spans.json") or {}).items()}
 
 
 def load_modelled(results_dir: Path | str) -> dict[str, dict[int, float]]:
     """Per emulated device, the device model's expected seconds per request by block size."""
-    p = Path(results_dir) / "modelled.json"
-    if not p.exists():
-        return {}
-    import json
-
-    return {d: {int(b): t for b, t in m.items()} for d, m in json.loads(p.read_text()).items()}
+    return {d: {int(b): t for b, t in m.items()}
+            for d, m in (experiment.read_json(results_dir, "modelled.json") or {}).items()}
 
 
 def device_word(device: str) -> str:
