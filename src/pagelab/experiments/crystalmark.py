@@ -265,7 +265,7 @@ def span_for_rate(modelled: dict[str, Any], mbps: float) -> float | None:
 
 def model_sentence(summary: pd.DataFrame, modelled: dict[str, Any] | None, seed_mbps: float) -> str:
     """What the bare disk's model says of Random Read 64K, from the data: its rate over the test
-    file beside ours (inside, above or below our interval), and the span of the disk over which
+    file beside ours (within, above or below our interval), and the span of the disk over which
     it would give the seed's score."""
     from pagelab.latex import fmt
 
@@ -276,8 +276,9 @@ def model_sentence(summary: pd.DataFrame, modelled: dict[str, Any] | None, seed_
     size, capacity = modelled["file_span"], modelled["capacity"]
     model = model_mbps(modelled, size)
     where = "within" if r["lo"] <= model <= r["hi"] else "below" if model < r["lo"] else "above"
-    text = (f"By the disk's model, 64\\,KiB random reads within the {fmt(size / 2**20)}\\,MiB test file take "
-            f"{fmt(modelled['seconds_by_span'][str(size)] * 1e3)}\\,ms each, {fmt(model)}\\,MB/s, {where} the "
+    per_read_ms = modelled["seconds_by_span"][str(size)] * 1e3
+    text = (f"By the disk's model, {modelled['bs'] // 1024}\\,KiB random reads within the {fmt(size / 2**20)}\\,MiB "
+            f"test file take {fmt(per_read_ms)}\\,ms each, {fmt(model)}\\,MB/s, {where} the "
             f"95\\,\\% interval of the {fmt(r['mbps'])}\\,MB/s we measured ({fmt(r['lo'])}--{fmt(r['hi'])})")
     span = span_for_rate(modelled, seed_mbps)
     seed = f"the seed's {fmt(seed_mbps)}\\,MB/s ({fmt(modelled['bs'] / (seed_mbps * 1e6) * 1e3)}\\,ms a read)"
