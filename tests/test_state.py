@@ -316,3 +316,21 @@ def test_a_cpu_latency_limit_holds_while_open_and_the_kernel_drops_it_even_on_ki
         holder.wait(timeout=15)
     assert state.cpu_latency_limit_now() == before
     assert not journal.exists() or not journal.read_text().strip()
+
+
+def test_a_daemon_is_waited_for_until_ready_and_one_that_dies_or_stalls_is_named(journal, tmp_path):
+    """daemon() returns once its ready file exists; a daemon that exits first is reported with
+    its exit status and stderr, one that never gets ready with the timeout; the undo ends each."""
+    before = state.show()
+    ready = tmp_path / "ready"
+    with state.session() as st:
+        proc = st.daemon([sys.executable, "-c", f"import pathlib, time; time.sleep(0.3); "
+                          f"pathlib.Path('{ready}').touch(); time.sleep(60)"], ready=ready)
+        assert ready.exists() and proc.poll() is None
+        with pytest.raises(state.StateError, match=r"exited 3 before it was ready: boom"):
+            st.daemon([sys.executable, "-c", "import sys; sys.stderr.write('boom'); sys.exit(3)"],
+                      ready=tmp_path / "never")
+        with pytest.raises(state.StateError, match=r"not ready after 1 s"):
+            st.daemon([sys.executable, "-c", "import time; time.sleep(60)"], ready=tmp_path / "never", timeout=1)
+    assert proc.poll() is not None
+    assert state.show() == before

@@ -324,14 +324,11 @@ class State:
                                  "starttime": _proc_starttime(proc.pid)})
         finally:
             signal.pthread_sigmask(signal.SIG_SETMASK, old_mask)
-        deadline = time.monotonic() + timeout
-        while ready is not None and not Path(ready).exists():
-            if proc.poll() is not None:
-                err = proc.stderr.read().decode(errors="replace") if proc.stderr else ""
-                raise StateError(f"{cmd[0]} exited {proc.returncode} before it was ready: {err.strip()}")
-            if time.monotonic() > deadline:
-                raise StateError(f"{cmd[0]} not ready after {timeout:.0f} s")
-            time.sleep(0.01)
+        if ready is not None and not _poll(lambda: Path(ready).exists() or proc.poll() is not None, timeout, 0.01):
+            raise StateError(f"{cmd[0]} not ready after {timeout:.0f} s")
+        if ready is not None and not Path(ready).exists():
+            err = proc.stderr.read().decode(errors="replace") if proc.stderr else ""
+            raise StateError(f"{cmd[0]} exited {proc.returncode} before it was ready: {err.strip()}")
         return proc
 
     # -- cgroups ------------------------------------------------------------------------------

@@ -255,7 +255,7 @@ def span_for_rate(modelled: dict[str, Any], mbps: float) -> float | None:
     """The span (bytes) over which the model's Random Read 64K comes out at `mbps`: the rate falls
     as the span (the seeks) grows, so it is interpolated between the two modelled spans around it,
     linearly in log(span). None when no modelled span is that slow or that fast."""
-    curve = sorted((int(s), modelled["bs"] / t / 1e6) for s, t in modelled["seconds_by_span"].items())
+    curve = sorted((int(s), model_mbps(modelled, int(s))) for s in modelled["seconds_by_span"])
     for (s0, r0), (s1, r1) in itertools.pairwise(curve):
         if r1 <= mbps <= r0:
             f = (r0 - mbps) / (r0 - r1) if r0 != r1 else 0.0

@@ -157,14 +157,17 @@ def seek_curve(frame: pd.DataFrame, modelled_spans: dict[str, dict[int, float]],
 
 def load_modelled_spans(results_dir: Path | str) -> dict[str, dict[int, float]]:
     """Per emulated device, the device model's expected seconds per 4 KiB read by span."""
-    return {d: {int(s): t for s, t in m.items()}
-            for d, m in (experiment.read_json(results_dir, "modelled_spans.json") or {}).items()}
+    return _per_device(results_dir, "modelled_spans.json")
 
 
 def load_modelled(results_dir: Path | str) -> dict[str, dict[int, float]]:
     """Per emulated device, the device model's expected seconds per request by block size."""
-    return {d: {int(b): t for b, t in m.items()}
-            for d, m in (experiment.read_json(results_dir, "modelled.json") or {}).items()}
+    return _per_device(results_dir, "modelled.json")
+
+
+def _per_device(results_dir: Path | str, name: str) -> dict[str, dict[int, float]]:
+    """One of finish's files (device -> bytes -> seconds; JSON keeps the bytes as strings)."""
+    return {d: {int(b): t for b, t in m.items()} for d, m in (experiment.read_json(results_dir, name) or {}).items()}
 
 
 def device_word(device: str) -> str:
