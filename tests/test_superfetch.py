@@ -26,16 +26,24 @@ def vm(name: str) -> float:
     return counters.vmstat().get(name, 0.0)
 
 
-def drain(cg: state.Cgroup, limit: int, low: int = 4 << 20) -> None:
-    """Reclaim the group down to `low` bytes and give it `limit` again: shrink_folio_list runs
-    over every reclaimable page, as it would for a hog's allocation (the write of the limit
-    reclaims before it returns). Waits for page-outs in flight first, so a page still being
-    written is reclaimed too."""
-    deadline = time.monotonic() + 30
-    while cg.stat().get("writeback", 0) and time.monotonic() < deadline:
-        time.sleep(0.01)
-    cg.set("memory", cg.limit_file(), str(low), expect_rounded=True)
+def drain(cg: state.Cgroup, limit: int) -> None:
+    """Reclaim the group down to a few hundred KiB and give it `limit` again: shrink_folio_list
+    runs over every reclaimable page, as it would for a hog's allocation (a write of the limit
+    reclaims before it returns; the kernel gives up with EBUSY when a pass frees nothing, e.g.
+    while the pages are still being written, or only moved just-touched pages to the inactive
+    list, so the limit steps down and the steps are tried again)."""
+    usage = cg.path("memory") / "memory.usage_in_bytes"
+    for _ in range(100):
+        for low in (4 << 20, 1 << 20, 512 << 10):
+            try:
+                cg.set("memory", cg.limit_file(), str(low), expect_rounded=True)
+            except state.StateError:
+                pass   # EBUSY: the next, lower step goes on from what this one reclaimed
+        if int(usage.read_text()) <= 1 << 20:
+            break
+        time.sleep(0.05)   # pages still being written cannot be reclaimed yet
     cg.set("memory", cg.limit_file(), str(limit), expect_rounded=True)
+    assert int(usage.read_text()) <= 1 << 20, "the group could not be reclaimed down to 1 MiB"
 
 
 def swapped_out(cg: state.Cgroup, v: Victim, limit: int) -> int:
@@ -44,6 +52,15 @@ def swapped_out(cg: state.Cgroup, v: Victim, limit: int) -> int:
     mm.pageout(v.pid, int(v.info["address"]), int(v.info["size"]))
     drain(cg, limit)
     return int(cg.stat()["swap"]) // PAGE
+
+
+def swap_used_pages(path: Path) -> int:
+    """Slots in use on the swap area at `path` (/proc/swaps, in KiB)."""
+    for line in Path("/proc/swaps").read_text().splitlines()[1:]:
+        f = line.split()
+        if Path(f[0]).resolve() == Path(path).resolve():
+            return int(f[3]) * 1024 // PAGE
+    raise AssertionError(f"{path} is not swap")
 
 
 @pytest.fixture
@@ -59,12 +76,14 @@ def session(tmp_path, monkeypatch):
 
 
 @root_only
-@pytest.mark.parametrize("swap_mib,rewritten", [(64, False), (12, True)])
-def test_a_swapped_in_page_keeps_its_slot_only_while_swap_is_under_half_full(session, disk_tmp, swap_mib, rewritten):
-    """8 MiB pushed to swap, read back by faults (process_vm_readv: read faults, nothing
-    written), reclaimed again. With 64 MiB of swap (12 % used) each page kept its slot and is
-    dropped without a write (pswpout stays ~0); with 12 MiB (67 % used: vm_swap_full) the fault
-    freed the slot and marked the page dirty, so reclaim writes every page again."""
+@pytest.mark.parametrize("swap_mib", [64, 12])
+def test_a_swapped_in_page_keeps_its_slot_only_while_swap_is_under_half_full(session, disk_tmp, swap_mib):
+    """8 MiB (2048 pages) pushed to swap, read back by faults (process_vm_readv: read faults,
+    nothing written), reclaimed again. With 64 MiB of swap (25 % used) every page kept its slot and
+    is dropped without a write: only the victim's own stack and heap are written (~50 pages).
+    With 12 MiB (3071 slots, 67 % used) each fault freed its page's slot and marked it dirty as
+    long as swap was at least half full (vm_swap_full), so reclaim writes exactly the pages read
+    back before usage fell to half: 2048 - 3071 / 2 = 512, again with the ~50."""
     st = session
     st.swap_file(disk_tmp / "swapfile", swap_mib << 20)
     limit = 64 << 20
@@ -72,6 +91,7 @@ def test_a_swapped_in_page_keeps_its_slot_only_while_swap_is_under_half_full(ses
     with Victim(8 << 20, "ratio:0.5", 3, disk_tmp / "victim", cg, timeout=120) as v:
         pages = int(v.info["size"]) // PAGE
         assert swapped_out(cg, v, limit) >= 0.95 * pages
+        used = swap_used_pages(disk_tmp / "swapfile")   # every slot in use, the victim's stack too
         in0 = vm("pswpin")
         mm.touch(v.pid, int(v.info["address"]), int(v.info["size"]))
         assert vm("pswpin") - in0 >= 0.95 * pages
@@ -79,10 +99,11 @@ def test_a_swapped_in_page_keeps_its_slot_only_while_swap_is_under_half_full(ses
         drain(cg, limit)
         written = vm("pswpout") - out0
         assert int(cg.stat()["swap"]) // PAGE >= 0.95 * pages   # out of RAM again either way
-        if rewritten:
-            assert written >= 0.95 * pages, written
-        else:
-            assert written <= 0.02 * pages, written
+        slots = (swap_mib << 20) // PAGE - 1
+        freed_on_fault = max(0, used - slots // 2)
+        assert freed_on_fault <= written <= freed_on_fault + 0.05 * pages, (written, freed_on_fault)
+        if swap_mib == 12:
+            assert written >= 400   # the rule is at work, not the noise of a few stray pages
         assert v.retouch()["verify"]["ok"]
 
 
@@ -119,7 +140,7 @@ def test_the_agent_reads_swapped_pages_into_the_swap_cache_and_they_are_dropped_
         # untouched: dropped without a write
         out0 = vm("pswpout")
         drain(cg, limit)
-        assert vm("pswpout") - out0 <= 0.02 * pages
+        assert vm("pswpout") - out0 <= 0.05 * pages
         assert int(cg.stat()["swap"]) >= 0.95 * size
         # read back again, half dirtied: those, and only those, are written
         with Agent(v.pid, cg.path("memory"), disk_tmp / "agent", mode="after", devices=swap_devices(disk.loop),

@@ -71,9 +71,12 @@
 /* How often the victim's pagemap is read again (its mappings, new evictions, their order):
  * each read walks every page table entry of the victim (1.4 GB: 358,000 entries). */
 #define RESCAN_NS (500 * NS_PER_MS)
+#define GO_POLL_NS (2 * NS_PER_MS)
 
 enum mode { MODE_AFTER, MODE_BETWEEN };
 static const char *const mode_names[] = { "after", "between", NULL };
+enum priority { PRIORITY_LOW, PRIORITY_NORMAL };
+static const char *const priority_names[] = { "low", "normal", NULL };
 
 static const char description[] =
 	"Watches --pid (the victim) and its memory --cgroup and reads the victim's\n"
@@ -103,7 +106,7 @@ struct agent {
 	/* options */
 	uint64_t pid;
 	const char *cgroup, *devices, *files_dir, *go, *stop, *ready, *done;
-	int mode;
+	int mode, priority;
 	uint64_t poll_ns, group_bytes, max_rate, free_start, free_stop, timeout_ns, done_below, depth;
 	/* state */
 	struct victim v;
@@ -403,7 +406,8 @@ static int loop(struct agent *a)
 		if (!active || a->files_done) {
 			if (now - a->last_scan_ns >= RESCAN_NS && (err = rescan(a)))
 				return a->victim_gone ? 0 : err;
-			nap(a->poll_ns);
+			/* before --go, look for it often: the restore starts within GO_POLL_NS */
+			nap(a->went ? a->poll_ns : GO_POLL_NS);
 			continue;
 		}
 		bool ended = pressure_ended(a);
@@ -548,6 +552,9 @@ int main(int argc, char **argv)
 		  .help = "how often an idle agent looks; also the longest wait for idle devices" },
 		{ .name = "group", .kind = OPT_SIZE, .dest = &a.group_bytes, .default_text = "128K",
 		  .help = "bytes asked for at once (one process_madvise call); swap-prefetch's 128 KiB" },
+		{ .name = "priority", .kind = OPT_ENUM, .dest = &a.priority, .choices = priority_names,
+		  .default_text = "low", .help = "low: nice 19, SCHED_BATCH, the idle IO class (kprefetchd's); "
+		  "normal: as started" },
 		{ .name = "depth", .kind = OPT_UINT, .dest = &a.depth, .default_text = "1",
 		  .help = "groups in flight at once while pressure lasts (mode between); always 1 once it "
 		  "has ended" },
@@ -601,7 +608,8 @@ int main(int argc, char **argv)
 		return runtime_error("out of memory");
 	signal(SIGTERM, on_signal);
 	signal(SIGINT, on_signal);
-	host_lower_priority(&a.nice_ok, &a.batch_ok, &a.ioprio_ok);
+	if (a.priority == PRIORITY_LOW)
+		host_lower_priority(&a.nice_ok, &a.batch_ok, &a.ioprio_ok);
 	a.t0 = monotonic_ns();
 	a.last_pswpout = host_swapouts();
 	a.read_base = host_read_sectors(&a.h);

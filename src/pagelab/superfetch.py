@@ -54,6 +54,7 @@ class Agent:
     free_stop: int | None = None
     done_below: int | None = None
     depth: int = 1
+    priority: str = "low"
 
     def __post_init__(self) -> None:
         self.workdir = Path(self.workdir)
@@ -61,7 +62,7 @@ class Agent:
         self.ready, self.done = self.workdir / "superfetch-ready", self.workdir / "superfetch-done"
         self.command = superfetch_cmd(self.pid, self.cgroup_dir, self.mode, self.go, self.stop_file, self.ready,
                                       self.done, self.devices, self.files, self.poll_ms, self.group, self.max_rate,
-                                      self.free_start, self.free_stop, self.done_below, self.depth)
+                                      self.free_start, self.free_stop, self.done_below, self.depth, self.priority)
         self.proc: subprocess.Popen[str] | None = None
         self.report: dict[str, Any] = {}
         self.go_at = float("nan")

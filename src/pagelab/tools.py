@@ -75,12 +75,14 @@ def cacheflood_cmd(set_dir: Path, set_size: int, nbytes: int, seed: int | None =
 def superfetch_cmd(pid: int, cgroup_dir: Path, mode: str, go: Path, stop: Path, ready: Path, done: Path,
                    devices: list[str] | None = None, files: Path | None = None, poll_ms: float = 50,
                    group: int = 128 << 10, max_rate: int = 0, free_start: int | None = None,
-                   free_stop: int | None = None, done_below: int | None = None, depth: int = 1) -> list[str]:
+                   free_stop: int | None = None, done_below: int | None = None, depth: int = 1,
+                   priority: str = "low") -> list[str]:
     """`superfetch`: the Superfetch analogue watching `pid` and its memory cgroup (mode after or
     between; pagelab.superfetch drives it)."""
     cmd = [str(tool_path("superfetch")), "--pid", str(pid), "--cgroup", str(cgroup_dir), "--mode", mode,
            "--go", str(go), "--stop", str(stop), "--ready", str(ready), "--done", str(done),
-           "--poll", f"{poll_ms:g}ms", "--group", str(group), "--max-rate", str(max_rate), "--depth", str(depth)]
+           "--poll", f"{poll_ms:g}ms", "--group", str(group), "--max-rate", str(max_rate), "--depth", str(depth),
+           "--priority", priority]
     if devices:
         cmd += ["--devices", ",".join(devices)]
     if files is not None:
