@@ -247,7 +247,8 @@ int victim_candidates(struct victim *v, uint32_t pass)
 			v->cand[n++] = (struct candidate){ .out_since = s->out_since, .region = (uint32_t)i,
 							   .offset = PM_SWAP_OFFSET(s->swp), .index = p };
 		}
-	qsort(v->cand, n, sizeof(*v->cand), by_recency);
+	if (n)
+		qsort(v->cand, n, sizeof(*v->cand), by_recency);
 	v->ncand = n;
 	v->next_cand = 0;
 	return 0;
