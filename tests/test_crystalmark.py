@@ -454,7 +454,7 @@ def test_seed_003s_stick_and_the_tiers_model(native_build: Path, tmp_path: Path,
 
     summary = pd.DataFrame([{"arm": "tiered", "test": "seq_write", "n": 5, "mbps": 45.0, "lo": 44.0, "hi": 46.0}])
     text = cm.tier_model_sentence({"tier": tier}, summary)
-    assert "picoturbo-2006" in text and "can take at most 23.3--50.0\\,\\% of the copies" in text
+    assert "picoturbo-2006" in text and "can take at most 16.7--50.0\\,\\% of the copies" in text
 
 
 @pytest.fixture
