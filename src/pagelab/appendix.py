@@ -149,11 +149,12 @@ def write_changelog(out_dir: Path) -> dict[str, str]:
     rag = ">{\\raggedright\\arraybackslash}p"
     write_table(out_dir / "changelog.tex", pd.DataFrame({
         "Date": log["date"],
-        "Claim": [f"{escape(c)} \\texttt{{{escape(col)}}}" for c, col in zip(log["claim"], log["column"], strict=True)],
+        "Claim": [f"{escape(c)}\\newline\\texttt{{{escape(col)}}}"
+                  for c, col in zip(log["claim"], log["column"], strict=True)],
         "Old": log["old"].map(cell), "New": log["new"].map(cell), "Reason": log["reason"].map(escape),
         "Verdicts before": log["verdicts_before"].map(escape), "Verdicts after": log["verdicts_after"].map(escape),
-    }), column_format=f"l {rag}{{0.07\\linewidth}} {rag}{{0.13\\linewidth}} {rag}{{0.13\\linewidth}} "
-                      f"{rag}{{0.24\\linewidth}} {rag}{{0.12\\linewidth}} {rag}{{0.12\\linewidth}}",
+    }), column_format=f"l {rag}{{0.1\\linewidth}} {rag}{{0.13\\linewidth}} {rag}{{0.13\\linewidth}} "
+                      f"{rag}{{0.22\\linewidth}} {rag}{{0.11\\linewidth}} {rag}{{0.11\\linewidth}}",
         caption="The pre-registration's changelog: every change to a judging column of "
                 "\\texttt{data/published/claims.csv} since the first recorded run, with its reason and the verdicts "
                 "before and after on each recorded run.", label="tab:app-changelog", environment="longtable")

@@ -24,7 +24,7 @@ reproduced when any step's CI lies outside its window (a step of 1.0 against the
 is not the seed's order however the arms' intervals overlap), inconclusive otherwise.
 
 The recorded runs' measurements (data/published/recorded_measurements.json, rebuilt from
-data/recorded/ by `pagelab recorded-measurements`) let every claim be judged on every
+data/recorded/ by `pagelab claims recorded`) let every claim be judged on every
 recording without running a trial: the changelog's verdicts before and after a change, and
 the verdict figure.
 """
@@ -371,7 +371,7 @@ def write_recorded(names: list[str] | None = None, path: Path | str | None = Non
     for name in names:
         store[name] = rebuild_recording(name)
     doc = {"about": "every recording's measurements as the notebooks compute them from data/recorded/; "
-                    "rebuilt by `pagelab recorded-measurements` (stale: tests/test_claims.py says which)",
+                    "rebuilt by `pagelab claims recorded` (stale: tests/test_claims.py says which)",
            "recordings": dict(sorted(store.items()))}
     write_text_atomic(path, json.dumps(doc, indent=1, sort_keys=True) + "\n")
     path.chmod(0o644)  # a file of the repository, read by whoever builds the paper
@@ -392,7 +392,7 @@ def stale_recordings(path: Path | str | None = None) -> list[str]:
         elif store[name]["experiments"] != _fingerprint(recorded_dir() / name):
             problems.append(f"{name}: re-recorded since {recorded_path().name} was rebuilt")
     problems += [f"{name}: in {recorded_path().name} but no longer recorded" for name in store if name not in on_disk]
-    return [f"{p} (pagelab recorded-measurements --recording {p.split(':')[0]})" for p in problems]
+    return [f"{p} (pagelab claims recorded --recording {p.split(':')[0]})" for p in problems]
 
 
 def recorded_tables(claims: pd.DataFrame, store: dict[str, dict[str, Any]] | None = None) -> dict[str, pd.DataFrame]:

@@ -276,7 +276,7 @@ def phase_sentence(phases: pd.DataFrame) -> str:
     parts = []
     if "tiered_reused" in set(phases["arm"]):
         a = "tiered_reused"
-        parts.append(f"With the image kept across trials the tier held {pct(at(a, 'start', 'held_share'))} of the "
+        parts.append(f"with the image kept across trials the tier held {pct(at(a, 'start', 'held_share'))} of the "
                      f"test file's blocks before the sequence and {pct(at(a, 'seq_write', 'held_share'))} after "
                      f"Sequential Write, which offered {at(a, 'seq_write', 'offered'):.0f} copies to the stick, "
                      f"dropped {at(a, 'seq_write', 'dropped'):.0f} and invalidated "
