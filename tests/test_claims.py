@@ -492,3 +492,17 @@ def test_the_figure_and_its_html_are_written(tmp_path):
     html = (tmp_path / "claims" / "verdicts.html").read_text()
     assert "data:image/png;base64," in html and "this run (quick)" in html and "<th>MCR</th>" in html
     assert set(rows["run"]) == {"quick", "full", "seed", "this run (quick)"}
+
+
+def test_the_appendix_prints_the_changelog(tmp_path):
+    from pagelab import appendix
+
+    macros = appendix.write_changelog(tmp_path)
+    text = (tmp_path / "changelog.tex").read_text()
+    log = published.load_changelog()
+    assert "\\begin{longtable}" in text and "\\label{tab:app-changelog}" in text
+    assert macros["AppendixChangelogRows"] == str(len(log))
+    for r in log.to_dict("records"):
+        assert f"{r['claim']}\\newline\\texttt{{{r['column'].replace('_', chr(92) + '_')}}}" in text
+    check = macros["AppendixChangelogCheck"]
+    assert check.endswith("finds no judging change without a row") or "could not run here" in check
