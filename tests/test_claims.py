@@ -138,9 +138,9 @@ def test_a_range_is_judged_as_the_range_with_no_other_rule(tmp_path):
     """PG2's case: the seed's 'better than 0.4 ... below 2' MB/s, and ours 0.7, 3x below the
     upper figure, lies inside the range: reproduced."""
     t = setup(tmp_path, [
-        row("R", "0.4-2", "e.r", 0.4, 2, reason="the seed's range", kind="range"),
-        row("ROUT", "0.4-2", "e.out", 0.4, 2, reason="the seed's range", kind="range"),
-        row("RSTR", "0.4-2", "e.str", 0.4, 2, reason="the seed's range", kind="range"),
+        row("R", "2", "e.r", 0.4, 2, reason="the seed's range", kind="range"),
+        row("ROUT", "2", "e.out", 0.4, 2, reason="the seed's range", kind="range"),
+        row("RSTR", "2", "e.str", 0.4, 2, reason="the seed's range", kind="range"),
     ], {"e": {"e.r": m(0.7, 0.68, 0.74), "e.out": m(2.6, 2.4, 2.8), "e.str": m(1.9, 1.7, 2.2)}})
     assert t.loc["R", "verdict"] == claims.REPRODUCED and t.loc["R", "window"] == "[0.400, 2.00]"
     assert t.loc["ROUT", "verdict"] == claims.NOT_REPRODUCED
