@@ -241,7 +241,7 @@ def test_a_figure_that_depends_on_unnamed_hardware_is_shown_not_judged(tmp_path)
     ], {"e": {"e.speed": m(250, 240, 260), "e.ratio": m(0.3, 0.28, 0.32)}})
     for cid in ("ABS", "PT"):
         assert t.loc[cid, "verdict"] == claims.NOT_APPLICABLE
-        assert t.loc[cid, "note"].startswith("depends on the seed's CPU, which the seed does not name")
+        assert t.loc[cid, "note"].startswith("depends on the seed's CPU: an absolute")
         assert t.loc[cid, "ours"] == "250 [240, 260]"  # shown beside it
     assert t.loc["RAT", "verdict"] == claims.REPRODUCED  # the twin that cancels the hardware is judged
 

@@ -187,8 +187,7 @@ def judge(claim: dict[str, str], measurements: dict[str, dict[str, Any]], skippe
     hardware = unnamed_hardware(claim)
     if hardware and k in ABSOLUTE:
         return {**row, "verdict": NOT_APPLICABLE,
-                "note": f"depends on {hardware}, which the seed does not name: an absolute {k} is shown, "
-                        "not judged"}
+                "note": f"depends on {hardware}: an absolute {k} is shown, not judged (the hardware rule)"}
     if claim.get("construction", "").strip():
         return {**row, "verdict": BY_CONSTRUCTION, "note": claim["construction"]}
     if any(math.isnan(x) for m in ms for x in (float(m["value"]), *_ci(m))):

@@ -302,14 +302,21 @@ def recording_commits(repo: Path | None = None) -> dict[str, list[str]]:
     return out
 
 
-def claims_at(commit: str, repo: Path | None = None) -> str | None:
-    """claims.csv as it was at `commit` (None when git or that commit is not here)."""
+def claims_at(commit: str, repo: Path | None = None) -> tuple[str | None, str]:
+    """claims.csv as it was at `commit`, or (None, why git could not show it here)."""
     try:
         out = subprocess.run(["git", "show", f"{commit}:data/published/claims.csv"], cwd=repo or root(),
                              capture_output=True, text=True, timeout=60)
-    except OSError:
-        return None
-    return out.stdout if out.returncode == 0 else None
+    except OSError as exc:
+        return None, f"git cannot run here ({exc.strerror})"
+    if out.returncode == 0:
+        return out.stdout, ""
+    err = (out.stderr.strip().splitlines() or ["no message"])[0]
+    if any(w in err for w in ("bad object", "unknown revision", "invalid object", "not a valid object",
+                              "does not exist", "not a git repository", "exists on disk, but not in")):
+        return None, (f"the recordings' commit {commit[:10]} is not in this checkout's git history (a shallow "
+                      "clone or an export)")
+    return None, f"git cannot read this checkout's history here: {err}"
 
 
 def changelog_problems(repo: Path | None = None) -> tuple[list[str], str | None]:
@@ -323,10 +330,9 @@ def changelog_problems(repo: Path | None = None) -> tuple[list[str], str | None]
     log = load_changelog(repo / "data" / "published" / "claims_changelog.csv").to_dict("records")
     problems = []
     for commit, recordings in commits.items():
-        text = claims_at(commit, repo)
+        text, why = claims_at(commit, repo)
         if text is None:
-            return [], (f"the recordings' commit {commit[:10]} is not in this checkout's git history "
-                        "(a shallow clone or an export): the changelog cannot be checked against it")
+            return [], f"{why}: the changelog cannot be checked against it"
         for cid, col, old, new in differences(read_claims(text, f"claims.csv at {commit[:10]}"), now):
             rows = [r for r in log if r["claim"] == cid and r["column"] == col]
             if col == CLAIM_ROW and any(r["new"] == new for r in rows):
