@@ -412,7 +412,7 @@ def test_every_judging_change_since_a_recording_is_in_the_changelog():
     log = published.load_changelog()
     assert set(log["column"]) <= set(published.JUDGING) | {published.CLAIM_ROW}
     for text in list(log["verdicts_before"]) + list(log["verdicts_after"]):
-        assert re.fullmatch(r"quick: [^;]+; full: [^;]+; seed: [^;]+", text), text
+        assert re.fullmatch(r"quick: .+; full: .+; seed: .+", text), text
 
 
 # --------------------------------------------------------------------------- recorded runs
