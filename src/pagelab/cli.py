@@ -204,6 +204,12 @@ def cmd_fleet(args: argparse.Namespace) -> int:
     return fleet.main(args.args)
 
 
+def cmd_claims(args: argparse.Namespace) -> int:
+    from pagelab import claims
+
+    return claims.main(args.args)
+
+
 def parser() -> argparse.ArgumentParser:
     p = argparse.ArgumentParser(prog="pagelab", description=__doc__.split("\n")[0])
     sub = p.add_subparsers(dest="command", required=True)
@@ -290,6 +296,11 @@ def parser() -> argparse.ArgumentParser:
                         add_help=False)
     fl.add_argument("args", nargs=argparse.REMAINDER)
     fl.set_defaults(func=cmd_fleet)
+
+    cl = sub.add_parser("claims", help="the claims' pre-registration: recorded verdicts, changelog, figure",
+                        add_help=False)
+    cl.add_argument("args", nargs=argparse.REMAINDER)
+    cl.set_defaults(func=cmd_claims)
 
     pp = sub.add_parser("paper", help="build paper/main.tex with latexmk")
     pp.add_argument("--out", required=True)

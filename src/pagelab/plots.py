@@ -200,3 +200,77 @@ def seek_figure(trials: pd.DataFrame, summaries: dict[str, pd.DataFrame], fits: 
     ax2.set_title("seek curve: 4 KiB reads within a span", fontsize="small")
     ax2.legend(frameon=False, fontsize="x-small")
     return fig
+
+
+# --------------------------------------------------------------------------- the verdict figure
+_CB = sns.color_palette("colorblind")
+VERDICT_COLOURS = {"reproduced": _CB[2], "not reproduced": _CB[3], "inconclusive": _CB[1], "by construction": _CB[0],
+                   "not applicable here": (0.6, 0.6, 0.6)}
+RUN_MARKERS = ["o", "s", "D", "^", "v", "P"]
+
+
+def verdict_forest(rows: pd.DataFrame, runs: list[str]) -> plt.Figure:
+    """Every claim (a row per step of an order) with its window and our median and 95 % CI on
+    each run (`runs`, top to bottom within a claim: quick, full, seed, this run), on an axis of
+    ours over the published value (log where the values span a decade or more), each marker
+    coloured by that run's verdict; a hollow marker where the run has no value for it.
+    rows: label, run, x, x_lo, x_hi (NaN: no value), w_lo, w_hi (the window, same scale),
+    verdict, gid."""
+    labels = list(dict.fromkeys(rows["label"]))
+    fig, ax = plt.subplots(figsize=(7.0, 0.085 * len(labels) * max(1, len(runs)) + 1.0))
+    finite = pd.concat([rows[c] for c in ("x", "x_lo", "x_hi", "w_lo", "w_hi")])
+    finite = finite[np.isfinite(finite) & (finite > 0)]
+    log = len(finite) > 0 and finite.max() / finite.min() >= 10
+    lo_edge = (finite.min() / 1.5) if log else min(0.0, finite.min() - 0.1)
+    hi_edge = finite.max() * 1.5 if log else finite.max() + 0.1
+    step = 1.0 / (len(runs) + 1)
+    for i, label in enumerate(labels):
+        y0 = len(labels) - 1 - i
+        g = rows[rows["label"] == label]
+        w_lo, w_hi = g["w_lo"].iloc[0], g["w_hi"].iloc[0]
+        if np.isfinite(w_lo) or np.isfinite(w_hi):
+            a = w_lo if np.isfinite(w_lo) and w_lo > (0 if log else -np.inf) else lo_edge
+            b = w_hi if np.isfinite(w_hi) else hi_edge
+            if a == b:
+                ax.plot([a, a], [y0 - 0.4, y0 + 0.4], color="0.55", linewidth=2, zorder=1)
+            else:
+                ax.fill_between([a, b], y0 - 0.42, y0 + 0.42, color="0.88", zorder=0, linewidth=0)
+        for j, run in enumerate(runs):
+            r = g[g["run"] == run]
+            if r.empty:
+                continue
+            r = r.iloc[0]
+            y = y0 + 0.5 - (j + 1) * step
+            colour = VERDICT_COLOURS[r["verdict"]]
+            marker = RUN_MARKERS[j % len(RUN_MARKERS)]
+            if np.isfinite(r["x"]):
+                xerr = [[max(r["x"] - r["x_lo"], 0)], [max(r["x_hi"] - r["x"], 0)]]
+                eb = ax.errorbar([r["x"]], [y], xerr=xerr, fmt=marker, color=colour, markersize=4.5,
+                                 capsize=1.5, linewidth=1, zorder=3)
+                eb.lines[0].set_gid(r["gid"])
+            else:
+                (line,) = ax.plot([1.0], [y], marker, mfc="none", color=colour, markersize=4.5, zorder=3)
+                line.set_gid(r["gid"])
+    ax.axvline(1.0, color="0.3", linestyle="--", linewidth=0.8, zorder=2)
+    if log:
+        from matplotlib.ticker import FixedLocator, FuncFormatter, NullFormatter
+
+        ax.set_xscale("log")
+        ticks = [t * 10.0 ** e for e in range(-4, 5) for t in (1, 2, 5) if lo_edge <= t * 10.0 ** e <= hi_edge]
+        ax.xaxis.set_major_locator(FixedLocator(ticks))
+        ax.xaxis.set_major_formatter(FuncFormatter(lambda v, _: f"{v:g}"))
+        ax.xaxis.set_minor_formatter(NullFormatter())
+    ax.set_xlim(lo_edge, hi_edge)
+    ax.set_ylim(-0.6, len(labels) - 0.4)
+    ax.set_yticks(range(len(labels)), list(reversed(labels)), fontsize="x-small")
+    ax.set_xlabel("ours / published value (an order's steps: ours / the seed's step)", fontsize="small")
+    ax.grid(axis="y", visible=False)
+    from matplotlib.lines import Line2D
+    from matplotlib.patches import Patch
+
+    handles = [Patch(color=c, label=v) for v, c in VERDICT_COLOURS.items()]
+    handles += [Line2D([], [], marker=RUN_MARKERS[j % len(RUN_MARKERS)], color="0.3", linestyle="", label=run)
+                for j, run in enumerate(runs)]
+    handles.append(Patch(color="0.88", label="window"))
+    ax.legend(handles=handles, frameon=False, fontsize="x-small", loc="upper left", bbox_to_anchor=(1.01, 1.0))
+    return fig

@@ -1,4 +1,5 @@
-# The paper: published claims table, every experiment's generated files, latexmk.
+# The paper: published claims table, verdicts and their figure, every experiment's generated
+# files, latexmk.
 
 
 rule published_claims:
@@ -35,6 +36,29 @@ rule claims:
         " --tex {output.tex} --csv {output.csv} --macros {output.macros} > {log} 2>&1"
 
 
+rule verdict_figure:
+    # Every claim on every run (the reference machine's recorded profiles, from their stored
+    # measurements, and this run): the forest plot beside the verdict table, and its HTML page.
+    input:
+        claims="data/published/claims.csv",
+        recorded="data/published/recorded_measurements.json",
+        measurements=expand("results/{experiment}/measurements.json", experiment=EXPERIMENTS),
+    output:
+        pdf="results/claims/verdicts-forest.pdf",
+        png="results/claims/verdicts-forest.png",
+        html="results/claims/verdicts.html",
+    params:
+        profile=PROFILE,
+        recording=RECORDING,
+    log:
+        "results/logs/verdict_figure.log",
+    conda:
+        "../../environment.yml"
+    shell:
+        "pagelab claims figure --results results --claims {input.claims} --profile {params.profile}"
+        " --recording={params.recording:q} --out {output.pdf} --html {output.html} > {log} 2>&1"
+
+
 rule reference_compare:
     # "This machine against the reference machine": pagelab compare of this run with the
     # reference machine's recording of the same profile, when there is one and this run is not it.
@@ -60,11 +84,12 @@ rule appendix:
         provenance=expand("results/{experiment}/provenance.json", experiment=EXPERIMENTS),
         trials=expand("results/{experiment}/trials.csv", experiment=EXPERIMENTS),
         claims="data/published/claims.csv",
+        changelog="data/published/claims_changelog.csv",
         verdicts="results/claims/verdicts.csv",
         devices=sorted(glob.glob("config/devices/*.yaml")),
     output:
         macros="results/appendix/macros.tex",
-        tables=expand("results/appendix/{t}.tex", t=["knobs", "versions", "experiments", "claims"]),
+        tables=expand("results/appendix/{t}.tex", t=["knobs", "versions", "experiments", "claims", "changelog"]),
     params:
         profile=PROFILE,
         experiments=EXPERIMENTS,
@@ -85,6 +110,7 @@ rule paper:
         appendix=rules.appendix.output,
         verdicts="results/claims/verdicts.tex",
         verdict_macros="results/claims/macros.tex",
+        verdict_figure=rules.verdict_figure.output,
         compare="results/compare/section.tex",
         # the fleet's section, once a fleet merge exists (README "Running on many machines")
         fleet=lambda wc: [f for f in ["results/fleet/section.tex"] if os.path.exists(f)],
