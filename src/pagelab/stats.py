@@ -6,6 +6,7 @@ Not for: model fits (fit.py) or verdicts on claims.
 from __future__ import annotations
 
 import functools
+import warnings
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
@@ -101,7 +102,9 @@ def ratio_ci(
     def ratio(xs: np.ndarray, ys: np.ndarray, axis: int = -1) -> np.ndarray:
         return np.asarray(statistic(xs, axis=axis), dtype=float) / np.asarray(statistic(ys, axis=axis), dtype=float)
 
-    with np.errstate(divide="ignore", invalid="ignore"):
+    with np.errstate(divide="ignore", invalid="ignore"), warnings.catch_warnings():
+        # all resamples equal (identical trials): the interval is that one value, said quietly
+        warnings.simplefilter("ignore", _st.DegenerateDataWarning)
         point = float(ratio(x, y))
         res = _st.bootstrap((x, y), ratio, vectorized=True, paired=False, confidence_level=level,
                             n_resamples=n_resamples, method="percentile", rng=np.random.default_rng(seed))
