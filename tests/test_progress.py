@@ -67,7 +67,7 @@ def test_lines_count_trials_and_time_left_follows_this_runs_pace(tmp_path):
     p = progress.Progress("toy", ["single", "double"], progress.from_trials_csv(tmp_path / "t.csv", "the rec"),
                           n_min=5, out=out, clock=clock)
     p.begin()
-    assert "2 configurations, about 10 trials; about 2 min by the rec" in out.getvalue()  # 5 x 10 + 5 x 20 s
+    assert "2 configurations, about 10 trials, about 2 min going by the rec" in out.getvalue()  # 5 x 10 + 5 x 20 s
     p.trial_started("double-r00")
     line = out.getvalue().splitlines()[-1]
     assert line == ("toy: configuration 2 of 2 (double), trial 1 (valid 0, rejected 0), elapsed 0:00, "
@@ -157,7 +157,7 @@ def test_a_toy_run_shows_progress_and_snakemakes_job_lines_on_the_terminal(toy_c
     screen = out.stdout.replace("\r\n", "\n")
     assert out.returncode == 0, screen[-3000:]
     assert "rule trial:" in screen and "wildcards: experiment=toy" in screen  # Snakemake's job lines
-    assert f"toy: 2 configurations, about 10 trials; about 1 min by the recorded quick run on {slug}" in screen
+    assert f"toy: 2 configurations, about 10 trials, about 1 min going by the recorded quick run on {slug}" in screen
     for conf, k in (("single", 1), ("double", 2)):
         for i in range(1, 6):
             assert f"toy: configuration {k} of 2 ({conf}), trial {i} (valid {i - 1}, rejected 0)" in screen, screen

@@ -52,7 +52,7 @@ def errorbar_fit(
     color: Any = None,
     logy: bool = False,
 ) -> plt.Figure:
-    """Measured means with CI error bars, the individual trials faintly, and a fitted curve;
+    """Measured medians with CI error bars, the individual trials faintly, and a fitted curve;
     call again with the same `ax` to add another series (label names it)."""
     fig, ax = plt.subplots(figsize=(4.8, 3.2)) if ax is None else (ax.figure, ax)
     prefix = f"{label}: " if label else ""
@@ -60,7 +60,7 @@ def errorbar_fit(
         ax.scatter(points[x], points[y], s=6, color="0.6", alpha=0.7, label="trials", zorder=1)
     yerr = np.vstack([summary[y] - summary[lo], summary[hi] - summary[y]])
     ax.errorbar(summary[x], summary[y], yerr=yerr, fmt="o", capsize=3, color=color,
-                label=f"{prefix}mean, 95 % CI")
+                label=f"{prefix}median, 95 % CI")
     if fit is not None:
         xs = np.geomspace(summary[x].min() / 1.5, summary[x].max() * 1.5, 200)
         ax.plot(xs, fit.predict(xs) * fit_scale, "-", color=color, label=f"{prefix}fit")
@@ -198,7 +198,11 @@ def seek_figure(trials: pd.DataFrame, summaries: dict[str, pd.DataFrame], fits: 
     ax2.set_xlabel("span of the random 4 KiB reads (bytes)")
     ax2.set_ylabel("time per request (ms)")
     ax2.set_title("seek curve: 4 KiB reads within a span", fontsize="small")
-    ax2.legend(frameon=False, fontsize="x-small")
+    for a in (ax, ax2):  # legends below the panels, clear of the curves
+        handles, labels = a.get_legend_handles_labels()
+        uniq = dict(zip(labels, handles, strict=True))
+        a.legend(uniq.values(), uniq.keys(), frameon=False, fontsize="x-small", ncol=2, loc="upper center",
+                 bbox_to_anchor=(0.5, -0.18))
     return fig
 
 

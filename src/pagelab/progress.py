@@ -196,10 +196,10 @@ class Progress:
 
     def begin(self) -> None:
         left = self.left()
-        how = f"{rough(left)} by {self.expected.source}" if left is not None and self.expected.source \
-            else "no recorded run of this profile to estimate from"
+        how = f"{rough(left)} going by {self.expected.source}" if left is not None and self.expected.source \
+            else "no recorded run of this profile to go by"
         self._write(f"{self.experiment}: {len(self.configurations)} configurations, about {self.planned()} "
-                    f"trials; {how}")
+                    f"trials, {how}")
 
     def trial_started(self, trial_id: str, warmup: bool = False) -> None:
         self._current = (trial_id, self.clock())

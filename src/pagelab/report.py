@@ -46,6 +46,8 @@ def page(results_dir: Path | str, experiments: list[str]) -> str:
     figures = sorted(r.glob("claims/*.png"))
     if figures:
         parts.append(_picture(r, str(figures[0].relative_to(r).with_suffix("")), "each claim's verdict"))
+    else:
+        parts.append('<p class="missing">No verdict figure in this run.</p>')
     parts.append(f"<p>{_link(r, 'claims/verdicts.csv', 'The verdict table (CSV)')}</p>")
 
     parts.append("<h2>This machine against the reference machine</h2>")
@@ -66,6 +68,12 @@ def page(results_dir: Path | str, experiments: list[str]) -> str:
                  f"<td>{html.escape(skipped)}</td>"]
         parts.append("<tr>" + "".join(cells) + "</tr>")
     parts.append("</table>")
+    for name in experiments:  # each experiment's figure, leading to its notebook
+        png = f"{name}/{name}.png"
+        if (r / png).exists():
+            target = f"{name}/{name}.html" if (r / f"{name}/{name}.html").exists() else png
+            parts.append(f'<h3>{html.escape(name)}</h3><p><a href="{html.escape(target)}">'
+                         f'<img src="{html.escape(png)}" alt="{html.escape(name)}: its figure"></a></p>')
     parts.append(f"<h2>Logs</h2><p>{_link(r, 'logs', 'results/logs/')}: one log per step; a trial run's "
                  "progress and each trial's outcome are in <code>logs/&lt;experiment&gt;.log</code>.</p>")
     parts.append("</body></html>\n")
