@@ -18,7 +18,7 @@ STAMP := $(VENV)/.installed-from-lock
 PROFILE ?=
 SNAKEMAKE_FLAGS ?=
 EXPERIMENT ?=
-TARGETS := $(if $(strip $(EXPERIMENT)),$(foreach e,$(EXPERIMENT),results/$(e)/measurements.json results/$(e)/check.txt),results/paper.pdf)
+TARGETS := $(if $(strip $(EXPERIMENT)),$(foreach e,$(EXPERIMENT),results/$(e)/measurements.json results/$(e)/check.txt),results/paper.pdf results/index.html)
 # The recorded run that `make PROFILE=recorded` rebuilds the paper from (data/recorded/<this>).
 RECORDING ?= epyc-2c-linux6.18-virtio/quick
 # --config takes every following word as name=value, so it comes after the target.
@@ -35,7 +35,16 @@ all: paper
 
 paper: setup
 	bash workflow/scripts/run_pipeline.sh --workflow-profile workflow/profiles/default $(SNAKEMAKE_FLAGS) $(TARGETS) $(PROFILE_FLAGS)
-	@echo "make: $(TARGETS) up to date"
+ifeq ($(strip $(EXPERIMENT)),)
+	@printf '%s\n' "make: done." \
+	  "  the paper:    results/paper.pdf" \
+	  "  everything:   results/index.html (verdicts, comparison, each experiment's HTML and figure)" \
+	  "  logs:         results/logs/ (a trial run's progress: results/logs/<experiment>.log)"
+else
+	@printf '%s\n' "make: done ($(strip $(EXPERIMENT)); no paper)." \
+	  $(foreach e,$(EXPERIMENT),"  $(e):  results/$(e)/ (measurements.json, $(e).pdf, trials.csv)") \
+	  "  logs:         results/logs/"
+endif
 
 setup: system venv native
 

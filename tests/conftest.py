@@ -13,6 +13,9 @@ import pytest
 
 REPO = Path(__file__).resolve().parents[1]
 VENV_BIN = REPO / ".venv" / "bin"
+# Trial runs inside the tests keep their progress lines (pagelab.progress) to their logs, off the
+# terminal pytest runs in; tests/test_progress.py turns them back on where it checks them.
+os.environ.setdefault("PAGELAB_PROGRESS", "none")
 
 
 @pytest.fixture(scope="session")

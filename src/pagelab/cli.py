@@ -77,6 +77,13 @@ def cmd_compare_section(args: argparse.Namespace) -> int:
     return 0
 
 
+def cmd_index(args: argparse.Namespace) -> int:
+    from pagelab.report import write_index
+
+    write_index(args.results, args.out, _config.experiments())
+    return 0
+
+
 def cmd_appendix(args: argparse.Namespace) -> int:
     from pagelab import appendix
 
@@ -186,6 +193,9 @@ def cmd_compare(args: argparse.Namespace) -> int:
         from pagelab.records import write_text_atomic
 
         write_text_atomic(args.out, text)
+        # the figure beside the table: same name, .pdf and .png
+        compare.write_figure(rows, Path(args.out).with_suffix(".pdf"), f"A ({args.a.name})", f"B ({args.b.name})",
+                             args.noise)
     else:
         sys.stdout.write(text)
     return 0
@@ -239,6 +249,8 @@ def parser() -> argparse.ArgumentParser:
          ("results", "claims", "profile", "tex", "csv", "macros")),
         ("compare-section", cmd_compare_section,
          "the paper's section comparing this run with the reference machine's", ("results", "out")),
+        ("index", cmd_index, "results/index.html: the paper, verdicts, comparison and each experiment's HTML",
+         ("results", "out")),
     ):
         step = sub.add_parser(cmd, help=help_)
         for option in options:
@@ -289,7 +301,8 @@ def parser() -> argparse.ArgumentParser:
     cp.add_argument("--format", choices=["text", "json", "tex"], default="text")
     cp.add_argument("--noise", type=float, default=0.05,
                     help="the noise band: a change needs the ratio's CI outside 1 +- this (default 0.05)")
-    cp.add_argument("--out", default=None, help="write here (atomically) instead of stdout")
+    cp.add_argument("--out", default=None,
+                    help="write here (atomically) instead of stdout, and the figure beside it (.pdf, .png)")
     cp.set_defaults(func=cmd_compare)
 
     fl = sub.add_parser("fleet", help="the experiment matrix on many hosts: show, trial, merge",

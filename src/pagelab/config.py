@@ -23,7 +23,7 @@ from pagelab.paths import root
 
 PROFILES = ("quick", "full", "seed")
 # Every experiment has a quick and a full block; `seed` (the seed articles' own scale, opt-in,
-# hours) exists where an experiment defines it, and falls back to quick elsewhere.
+# about 40 min) exists where an experiment defines it, and falls back to quick elsewhere.
 BASE_PROFILES = ("quick", "full")
 # Counted trials per configuration before an interval may decide a verdict (issue 11): an
 # order-statistic interval of the median needs 5 values to reach ~94 % coverage.

@@ -10,6 +10,7 @@ scalar result fields it wants as columns.
 from __future__ import annotations
 
 import json
+import sys
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager, nullcontext
 from dataclasses import dataclass
@@ -144,6 +145,11 @@ def execute(
     prov = provenance(config_hash(cfg), tools={t: tool_path(t) for t in tools}, disk_path=scratch_dir)
     prov.update(extra_provenance or {})
     reps = cfg["repetitions"]
+    from pagelab import progress
+
+    watch = progress.for_run(name, cfg, [conf_name(c) for c in configurations], prov,
+                             log=lambda line: print(line, file=sys.stderr, flush=True))
+    watch.begin()
     with state.session() if changes_state else nullcontext(None) as st:
         def run_one(t: trials.Trial) -> dict[str, Any]:
             if st is not None:
@@ -153,7 +159,8 @@ def execute(
         recs, stops = trials.run_adaptive(
             name, configurations, conf_name, run_one, metric, outdir, prov,
             seed=cfg["rng_seed"], n_min=reps["n_min"], n_max=reps["n_max"], ci_pct=reps["ci_pct"], warmups=warmups,
-            validity=validity)
+            validity=validity, progress=watch)
+    watch.end()
     rows = []
     for r in recs:
         res = r.get("result", {})

@@ -52,7 +52,7 @@ def errorbar_fit(
     color: Any = None,
     logy: bool = False,
 ) -> plt.Figure:
-    """Measured means with CI error bars, the individual trials faintly, and a fitted curve;
+    """Measured medians with CI error bars, the individual trials faintly, and a fitted curve;
     call again with the same `ax` to add another series (label names it)."""
     fig, ax = plt.subplots(figsize=(4.8, 3.2)) if ax is None else (ax.figure, ax)
     prefix = f"{label}: " if label else ""
@@ -60,7 +60,7 @@ def errorbar_fit(
         ax.scatter(points[x], points[y], s=6, color="0.6", alpha=0.7, label="trials", zorder=1)
     yerr = np.vstack([summary[y] - summary[lo], summary[hi] - summary[y]])
     ax.errorbar(summary[x], summary[y], yerr=yerr, fmt="o", capsize=3, color=color,
-                label=f"{prefix}mean, 95 % CI")
+                label=f"{prefix}median, 95 % CI")
     if fit is not None:
         xs = np.geomspace(summary[x].min() / 1.5, summary[x].max() * 1.5, 200)
         ax.plot(xs, fit.predict(xs) * fit_scale, "-", color=color, label=f"{prefix}fit")
@@ -198,7 +198,65 @@ def seek_figure(trials: pd.DataFrame, summaries: dict[str, pd.DataFrame], fits: 
     ax2.set_xlabel("span of the random 4 KiB reads (bytes)")
     ax2.set_ylabel("time per request (ms)")
     ax2.set_title("seek curve: 4 KiB reads within a span", fontsize="small")
-    ax2.legend(frameon=False, fontsize="x-small")
+    for a in (ax, ax2):  # legends below the panels, clear of the curves
+        handles, labels = a.get_legend_handles_labels()
+        uniq = dict(zip(labels, handles, strict=True))
+        a.legend(uniq.values(), uniq.keys(), frameon=False, fontsize="x-small", ncol=2, loc="upper center",
+                 bbox_to_anchor=(0.5, -0.18))
+    return fig
+
+
+COMPARE_COLOURS = {"same": "0.6", "faster": 2, "slower": 3, "different": 0}
+
+
+def ratios_by_experiment(frame: pd.DataFrame, noise: float, a_name: str = "A", b_name: str = "B") -> plt.Figure:
+    """pagelab compare's figure: every comparison's ratio B/A (frame: experiment, ratio,
+    ratio_low, ratio_high, word) as a dot with its 95 % CI, on a log scale. Each experiment has a
+    band of its own, its comparisons sorted by ratio; the colour is the verdict word, and the
+    noise band 1 +- noise, inside which no change is claimed, is shaded. An interval the data
+    cannot bound (a zero in a denominator) runs to the edge."""
+    fig, ax = plt.subplots(figsize=(7.2, 3.6))
+    palette = sns.color_palette()
+    shown = frame[np.isfinite(frame["ratio"]) & (frame["ratio"] > 0)] if len(frame) else frame
+    experiments = sorted(set(shown["experiment"])) if len(shown) else []
+    ax.axhspan(1 - noise, 1 + noise, color="0.9", zorder=0, label=f"noise band 1 ± {noise:g}")
+    ax.axhline(1.0, color="0.5", linewidth=0.6, zorder=1)
+    finite = shown[["ratio_low", "ratio_high"]].to_numpy(float).ravel() if len(shown) else np.array([1.0])
+    finite = finite[np.isfinite(finite) & (finite > 0)]
+    lo = min(float(finite.min()) if finite.size else 1.0, 1 - noise) / 1.3
+    hi = max(float(finite.max()) if finite.size else 1.0, 1 + noise) * 1.3
+    counts: dict[str, int] = {}
+    for i, name in enumerate(experiments):
+        g = shown[shown["experiment"] == name].sort_values("ratio")
+        xs = i + (np.arange(len(g)) + 0.5) / max(len(g), 1) * 0.8 - 0.4
+        low = g["ratio_low"].to_numpy(float)
+        high = g["ratio_high"].to_numpy(float)
+        low = np.where(np.isfinite(low) & (low > 0), low, lo)
+        high = np.where(np.isfinite(high), high, hi)
+        for word in COMPARE_COLOURS:
+            sel = (g["word"] == word).to_numpy()
+            if not sel.any():
+                continue
+            counts[word] = counts.get(word, 0) + int(sel.sum())
+            c = COMPARE_COLOURS[word]
+            colour = palette[c] if isinstance(c, int) else c
+            ax.vlines(xs[sel], low[sel], high[sel], color=colour, linewidth=0.6, alpha=0.7, zorder=2)
+            ax.scatter(xs[sel], g["ratio"].to_numpy(float)[sel], s=6, color=colour, zorder=3,
+                       label=word if counts[word] == int(sel.sum()) else None)
+        if i:
+            ax.axvline(i - 0.5, color="0.85", linewidth=0.6, zorder=0)
+    ax.set_yscale("log")
+    ax.set_ylim(lo, hi)
+    ax.set_xlim(-0.5, max(len(experiments), 1) - 0.5)
+    ax.grid(axis="x", visible=False)
+    ax.set_xticks(range(len(experiments)), experiments, rotation=20, ha="right")
+    ax.set_ylabel(f"ratio {b_name} / {a_name} (median, 95 % CI)")
+    handles, labels = ax.get_legend_handles_labels()
+    labels = [f"{lab} ({counts[lab]})" if lab in counts else lab for lab in labels]
+    ax.legend(handles, labels, frameon=False, fontsize="x-small", ncol=5, loc="upper center",
+              bbox_to_anchor=(0.5, 1.14))
+    if not experiments:
+        ax.text(0.5, 0.5, "no measurement in common", transform=ax.transAxes, ha="center", va="center")
     return fig
 
 

@@ -62,3 +62,21 @@ rule tidy:
     shell:
         "pagelab tidy {wildcards.experiment} --config {input.config} --results results/{wildcards.experiment}"
         " --out {output.parquet} > {log} 2>&1"
+
+
+rule index:
+    # results/index.html: one page linking the paper, the verdicts, the comparison with the
+    # reference machine and each experiment's HTML (what `make` names at its end).
+    input:
+        paper="results/paper.pdf",
+        html=expand("results/{experiment}/{experiment}.html", experiment=EXPERIMENTS),
+        verdicts="results/claims/verdicts.csv",
+        compare="results/compare/section.tex",
+    output:
+        "results/index.html",
+    log:
+        "results/logs/index.log",
+    conda:
+        "../../environment.yml"
+    shell:
+        "pagelab index --results results --out {output} > {log} 2>&1"

@@ -1,4 +1,4 @@
-# The experiment matrix on many hosts (config `fleet:`; README "Running on many machines").
+# The experiment matrix on many hosts (config `fleet:`; docs/fleet.md).
 # One trial job per (host, experiment), sent to its host by the executor: the string resource
 # `host` for cluster-generic's submit command ({resources.host}), `slurm_extra` for Slurm
 # (--nodelist, --exclusive). One measurement per host at a time comes from the submit path (a

@@ -112,7 +112,7 @@ rule paper:
         verdict_macros="results/claims/macros.tex",
         verdict_figure=rules.verdict_figure.output,
         compare="results/compare/section.tex",
-        # the fleet's section, once a fleet merge exists (README "Running on many machines")
+        # the fleet's section, once a fleet merge exists (docs/fleet.md)
         fleet=lambda wc: [f for f in ["results/fleet/section.tex"] if os.path.exists(f)],
         generated=expand("results/{experiment}/{file}", experiment=EXPERIMENTS,
                          file=["macros.tex", "table.tex", "measurements.json"]),
