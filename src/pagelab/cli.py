@@ -44,10 +44,6 @@ from pagelab import __version__
 from pagelab import config as _config
 
 
-class _Refused(Exception):
-    """Bad input found by the command line itself (exit 2)."""
-
-
 # --------------------------------------------------------------------------- user commands
 def _overrides(pairs: list[str]) -> dict[str, Any]:
     out: dict[str, Any] = {}
@@ -75,9 +71,10 @@ def cmd_trial(args: argparse.Namespace) -> int:
     raw = _config.read_json(args.config)
     if isinstance(raw, dict) and raw.get("recording"):  # make PROFILE=recorded: the recorded run, not a new one
         block = _config.check_block(name, raw, source=args.config, machine=False)
-        recording.check_run(block["recording"], [name], recording.REQUIRED)
-        recording.replay(block["recording"], name, Path(args.output))
-        print(f"pagelab: {name}: replayed from {block['recording']}")
+        recorded = recording.resolve(block["recording"])
+        recording.check_run(recorded, [name], recording.REQUIRED)
+        recording.replay(recorded, name, Path(args.output))
+        print(f"pagelab: {name}: replayed from {recorded}")
         return 0
     block = _config.check_block(name, raw, source=args.config)
     scratch = Path(block.pop("scratch_dir", "scratch"))
@@ -179,7 +176,7 @@ def cmd_write_json(args: argparse.Namespace) -> int:
     try:
         doc = json.loads(args.json)
     except json.JSONDecodeError as exc:
-        raise _Refused(f"the document for {args.output} is not JSON: {exc}") from exc
+        raise _config.ConfigError(f"the document for {args.output} is not JSON: {exc}") from exc
     write_json_atomic(args.output, doc)
     return 0
 
@@ -426,7 +423,7 @@ def main(argv: list[str] | None = None) -> int:
         return 2
     try:
         return args.func(args)
-    except (_config.ConfigError, RecordingError, _Refused) as exc:
+    except (_config.ConfigError, RecordingError) as exc:
         print(f"pagelab {what}: {_one_line(exc)}", file=sys.stderr)
         return 2
     except (OSError, RuntimeError, ValueError) as exc:  # a trial record or tool that failed while running

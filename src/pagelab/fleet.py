@@ -9,10 +9,10 @@ came back: one row per host with its labels, the experiments that completed and 
 against the baseline host, and the host's verdict counts. A host that failed or never answered
 is named as missing; it never makes the merge fail.
 
+The commands (defined in pagelab.cli, calling this module):
   pagelab fleet trial HOST EXPERIMENT --config JSON --output DIR   one job, on HOST
   pagelab fleet merge --plan JSON --results DIR --csv CSV --tex TEX  (and headlines.pdf beside TEX)
   pagelab fleet show [--configfile F]                              the jobs, as JSON
-(the command line is pagelab.cli's)
 
 Not for: reaching hosts (the executor plugin and the profile's submit script do that).
 """
