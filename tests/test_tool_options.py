@@ -6,9 +6,7 @@ from __future__ import annotations
 
 import json
 import os
-import signal
 import subprocess
-import time
 from pathlib import Path
 
 import pytest
@@ -80,28 +78,14 @@ def test_output_in_a_missing_directory_is_bad_usage_and_makes_nothing(native_bui
     assert not out.parent.exists() and not Path(files["new"]).exists()
 
 
-def test_a_failed_or_interrupted_run_leaves_no_report(native_build, files, disk_tmp):
-    """A job that fails after --output was opened, and a crystalmark stopped by SIGINT midway:
-    neither FILE nor its temporary file is left behind."""
+def test_a_failed_run_leaves_no_report(native_build, disk_tmp):
+    """A job that fails after --output was opened leaves neither FILE nor its temporary file
+    (an interrupted one: test_crystalmark.py's test_interrupted_run_removes_its_file)."""
     out = disk_tmp / "report.json"
     done = run(native_build, "iobench job", "--file", str(disk_tmp / "missing"), "--rw", "read", "--bs", "4K",
                "--output", str(out))
-    assert done.returncode == 2 and not out.exists()
-    proc = subprocess.Popen([str(native_build / "iobench"), "crystalmark", "--file", files["new"], "--size", "32M",
-                             "--sets", "100", "--output", str(out)], stderr=subprocess.PIPE, text=True)
-    try:
-        deadline = time.monotonic() + 10
-        while not Path(files["new"]).exists() and time.monotonic() < deadline:
-            time.sleep(0.01)
-        time.sleep(0.1)
-        os.kill(proc.pid, signal.SIGINT)
-        _, err = proc.communicate(timeout=30)
-    finally:
-        if proc.poll() is None:
-            proc.kill()
-            proc.wait()
-    assert proc.returncode == 1 and "interrupted" in err, err
-    assert sorted(p.name for p in disk_tmp.iterdir()) == ["data"]
+    assert done.returncode == 2
+    assert sorted(p.name for p in disk_tmp.iterdir()) == []
 
 
 def test_hog_dump_writes_its_bytes_through_output(native_build, disk_tmp):

@@ -68,7 +68,7 @@ def cmd_trial(args: argparse.Namespace) -> int:
     from pagelab import recording
 
     name = _config.check_experiment(args.experiment)
-    raw = _config.read_json(args.config)
+    raw = _config.read_document(args.config)
     if isinstance(raw, dict) and raw.get("recording"):  # make PROFILE=recorded: the recorded run, not a new one
         block = _config.check_block(name, raw, source=args.config, machine=False)
         recorded = recording.resolve(block["recording"])
@@ -189,7 +189,7 @@ def cmd_tidy(args: argparse.Namespace) -> int:
     from pagelab.records import write_text_atomic
 
     name = _config.check_experiment(args.experiment)
-    block = _config.check_block(name, _config.read_json(args.config), source=args.config, machine=False)
+    block = _config.check_block(name, _config.read_document(args.config), source=args.config, machine=False)
     results = Path(args.results)
     frame = tidy.tidy(results) if (results / "trials").is_dir() else tidy.pd.DataFrame()
     tmp = Path(args.output).with_name(f".{Path(args.output).name}.tmp")

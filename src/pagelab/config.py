@@ -221,36 +221,26 @@ def resolve(config: dict[str, Any], schema: dict[str, Any] | None = None) -> dic
     return out
 
 
-def read_yaml(path: Path | str) -> Any:
-    """A YAML file's document; ConfigError naming the file when it is missing or not YAML."""
+def read_document(path: Path | str, fmt: str = "JSON") -> Any:
+    """The document in a JSON or YAML (`fmt`) file; ConfigError naming the file when it cannot
+    be read or does not parse (with the line where the parser stopped)."""
     try:
         text = Path(path).read_text()
-    except OSError as exc:
-        raise ConfigError(f"{path}: {exc.strerror or exc}") from exc
+    except (OSError, UnicodeDecodeError) as exc:
+        raise ConfigError(f"{path}: {getattr(exc, 'strerror', None) or exc}") from exc
     try:
-        return yaml.safe_load(text)
-    except yaml.YAMLError as exc:
+        return json.loads(text) if fmt == "JSON" else yaml.safe_load(text)
+    except (json.JSONDecodeError, yaml.YAMLError) as exc:
         mark = getattr(exc, "problem_mark", None)
-        where = f" (line {mark.line + 1})" if mark is not None else ""
-        raise ConfigError(f"{path}: not YAML{where}: {getattr(exc, 'problem', None) or exc}") from exc
-
-
-def read_json(path: Path | str) -> Any:
-    """A JSON file's document; ConfigError naming the file when it is missing or not JSON."""
-    try:
-        text = Path(path).read_text()
-    except OSError as exc:
-        raise ConfigError(f"{path}: {exc.strerror or exc}") from exc
-    try:
-        return json.loads(text)
-    except json.JSONDecodeError as exc:
-        raise ConfigError(f"{path}: not JSON: {exc}") from exc
+        line = mark.line + 1 if mark is not None else getattr(exc, "lineno", None)
+        what = getattr(exc, "problem", None) or getattr(exc, "msg", None) or exc
+        raise ConfigError(f"{path}: not {fmt}{f' (line {line})' if line else ''}: {what}") from exc
 
 
 def load(path: Path | str | None = None, overrides: dict[str, Any] | None = None) -> dict[str, Any]:
     """Read, override (top-level keys), validate and resolve a config file."""
     path = path or default_config()
-    config = read_yaml(path)
+    config = read_document(path, "YAML")
     config = {} if config is None else config
     if not isinstance(config, dict):
         raise ConfigError(f"{path}: the config must be a mapping, not {type(config).__name__}")

@@ -193,7 +193,7 @@ def check_run(run: Path | str, experiments: list[str] | None = None,
         for f in ("config.json", "provenance.json"):
             if (d / f).exists():
                 try:
-                    docs[f] = config.read_json(d / f)
+                    docs[f] = config.read_document(d / f)
                 except config.ConfigError as exc:
                     raise RecordingError(str(exc)) from exc
                 if not isinstance(docs[f], dict):
