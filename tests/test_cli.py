@@ -270,8 +270,9 @@ def test_the_console_script_exits_2_with_one_line(tmp_path):
 
 # --------------------------------------------------------------------------- recordings
 def _damage_csv_mid_row(d: Path) -> Path:
+    """Its last row cut short, then ended with a newline (as a copy that stopped may be)."""
     f = d / "pagein" / "trials.csv"
-    f.write_bytes(f.read_bytes()[:-25])
+    f.write_bytes(f.read_bytes()[:-25] + b"\n")
     return f
 
 
@@ -322,7 +323,7 @@ def _cut_provenance(d: Path) -> Path:
 
 
 DAMAGE = {
-    "trials.csv cut mid-row": (_damage_csv_mid_row, "line 21 has 21 fields where the header has 24"),
+    "trials.csv with a row cut short": (_damage_csv_mid_row, "line 21 has 21 fields where the header has 24"),
     "trials.csv cut inside its last field": (_damage_csv_last_field, "truncated"),
     "trials.jsonl.gz cut short": (_damage_gz, "damaged or truncated"),
     "a trial's record missing": (_drop_record, "no record of 1 trial"),
@@ -367,7 +368,7 @@ def test_record_refuses_a_damaged_run_and_writes_nothing(refused, recorded, tmp_
         (results / exp / "check.txt").write_text("ok\n")
         (results / exp / "trials").mkdir()
         (results / exp / "trials" / "t.json").write_text("{}")
-    path = _damage_csv_mid_row(results)
+    path = _damage_csv_last_field(results)
     refused(["record", results, "m"], "not a complete, clean run", f"{path}: truncated")
     assert not (fake_root / "data").exists()
 
