@@ -314,8 +314,20 @@ class _Parser(argparse.ArgumentParser):
         self.exit(2, f"{self.prog}: {message} (see '{self.prog} --help')\n")
 
 
+class _Formatter(argparse.RawDescriptionHelpFormatter):
+    """argparse's, with the help column past the longest subcommand name (argparse measures
+    subcommands without the extra indent it prints them with, and wraps the longest)."""
+
+    def add_argument(self, action: argparse.Action) -> None:
+        super().add_argument(action)
+        if isinstance(action, argparse._SubParsersAction):
+            longest = max(map(len, action.choices), default=0)
+            self._action_max_length = max(self._action_max_length,
+                                          longest + self._current_indent + self._indent_increment)
+
+
 def _formatter(prog: str) -> argparse.HelpFormatter:
-    return argparse.RawDescriptionHelpFormatter(prog, max_help_position=24, width=100)
+    return _Formatter(prog, max_help_position=30, width=100)
 
 
 def parser() -> argparse.ArgumentParser:
