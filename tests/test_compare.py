@@ -63,15 +63,20 @@ def test_cli_formats_and_errors(tmp_path, capsys):
     doc = json.loads(capsys.readouterr().out)
     assert doc["noise"] == 0.05 and any(r["word"] == "slower" for r in doc["rows"])
     assert main(["compare", str(tmp_path / "A"), str(tmp_path / "B"), "--format", "tex",
-                 "--out", str(tmp_path / "c.tex")]) == 0
+                 "--output", str(tmp_path / "c.tex")]) == 0
     assert "\\toprule" in (tmp_path / "c.tex").read_text()
     assert (tmp_path / "c.pdf").read_bytes().startswith(b"%PDF") and (tmp_path / "c.png").stat().st_size > 0
     assert main(["compare", str(tmp_path / "A"), str(tmp_path / "B")]) == 0
     assert "slower" in capsys.readouterr().out
-    assert main(["compare", str(tmp_path / "A"), str(tmp_path / "nowhere")]) == 1
-    assert "not a directory" in capsys.readouterr().err
+    # bad input: exit 2, one line naming the directory
+    assert main(["compare", str(tmp_path / "A"), str(tmp_path / "nowhere")]) == 2
+    assert "nowhere: not a directory" in capsys.readouterr().err
     (tmp_path / "empty").mkdir()
-    assert main(["compare", str(tmp_path / "A"), str(tmp_path / "empty")]) == 1
+    assert main(["compare", str(tmp_path / "A"), str(tmp_path / "empty")]) == 2
+    assert "empty: holds no run" in capsys.readouterr().err
+    write_run(tmp_path / "C", rng)
+    (tmp_path / "C" / "toy").rename(tmp_path / "C" / "other")
+    assert main(["compare", str(tmp_path / "A"), str(tmp_path / "C")]) == 2
     assert "no experiment in common" in capsys.readouterr().err
 
 

@@ -42,7 +42,7 @@ def crystalmark(iobench: Path, *args: object, timeout: float = 120) -> subproces
 
 
 def report(iobench: Path, *args: object) -> dict:
-    done = crystalmark(iobench, *args)
+    done = crystalmark(iobench, *args, "--output-format", "json")
     assert done.returncode == 0, done.stderr
     assert done.stderr == ""
     return json.loads(done.stdout)  # all of stdout is the document
@@ -246,10 +246,12 @@ def test_bad_places_are_usage_errors(iobench: Path, disk_tmp: Path) -> None:
 
 
 def test_interrupted_run_removes_its_file(iobench: Path, disk_tmp: Path) -> None:
+    """SIGINT midway: exit 1, and neither the test file nor the --output report (nor its
+    temporary file) is left."""
     data = disk_tmp / "interrupted.dat"
     proc = subprocess.Popen([str(iobench), "crystalmark", "--file", str(data), "--size", "32M",
-                             "--sets", "100"], stdout=subprocess.PIPE, stderr=subprocess.PIPE,
-                            text=True)
+                             "--sets", "100", "--output", str(disk_tmp / "report.txt")],
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
     try:
         deadline = time.monotonic() + 10
         while not data.exists() and time.monotonic() < deadline:
@@ -263,7 +265,7 @@ def test_interrupted_run_removes_its_file(iobench: Path, disk_tmp: Path) -> None
             proc.wait()
     assert proc.returncode == 1, err
     assert "interrupted" in err and out == ""
-    assert not data.exists()
+    assert list(disk_tmp.iterdir()) == []
 
 
 def test_crystalmark_validity_and_the_reuse_sentence_follow_the_data():

@@ -538,7 +538,7 @@ def main(argv: list[str]) -> int:
     h.add_argument("ids", nargs="*", help="only these claims")
     sub.add_parser("changelog", help="judging changes since a recording's commit without a changelog row (exit 1)")
     f = sub.add_parser("figure", help="the verdict figure and its HTML page")
-    for opt in ("results", "profile", "out", "html", "claims"):
+    for opt in ("results", "profile", "output", "html", "claims"):
         f.add_argument(f"--{opt}", required=True)
     f.add_argument("--recording", default="", help="the recording this run was rebuilt from (empty: a live run)")
     args = p.parse_args(argv)
@@ -565,7 +565,7 @@ def main(argv: list[str]) -> int:
             print(skip or "\n".join(problems) or "every judging change since a recording is in the changelog")
             return 1 if problems else 0
         else:
-            write_figure(args.results, args.out, args.html, args.claims, args.profile, args.recording)
+            write_figure(args.results, args.output, args.html, args.claims, args.profile, args.recording)
     except (OSError, ValueError) as exc:
         print(f"pagelab claims {args.action}: {exc}", file=sys.stderr)
         return 2

@@ -30,7 +30,7 @@ rule experiment_config:
     conda:
         "../../environment.yml"
     shell:
-        "pagelab write-json {output} {params.block:q} > {log} 2>&1"
+        "pagelab pipeline write-json --output {output} {params.block:q} > {log} 2>&1"
 
 
 rule notebook_html:
@@ -60,8 +60,8 @@ rule tidy:
     conda:
         "../../environment.yml"
     shell:
-        "pagelab tidy {wildcards.experiment} --config {input.config} --results results/{wildcards.experiment}"
-        " --out {output.parquet} > {log} 2>&1"
+        "pagelab pipeline tidy {wildcards.experiment} --config {input.config} --results results/{wildcards.experiment}"
+        " --output {output.parquet} > {log} 2>&1"
 
 
 rule index:
@@ -79,4 +79,4 @@ rule index:
     conda:
         "../../environment.yml"
     shell:
-        "pagelab index --results results --out {output} > {log} 2>&1"
+        "pagelab pipeline index --results results --output {output} > {log} 2>&1"

@@ -13,7 +13,7 @@ rule published_claims:
     conda:
         "../../environment.yml"
     shell:
-        "pagelab published --claims {input} --table {output.table} --macros {output.macros} > {log} 2>&1"
+        "pagelab pipeline published --claims {input} --table {output.table} --macros {output.macros} > {log} 2>&1"
 
 
 rule claims:
@@ -32,7 +32,7 @@ rule claims:
     conda:
         "../../environment.yml"
     shell:
-        "pagelab verdicts --results results --claims {input.claims} --profile {params.profile}"
+        "pagelab pipeline verdicts --results results --claims {input.claims} --profile {params.profile}"
         " --tex {output.tex} --csv {output.csv} --macros {output.macros} > {log} 2>&1"
 
 
@@ -56,7 +56,7 @@ rule verdict_figure:
         "../../environment.yml"
     shell:
         "pagelab claims figure --results results --claims {input.claims} --profile {params.profile}"
-        " --recording={params.recording:q} --out {output.pdf} --html {output.html} > {log} 2>&1"
+        " --recording={params.recording:q} --output {output.pdf} --html {output.html} > {log} 2>&1"
 
 
 rule reference_compare:
@@ -74,7 +74,7 @@ rule reference_compare:
     conda:
         "../../environment.yml"
     shell:
-        "pagelab compare-section --reference={params.reference:q} --results results --out {output} > {log} 2>&1"
+        "pagelab pipeline compare-section --reference={params.reference:q} --results results --output {output} > {log} 2>&1"
 
 
 rule appendix:
@@ -98,7 +98,7 @@ rule appendix:
     conda:
         "../../environment.yml"
     shell:
-        "pagelab appendix --results results --out results/appendix --profile {params.profile}"
+        "pagelab pipeline appendix --results results --output results/appendix --profile {params.profile}"
         " {params.experiments} > {log} 2>&1"
 
 
@@ -126,4 +126,4 @@ rule paper:
     conda:
         "../../environment.yml"
     shell:
-        "pagelab paper --out {output} > {log} 2>&1"
+        "pagelab pipeline paper --output {output} > {log} 2>&1"
