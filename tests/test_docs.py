@@ -112,9 +112,11 @@ def check(cmd: str, copy: Path, env: dict[str, str], dry_runs: dict[str, str], i
 
         err = io.StringIO()
         try:
-            with contextlib.redirect_stderr(err):
+            with contextlib.redirect_stderr(err), contextlib.redirect_stdout(io.StringIO()):
                 parser().parse_args(argv[1:])
         except SystemExit as exc:
+            if exc.code == 0:  # --help and --version print and exit 0
+                return None
             message = err.getvalue().strip().splitlines()[-1] if err.getvalue().strip() else ""
             if inline and "arguments are required" in message:
                 return None
