@@ -42,6 +42,7 @@ struct io_cost {
 	uint64_t rotation_ns;
 	uint64_t transfer_ns;    /* media or interface transfer */
 	uint64_t gc_ns;          /* flash: erase-block merges (copies) and erases */
+	uint64_t fault_ns;       /* injected by the daemon (faults.h): a delay or a stall */
 	uint64_t total_ns;
 	uint64_t hit_bytes;      /* bytes served from a cache tier */
 	bool cache_lookup;       /* a cache tier was consulted (hit/miss applies) */

@@ -156,6 +156,7 @@ int mount_command(int argc, char **argv)
 	}
 	if (d->dev)
 		d->model->destroy(d->dev);
+	faults_free(&d->faults);
 	if (d->trace)
 		fclose(d->trace);
 	free(d->trace_buffer);

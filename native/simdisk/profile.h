@@ -9,7 +9,8 @@
  * Not for: the models' behaviour (hdd.c, flash.c, ...).
  *
  * Every profile has `model:` (hdd, flash, tiered, zero) and may have
- * `description:`; the rest are the model's keys. Units are in the key names
+ * `description:`; the rest are the model's keys and the optional fault keys
+ * (faults.h), which the mounted profile may have and a referenced one may not. Units are in the key names
  * (_ms, _mb_s with MB = 10^6 bytes, _bytes), so YAML numbers stay plain.
  */
 #ifndef SIMDISK_PROFILE_H
@@ -21,6 +22,7 @@
 #include <stdint.h>
 
 #include "device.h"
+#include "faults.h"
 #include "flatyaml.h"
 
 enum key_kind {
@@ -33,6 +35,7 @@ enum key_kind {
 	KEY_CHOICE,       /* int: index into choices */
 	KEY_PROFILE,      /* struct profile *: another profile, by name */
 	KEY_COMPRESSION,  /* double: a fixed ratio >= 1, or 0 for "lz4" (measured) */
+	KEY_TEXT,         /* char[FLAT_VALUE_MAX]: the value as written */
 };
 
 struct profile_key {
@@ -47,6 +50,9 @@ struct profile_key {
 	const char *help;
 };
 
+/* The optional fault keys every profile accepts (faults.c; offsets into struct fault_params). */
+extern const struct profile_key fault_keys[];
+
 #define PROFILE_NAME_MAX 128
 
 struct profile {
@@ -56,6 +62,7 @@ struct profile {
 	char description[FLAT_VALUE_MAX];
 	const struct device_model *model;
 	void *params;                    /* model->params_size bytes */
+	struct fault_params faults;      /* the fault keys (all optional) */
 	struct profile *children[4];     /* profiles referenced by KEY_PROFILE keys */
 	int nchildren;
 };
