@@ -41,7 +41,7 @@ def crystalmark(iobench: Path, *args: object, timeout: float = 120) -> subproces
 
 
 def report(iobench: Path, *args: object) -> dict:
-    done = crystalmark(iobench, *args)
+    done = crystalmark(iobench, *args, "--output-format", "json")
     assert done.returncode == 0, done.stderr
     assert done.stderr == ""
     return json.loads(done.stdout)  # all of stdout is the document

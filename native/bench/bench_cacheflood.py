@@ -93,7 +93,7 @@ def make_cold(files: list[Path]) -> None:
             os.posix_fadvise(fd, 0, 0, os.POSIX_FADV_DONTNEED)
         finally:
             os.close(fd)
-    done = subprocess.run([str(BUILD / "residency"), *map(str, files)], capture_output=True,
+    done = subprocess.run([str(BUILD / "residency"), "--output-format", "json", *map(str, files)], capture_output=True,
                           text=True, check=True, timeout=60)
     percent = json.loads(done.stdout)["total"]["percent"]
     if percent > 1.0:

@@ -52,7 +52,7 @@ ROUNDS = 9
 
 
 def hog_json(*args: str) -> dict:
-    cmd = [str(HOG), *args, "--json"]
+    cmd = [str(HOG), *args, "--output-format", "json"]
     done = subprocess.run(cmd, capture_output=True, text=True, timeout=300)
     if done.returncode != 0:
         raise RuntimeError(f"{' '.join(cmd)} failed: {done.stderr.strip()}")

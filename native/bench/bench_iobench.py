@@ -106,7 +106,7 @@ def run_json(cmd: list[str]) -> dict:
 
 def iobench(path: Path, seed: int, *args: str) -> dict:
     return run_json([str(IOBENCH), "job", "--file", str(path), "--runtime", f"{RUNTIME_MS}ms",
-                     "--seed", str(seed), *args])["jobs"][0]
+                     "--seed", str(seed), "--output-format", "json", *args])["jobs"][0]
 
 
 def fio(path: Path, size: str, seed: int, *args: str) -> dict:

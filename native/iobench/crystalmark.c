@@ -474,6 +474,7 @@ static void catch_signals(void)
 int crystalmark_command(int argc, char **argv)
 {
 	struct cm_spec spec = { 0 };
+	const char *output = NULL;
 	struct opt opts[] = {
 		{ .name = "file", .kind = OPT_STRING, .dest = &spec.file, .metavar = "F",
 		  .required = true, .help = "the test file to create (or reuse, with --keep-file)" },
@@ -491,7 +492,8 @@ int crystalmark_command(int argc, char **argv)
 		  .help = "seed for the random offsets and the data" },
 		{ .name = "trace", .kind = OPT_STRING, .dest = &spec.trace, .metavar = "FILE",
 		  .help = "write every IO to FILE (format above)" },
-		opt_output_format(&spec.output_format, "json", "what to print on stdout"),
+		opt_output_format(&spec.output_format),
+		opt_output(&output),
 		{ .name = NULL },
 	};
 	struct cli cli = {
@@ -505,6 +507,8 @@ int crystalmark_command(int argc, char **argv)
 	if (status != OPTS_GO_ON)
 		return status;
 	status = check_options(&cli, &spec);
+	if (!status)
+		status = output_begin(&cli, output);
 	if (status)
 		return status;
 
@@ -546,6 +550,8 @@ int crystalmark_command(int argc, char **argv)
 			report_normal(run, stdout);
 		if (fflush(stdout) || ferror(stdout))
 			status = runtime_error("writing the report: %s", strerror(errno));
+		else
+			output_complete();
 	}
 out:
 	if (run->trace)
