@@ -787,6 +787,42 @@ def test_cache_state_belongs_to_its_image(simdisk: Path, disk_tmp: Path) -> None
     assert done.stderr.count("inode") == 2 and "saved for" in done.stderr
 
 
+def corrupt_states(state: Path) -> dict[str, bytes]:
+    """Damaged copies of a real saved state: what each must be refused for."""
+    good = state.read_bytes()
+    return {
+        "not a simdisk cache state": b"garbage, not a cache state",
+        "less than its 72-byte header": good[:40],
+        "truncated: its header counts": good[:-10],
+        "corrupt: 3 bytes follow": good + b"xyz",
+    }
+
+
+@needs_fuse
+def test_a_corrupt_or_truncated_cache_state_is_refused_before_anything_is_touched(
+        simdisk: Path, disk_tmp: Path) -> None:
+    """One line naming the file, exit 2 (bad input), nothing mounted, no backing file made, the
+    state left as it was."""
+    state, backing = disk_tmp / "tier.state", disk_tmp / "backing"
+    with mounted(simdisk, disk_tmp / "1", "tiered-readyboost", "--size", "64M", "--cache-state", state,
+                 backing=backing) as m:
+        write_chunks(m.disk, [0, CHUNK * 8], seed=4)
+        time.sleep(0.2)
+    assert state.stat().st_size > 72
+    mnt = disk_tmp / "mnt"
+    mnt.mkdir()
+    for why, content in corrupt_states(state).items():
+        bad = disk_tmp / "bad.state"
+        bad.write_bytes(content)
+        done = run(simdisk, mnt, "--profile", "tiered-readyboost", "--size", "64M", "--backing",
+                   disk_tmp / "new-backing", "--foreground", "--cache-state", bad, timeout=30)
+        assert done.returncode == 2, (why, done.stderr)
+        assert done.stderr.count("\n") == 1 and why in done.stderr and str(bad) in done.stderr, done.stderr
+        assert done.stdout == ""
+        assert not is_mounted(mnt) and not (disk_tmp / "new-backing").exists()
+        assert bad.read_bytes() == content
+
+
 def test_qualify_runs_readyboosts_device_test(simdisk: Path) -> None:
     done = run(simdisk, "qualify", "--profile", "usbstick-2008")
     assert done.returncode == 0, done.stderr

@@ -101,7 +101,10 @@ struct device_model {
 	uint64_t (*idle_delay_ns)(const struct device *d);
 	/* Optional: model-specific counters, written as keys into an open object. */
 	void (*stats)(const struct device *d, struct json *j);
-	/* Optional: persistent state (the cache tier's contents). */
+	/* Optional: persistent state (the cache tier's contents). check_state checks a
+	 * state file's form before anything is set up: 0 (also when there is no file), or
+	 * -1 with one line naming the file in err. */
+	int (*check_state)(const struct profile *p, const char *path, char *err, size_t errlen);
 	int (*load_state)(struct device *d, const char *path, char *err, size_t errlen);
 	int (*save_state)(const struct device *d, const char *path, char *err, size_t errlen);
 };

@@ -144,6 +144,11 @@ int mount_command(int argc, char **argv)
 		 absolute(o.trace, d->trace_path, sizeof(d->trace_path)) ||
 		 absolute(o.cache_state, d->cache_state, sizeof(d->cache_state)))
 		status = usage_error(&cli, "a path is too long");
+	else if (d->cache_state[0] && d->model->check_state &&
+		 d->model->check_state(d->profile, d->cache_state, err, sizeof(err))) {
+		fprintf(stderr, "simdisk: %s\n", err);   /* bad input: one line, nothing touched */
+		status = EXIT_USAGE;
+	}
 	if (!status) {
 		char mnt[PATH_MAX];
 
