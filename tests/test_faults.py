@@ -80,7 +80,7 @@ def test_bad_fault_keys_are_refused_naming_the_key(simdisk: Path, tmp_path: Path
     assert done.returncode == 2 and named in done.stderr, done.stderr
     mnt = tmp_path / "mnt"
     mnt.mkdir()
-    done = run(simdisk, mnt, "--profile", "zero", "--backing", tmp_path / "b", "--set", setting)
+    done = run(simdisk, "mount", mnt, "--profile", "zero", "--backing", tmp_path / "b", "--set", setting)
     assert done.returncode == 2 and named in done.stderr, done.stderr
     assert not (tmp_path / "b").exists()
 

@@ -46,7 +46,7 @@ def run(simdisk: Path, *args: object, timeout: float = 60) -> subprocess.Complet
 
 
 def model(simdisk: Path, *args: object) -> dict:
-    done = run(simdisk, "model", *args)
+    done = run(simdisk, "model", *args, "--output-format", "json")
     assert done.returncode == 0, done.stderr
     assert done.stderr == ""
     return json.loads(done.stdout)
@@ -99,7 +99,7 @@ def mounted(simdisk: Path, where: Path, profile_name: str, *args: object,
     ready, pidfile, trace = where / "ready", where / "pid", where / "trace.csv"
     log = open(where / "daemon.log", "w")
     process = subprocess.Popen(
-        [str(simdisk), str(mnt), "--profile", profile_name, "--backing",
+        [str(simdisk), "mount", str(mnt), "--profile", profile_name, "--backing",
          str(backing or where / "backing"), "--foreground", "--ready", str(ready),
          "--pidfile", str(pidfile), "--trace", str(trace), *map(str, args)],
         stdout=log, stderr=subprocess.STDOUT)
@@ -167,30 +167,83 @@ def assert_on_time(seen_ms: list[float] | np.ndarray, rows: list[dict]) -> None:
 
 def test_help_and_usage_errors(simdisk: Path, tmp_path: Path) -> None:
     done = run(simdisk, "--help")
+    assert done.returncode == 0 and done.stdout.startswith("usage: simdisk <command>")
+    commands = [line.split()[0] for line in done.stdout.split("commands:\n")[1].split("\n\n")[0].splitlines()]
+    assert commands == ["mount", "model", "qualify"]
+    done = run(simdisk, "mount", "--help")
     assert done.returncode == 0
-    assert done.stdout.startswith("usage: simdisk MOUNTPOINT --profile P --backing FILE")
+    assert done.stdout.startswith("usage: simdisk mount MOUNTPOINT --profile P --backing FILE")
     for option in ["--size", "--trace", "--cache-state", "--pidfile", "--ready", "--foreground",
                    "--set", "--spin", "--require-state"]:
         assert f"\n  {option}" in done.stdout, option
     assert run(simdisk, "qualify", "--help").stdout.startswith("usage: simdisk qualify --profile P")
     assert run(simdisk, "model", "--help").stdout.startswith("usage: simdisk model --profile P")
-    done = run(simdisk, "--profile", HDD, "--backing", tmp_path / "b")
+    done = run(simdisk, "floppy")
+    assert done.returncode == 2 and "unknown command 'floppy'" in done.stderr
+    done = run(simdisk, "mount", "--profile", HDD, "--backing", tmp_path / "b")
     assert done.returncode == 2 and "missing MOUNTPOINT" in done.stderr
     assert "usage: simdisk" in done.stderr
-    done = run(simdisk, tmp_path / "nowhere", "--profile", HDD, "--backing", tmp_path / "b")
+    done = run(simdisk, "mount", tmp_path / "nowhere", "--profile", HDD, "--backing", tmp_path / "b")
     assert done.returncode == 2 and "is not a directory" in done.stderr
-    done = run(simdisk, tmp_path, "--profile", HDD, "--backing", tmp_path / "b", "--size", "200G")
+    done = run(simdisk, "mount", tmp_path, "--profile", HDD, "--backing", tmp_path / "b", "--size", "200G")
     assert done.returncode == 2 and "larger than the profile's capacity" in done.stderr
-    done = run(simdisk, tmp_path, "--profile", HDD, "--backing", tmp_path / "b",
+    done = run(simdisk, "mount", tmp_path, "--profile", HDD, "--backing", tmp_path / "b",
                "--cache-state", tmp_path / "s")
     assert done.returncode == 2 and "--cache-state needs" in done.stderr
-    done = run(simdisk, tmp_path, "--profile", "tiered-readyboost", "--backing", tmp_path / "b",
+    done = run(simdisk, "mount", tmp_path, "--profile", "tiered-readyboost", "--backing", tmp_path / "b",
                "--require-state")
     assert done.returncode == 2 and "--require-state needs --cache-state" in done.stderr
     done = run(simdisk, "model", "--profile", HDD, "--rw", "randread", "--bs", "64k",
                "--span", "32k")
     assert done.returncode == 2 and "smaller than --bs" in done.stderr
     assert not (tmp_path / "b").exists()   # refused before touching anything
+
+
+def profile_keys(simdisk: Path) -> dict[str, set[str]]:
+    """The profile keys `simdisk model --help` lists, by model (and "faults")."""
+    text = run(simdisk, "model", "--help").stdout.split("\nprofile keys")[1]
+    keys: dict[str, set[str]] = {}
+    section = None
+    for line in text.splitlines():
+        if line.startswith("  model "):
+            section = line.split()[1].rstrip(":")
+        elif line.startswith("  fault injection"):
+            section = "faults"
+        elif line.startswith("    ") and section:
+            keys.setdefault(section, set()).add(line.split()[0])
+    return keys
+
+
+def test_model_help_lists_every_models_keys(simdisk: Path) -> None:
+    """The keys the profiles use are the keys `simdisk model --help` lists for their model."""
+    keys = profile_keys(simdisk)
+    assert set(keys) == {"hdd", "flash", "tiered", "zero", "faults"}
+    assert {"rpm", "avg_seek_ms", "write_cache"} <= keys["hdd"]
+    assert {"erase_block_bytes", "open_units"} <= keys["flash"]
+    assert {"error_reads", "bad_blocks", "stall", "command_timeout_ms", "up_interval_s"} <= keys["faults"]
+    for path in sorted(DEVICES.glob("*.yaml")):
+        doc = yaml.safe_load(path.read_text())
+        used = set(doc) - {"model", "description"}
+        assert used <= keys[doc["model"]] | keys["faults"], (path, used - keys[doc["model"]])
+
+
+def test_model_and_qualify_print_text_json_or_a_file(simdisk: Path, tmp_path: Path) -> None:
+    """--output-format normal (the default) or json; --output FILE gets the report whole; the
+    old --json is gone."""
+    args = ("--profile", HDD, "--rw", "randread", "--bs", "64k")
+    text = run(simdisk, "model", *args)
+    doc = model(simdisk, *args)
+    assert text.returncode == 0 and text.stdout.startswith("simdisk model: hdd5400-2008 (hdd), randread")
+    assert f"{doc['mean_service_ns'] / 1e6:.4f} ms" in text.stdout
+    out = tmp_path / "model.json"
+    done = run(simdisk, "model", *args, "--output-format", "json", "--output", out)
+    assert done.returncode == 0 and done.stdout == "" and json.loads(out.read_text()) == doc
+    done = run(simdisk, "qualify", "--profile", "usbstick-2008", "--output", tmp_path / "q.txt")
+    assert done.returncode == 0 and "verdict: qualifies" in (tmp_path / "q.txt").read_text()
+    done = run(simdisk, "qualify", "--profile", "usbstick-2008", "--json")
+    assert done.returncode == 2 and "unknown option '--json'" in done.stderr
+    done = run(simdisk, "model", *args, "--output", tmp_path / "nowhere" / "m.txt")
+    assert done.returncode == 2 and "--output" in done.stderr
 
 
 def test_profiles_are_flat_yaml_citing_their_source(simdisk: Path) -> None:
@@ -238,7 +291,7 @@ def test_bad_profile_is_refused_naming_the_key(simdisk: Path, tmp_path: Path, ed
     assert done.stdout == ""
     mnt = tmp_path / "mnt"
     mnt.mkdir()
-    done = run(simdisk, mnt, "--profile", bad, "--backing", tmp_path / "b", "--foreground")
+    done = run(simdisk, "mount", mnt, "--profile", bad, "--backing", tmp_path / "b", "--foreground")
     assert done.returncode == 2 and named in done.stderr, done.stderr
     assert not is_mounted(mnt) and not (tmp_path / "b").exists()
 
@@ -757,7 +810,7 @@ def test_cache_state_belongs_to_its_image(simdisk: Path, disk_tmp: Path) -> None
     def mount_status(*args: object) -> subprocess.CompletedProcess[str]:
         mnt = disk_tmp / "mnt-x"
         mnt.mkdir(exist_ok=True)
-        done = run(simdisk, mnt, "--profile", "tiered-readyboost", "--backing", backing,
+        done = run(simdisk, "mount", mnt, "--profile", "tiered-readyboost", "--backing", backing,
                    "--foreground", *args, timeout=30)
         assert not is_mounted(mnt)
         return done
@@ -814,7 +867,7 @@ def test_a_corrupt_or_truncated_cache_state_is_refused_before_anything_is_touche
     for why, content in corrupt_states(state).items():
         bad = disk_tmp / "bad.state"
         bad.write_bytes(content)
-        done = run(simdisk, mnt, "--profile", "tiered-readyboost", "--size", "64M", "--backing",
+        done = run(simdisk, "mount", mnt, "--profile", "tiered-readyboost", "--size", "64M", "--backing",
                    disk_tmp / "new-backing", "--foreground", "--cache-state", bad, timeout=30)
         assert done.returncode == 2, (why, done.stderr)
         assert done.stderr.count("\n") == 1 and why in done.stderr and str(bad) in done.stderr, done.stderr
@@ -827,13 +880,14 @@ def test_qualify_runs_readyboosts_device_test(simdisk: Path) -> None:
     done = run(simdisk, "qualify", "--profile", "usbstick-2008")
     assert done.returncode == 0, done.stderr
     assert done.stdout.count("pass") == 2 and "qualifies for ReadyBoost" in done.stdout
-    doc = json.loads(run(simdisk, "qualify", "--profile", "usbstick-2008", "--json").stdout)
+    doc = json.loads(run(simdisk, "qualify", "--profile", "usbstick-2008", "--output-format", "json").stdout)
     # the seed's stick: 1.0 ms per 4 KiB read (4.1 MB/s), 512 KiB writes above 1.75 MB/s
     assert doc["random_read_4k"]["mb_s"] == pytest.approx(4096 / 1.0048e-3 / 1e6, rel=0.02)
     assert 1.75 < doc["random_write_512k"]["mb_s"] < 3.5
     assert doc["readyboost"] is True and doc["enhanced"] is False
     # a slower stick (2 ms access, as many of the era) fails the read test
-    slow = run(simdisk, "qualify", "--profile", "usbstick-2008", "--set", "read_latency_ms=2", "--json")
+    slow = run(simdisk, "qualify", "--profile", "usbstick-2008", "--set", "read_latency_ms=2",
+                "--output-format", "json")
     assert slow.returncode == 1
     doc = json.loads(slow.stdout)
     assert doc["random_read_4k"]["pass"] is False and doc["readyboost"] is False
@@ -917,7 +971,7 @@ def test_background_mode_and_pidfile(simdisk: Path, disk_tmp: Path) -> None:
     mnt = disk_tmp / "mnt"
     mnt.mkdir()
     pidfile, ready = disk_tmp / "pid", disk_tmp / "ready"
-    done = run(simdisk, mnt, "--profile", "zero", "--backing", disk_tmp / "b", "--size", "16M",
+    done = run(simdisk, "mount", mnt, "--profile", "zero", "--backing", disk_tmp / "b", "--size", "16M",
                "--pidfile", pidfile, "--ready", ready, "--normal-priority")
     pid = None
     try:

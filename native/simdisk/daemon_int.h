@@ -6,7 +6,7 @@
  * fuse_ops.c    the FUSE operations on MOUNTPOINT/, disk, stats and control
  * backing.c     the backing file (O_DIRECT through aligned buffers) and file helpers
  * stats.c       counters, the stats document and the per-IO trace
- * mount_cmd.c   `simdisk MOUNTPOINT ...`: the command line
+ * mount_cmd.c   `simdisk mount MOUNTPOINT ...`: the command line
  */
 #ifndef SIMDISK_DAEMON_INT_H
 #define SIMDISK_DAEMON_INT_H
@@ -98,7 +98,7 @@ struct daemon {
 };
 
 struct mount_opts {
-	const char *profile, *backing, *profile_dir, *overrides;
+	const char *backing;
 	const char *pidfile, *ready, *trace, *cache_state;
 	uint64_t size, spin_ns;
 	int backing_io;

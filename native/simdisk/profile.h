@@ -20,10 +20,12 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <stdio.h>
 
 #include "device.h"
 #include "faults.h"
 #include "flatyaml.h"
+#include "opts.h"
 
 enum key_kind {
 	KEY_BYTES,        /* uint64_t: a whole number of bytes */
@@ -81,6 +83,25 @@ void profile_default_dir(char *buf, size_t len);
 
 /* The registered models, NULL-terminated. */
 extern const struct device_model *const device_models[];
+
+/* --- the command line: the profile options of every subcommand (profile_cli.c) --- */
+
+struct profile_opts {
+	const char *name, *dir, *overrides;
+	char default_dir[PATH_MAX];
+};
+
+/* The rows --profile (required), --profile-dir and --set, for a subcommand's table. */
+struct opt opt_profile(struct profile_opts *po);
+struct opt opt_profile_dir(struct profile_opts *po);
+struct opt opt_profile_set(struct profile_opts *po);
+
+/* Loads the profile the options name (from config/devices without --profile-dir); NULL
+ * after reporting the problem, naming file and key, as a usage error on cli. */
+struct profile *profile_from_opts(const struct cli *cli, struct profile_opts *po);
+
+/* Every model's profile keys and the fault keys, with their help (simdisk model --help). */
+void profile_keys_help(FILE *out);
 
 /* Field access for models: the member at key->offset of p->params. */
 #define PARAMS(p, type) ((const type *)(p)->params)
