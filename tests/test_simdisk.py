@@ -12,6 +12,7 @@ import csv
 import json
 import mmap
 import os
+import re
 import shutil
 import signal
 import subprocess
@@ -153,7 +154,10 @@ def assert_on_time(seen_ms: list[float] | np.ndarray, rows: list[dict]) -> None:
     milliseconds (the hypervisor, the host disk; the daemon counts them as late), so the
     judgement is on the median and on the share on time, not on the mean, which one stall
     moves. A broken deadline (no sleep, a sleep twice, a relative sleep that drifts) moves
-    them all and fails both."""
+    them all and fails both. The bounds against this machine's noise (the 2-vCPU VM these tests
+    were written on, other jobs running beside them): over 52 runs of the 1 MiB sequential
+    reads the median error was 0.04-0.28 ms and the share on time at least 0.89; over 15 runs
+    of the 600 random 64 KiB reads, 0.065-0.074 ms and at least 0.99."""
     seen = np.asarray(seen_ms, dtype=float)
     service = service_ms(rows)
     assert len(seen) == len(service) > 0
@@ -217,7 +221,7 @@ def profile_keys(simdisk: Path) -> dict[str, set[str]]:
 def test_model_help_lists_every_models_keys(simdisk: Path) -> None:
     """The keys the profiles use are the keys `simdisk model --help` lists for their model."""
     keys = profile_keys(simdisk)
-    assert set(keys) == {"hdd", "flash", "tiered", "zero", "faults"}
+    assert set(keys) == {"hdd", "flash", "ssd", "tiered", "zero", "faults"}
     assert {"rpm", "avg_seek_ms", "write_cache"} <= keys["hdd"]
     assert {"erase_block_bytes", "open_units"} <= keys["flash"]
     assert {"error_reads", "bad_blocks", "stall", "command_timeout_ms", "up_interval_s"} <= keys["faults"]
@@ -251,10 +255,11 @@ def test_profiles_are_flat_yaml_citing_their_source(simdisk: Path) -> None:
     assert {p.stem for p in paths} >= {HDD, "usbstick-2008", "tiered-readyboost", "zero"}
     for path in paths:
         doc = yaml.safe_load(path.read_text())
-        assert isinstance(doc, dict) and doc["model"] in {"hdd", "flash", "tiered", "zero"}
+        assert isinstance(doc, dict) and doc["model"] in {"hdd", "flash", "ssd", "tiered", "zero"}
         assert all(isinstance(v, (int, float, str, bool)) for v in doc.values()), path
         comments = " ".join(line for line in path.read_text().splitlines() if line.startswith("#"))
-        assert "seed" in comments or "datasheet" in comments or "overhead" in comments, path
+        cites = "seed" in comments or "datasheet" in comments or re.search(r"\[[a-z0-9]+\]", comments)
+        assert cites or "overhead" in comments, path
         out = model(simdisk, "--profile", path.stem, "--rw", "randread", "--bs", "4k")
         assert out["model"] == doc["model"]
 
@@ -273,7 +278,7 @@ BAD_PROFILES = [
     # (edit of the hdd profile, what stderr must name)
     (lambda t: t.replace("rpm: 5400\n", ""), "missing key 'rpm'"),
     (lambda t: t.replace("avg_seek_ms: 12", "avg_seek_ms: -12"), "avg_seek_ms: must not be negative"),
-    (lambda t: t.replace("model: hdd", "model: ssd"), "model: unknown model 'ssd'"),
+    (lambda t: t.replace("model: hdd", "model: tape"), "model: unknown model 'tape'"),
     (lambda t: t + "spindle_rpm: 7200\n", "spindle_rpm: unknown key"),
     (lambda t: t.replace("rpm: 5400", "rpm: fast"), "rpm: expected a number"),
     (lambda t: t.replace("write_cache: true", "write_cache: on"), "write_cache: expected true or false"),
@@ -425,9 +430,22 @@ def test_hdd_sequential_read_runs_at_the_zoned_rate(simdisk: Path, disk_tmp: Pat
     assert int(pieces[0]["offset"]) == 1 << 30 and int(pieces[-1]["offset"]) == (1 << 30) + 31 * MiB
     assert all(r["seek_ns"] == r["rotation_ns"] == "0" for r in pieces[1:])
     assert 32 * MiB / service_ms(pieces).sum() * 1e3 == pytest.approx(p["outer_rate_mb_s"] * 1e6, rel=0.05)
+    # What the model says of one 4 MiB read: from its first piece's arrival to its last piece's
+    # completion. The kernel sends the pieces one after another, and the time between a piece's
+    # reply and the next one's arrival (FUSE's round trip, which grows with the machine's load)
+    # passes on the model's clock too (the drive reads ahead meanwhile); the sum of the four
+    # service times leaves those three gaps out, and fio sees them. Measured on the 2-vCPU VM this
+    # was written on, 52 runs of this case with other jobs running beside it (load average
+    # 1.1-2.5): the median error against the span was 0.02-0.42 ms (p50 0.11); against the sum
+    # it was 0.09-4.18 ms, above the 2 ms that bound it before in 1 run of 40, and in 3 of 3 in a
+    # busier hour (2.1-2.9 ms). The bound, 1 ms, is twice the worst median seen; a broken
+    # deadline or a piece that seeks again moves the error by milliseconds.
     seen, _ = fio_latencies(disk_tmp / "lat-big")                  # 8 reads of 4 pieces each
-    error = seen - service_ms(pieces).reshape(8, 4).sum(axis=1)
-    assert -0.05 < np.median(error) < 2.0, error
+    arrival = np.array([int(r["t_ns"]) for r in pieces]) / 1e6
+    start = arrival + np.array([int(r["queue_ns"]) for r in pieces]) / 1e6
+    span = (start + service_ms(pieces)).reshape(8, 4)[:, -1] - arrival.reshape(8, 4)[:, 0]
+    error = seen - span
+    assert -0.05 < np.median(error) < 1.0, error
 
 
 @needs_fuse

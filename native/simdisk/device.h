@@ -1,7 +1,7 @@
 /*
  * device.h - the interface every simdisk device model implements.
  *
- * For: one file per model (hdd.c, flash.c, tiered.c, zero.c), each exporting
+ * For: one file per model (hdd.c, flash.c, ssd.c, tiered.c, zero.c), each exporting
  * one `struct device_model`: its profile keys, a constructor, and `service`,
  * which says how long one request takes and advances the model's state
  * (head position, buffers, open erase blocks, cache contents). A new device
@@ -111,6 +111,7 @@ struct device_model {
 
 extern const struct device_model hdd_model;
 extern const struct device_model flash_model;
+extern const struct device_model ssd_model;
 extern const struct device_model tiered_model;
 extern const struct device_model zero_model;
 

@@ -15,7 +15,7 @@
 #define MAX_DEPTH 2   /* a tiered profile names its disk and cache, which name nothing */
 
 const struct device_model *const device_models[] = {
-	&hdd_model, &flash_model, &tiered_model, &zero_model, NULL,
+	&hdd_model, &flash_model, &ssd_model, &tiered_model, &zero_model, NULL,
 };
 
 static const struct device_model *find_model(const char *name)

@@ -8,7 +8,7 @@
  * times), unknown models, and what a model's own check finds.
  * Not for: the models' behaviour (hdd.c, flash.c, ...).
  *
- * Every profile has `model:` (hdd, flash, tiered, zero) and may have
+ * Every profile has `model:` (hdd, flash, ssd, tiered, zero) and may have
  * `description:`; the rest are the model's keys and the optional fault keys
  * (faults.h), which the mounted profile may have and a referenced one may not. Units are in the key names
  * (_ms, _mb_s with MB = 10^6 bytes, _bytes), so YAML numbers stay plain.
