@@ -5,7 +5,7 @@
  * For: saying whether a flash profile would have been accepted by Windows
  * Vista as a ReadyBoost device: 4 KB random reads at >= 2.5 MB/s and 512 KB
  * random writes at >= 1.75 MB/s; "Enhanced for ReadyBoost" at 5 and 3 MB/s
- * (research NOTES section 9; seed 000's stick passed). The requests are
+ * (Microsoft's published requirements; seed 000's stick passed). The requests are
  * served one after another by the device model on a simulated clock: what is
  * measured is the model's own behaviour (latencies, erase-block merges), the
  * same code that times a mounted device, without FUSE or this machine's disk.
