@@ -22,3 +22,8 @@ void io_cost_close(struct io_cost *c)
 	c->total_ns = c->queue_ns + c->overhead_ns + c->seek_ns + c->rotation_ns + c->transfer_ns +
 		      c->gc_ns + c->fault_ns;
 }
+
+uint64_t rate_time_ns(uint64_t bytes, double rate)
+{
+	return (uint64_t)((double)bytes / rate * 1e9 + 0.5);
+}

@@ -52,6 +52,8 @@ struct io_cost {
 void io_cost_add(struct io_cost *a, const struct io_cost *b);
 /* Sets total_ns to the sum of the parts. */
 void io_cost_close(struct io_cost *c);
+/* Nanoseconds to move bytes at rate (bytes/s), rounded. */
+uint64_t rate_time_ns(uint64_t bytes, double rate);
 
 /* What the device may ask of its surroundings. */
 struct device_env {

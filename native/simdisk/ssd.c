@@ -73,20 +73,15 @@ static void ssd_destroy(struct device *d)
 	free(d);
 }
 
-static uint64_t time_for(uint64_t bytes, double rate)
-{
-	return (uint64_t)((double)bytes / rate * 1e9 + 0.5);
-}
-
 /* Latency and transfer of one request of len bytes (flush: nothing). */
 static void cost_of(const struct ssd_params *p, enum io_op op, uint64_t len, struct io_cost *c)
 {
 	if (op == IO_READ || op == IO_PREFETCH) {
 		c->overhead_ns = p->read_latency;
-		c->transfer_ns = time_for(len, p->read_rate);
+		c->transfer_ns = rate_time_ns(len, p->read_rate);
 	} else if (op == IO_WRITE) {
 		c->overhead_ns = p->write_latency;
-		c->transfer_ns = time_for(len, p->write_rate);
+		c->transfer_ns = rate_time_ns(len, p->write_rate);
 	}
 	io_cost_close(c);
 }
