@@ -120,7 +120,7 @@ class Mounted:
 def simdisk(where: Path, profile: str, backing: Path, *args: str) -> Mounted:
     """simdisk serving BACKING as where/mnt/disk (it says when it is ready)."""
     mnt = where / "mnt"
-    return Mounted([str(BUILD / "simdisk"), str(mnt), "--profile", profile, "--backing", str(backing),
+    return Mounted([str(BUILD / "simdisk"), "mount", str(mnt), "--profile", profile, "--backing", str(backing),
                     "--size", str(SIZE), "--foreground", "--ready", str(where / "ready"), *args],
                    mnt, (where / "ready").exists)
 

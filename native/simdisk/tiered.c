@@ -715,6 +715,7 @@ const struct device_model tiered_model = {
 	.idle = tiered_idle,
 	.idle_delay_ns = tiered_idle_delay,
 	.stats = tiered_stats,
+	.check_state = tiered_check_state,
 	.load_state = tiered_load_state,
 	.save_state = tiered_save_state,
 };

@@ -106,5 +106,6 @@ void invalidate(struct tiered *t, uint64_t block);
 /* tiered_state.c */
 int tiered_save_state(const struct device *d, const char *path, char *err, size_t errlen);
 int tiered_load_state(struct device *d, const char *path, char *err, size_t errlen);
+int tiered_check_state(const struct profile *p, const char *path, char *err, size_t errlen);
 
 #endif

@@ -19,7 +19,7 @@ from typing import Any
 
 import pandas as pd
 
-from pagelab import records, state, trials
+from pagelab import devices, records, state, trials
 from pagelab.config import config_hash
 from pagelab.provenance import provenance
 from pagelab.tools import tool_path
@@ -154,12 +154,12 @@ def execute(
         def run_one(t: trials.Trial) -> dict[str, Any]:
             if st is not None:
                 st.stop_if_signalled()
-            return run_trial(st, t, scratch_dir)
+            return devices.watched(lambda: run_trial(st, t, scratch_dir))  # a failed paging device: invalid
 
         recs, stops = trials.run_adaptive(
             name, configurations, conf_name, run_one, metric, outdir, prov,
             seed=cfg["rng_seed"], n_min=reps["n_min"], n_max=reps["n_max"], ci_pct=reps["ci_pct"], warmups=warmups,
-            validity=validity, progress=watch)
+            validity=devices.device_first(validity), progress=watch)
     watch.end()
     rows = []
     for r in recs:
