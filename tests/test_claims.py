@@ -247,7 +247,7 @@ def test_a_figure_that_depends_on_unnamed_hardware_is_shown_not_judged(tmp_path)
 
 
 def test_an_absolute_cpu_dependent_claim_judged_is_refused(tmp_path):
-    """The synthetic claims file of the issue: a compressor's speed measured on this machine's
+    """A synthetic claims file: a compressor's speed measured on this machine's
     CPU, judged as an absolute range with no word on the seed's CPU, is refused; saying what it
     depends on, or why nothing, makes it a valid file."""
     p = tmp_path / "c.csv"

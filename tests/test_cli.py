@@ -125,7 +125,7 @@ CASES = _cases()
 
 def test_the_schema_walk_reaches_every_setting_and_every_kind_of_bad_value():
     """The walk is the test's own premise: every setting of every experiment yields cases,
-    and each kind the issue names (wrong type, negative, absurd, unknown device) appears."""
+    and each kind of bad value (wrong type, negative, absurd, unknown device) appears."""
     keys = {(exp, key) for exp, _, key, _ in _settings()}
     covered = {(p.values[0], p.values[2]) for p in CASES}
     assert keys == covered

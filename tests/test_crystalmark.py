@@ -1,5 +1,5 @@
 """iobench crystalmark (native/iobench/crystalmark.c): the CrystalMark 2004R2 disk sequence of
-seed 003 (NOTES.md section 2) checked IO by IO from --trace, its report, file reuse with
+seed 003 (refs.bib: seed003) checked IO by IO from --trace, its report, file reuse with
 --keep-file, and the seed's warning made real: a reused, cached file inflates Random Read 64K."""
 
 from __future__ import annotations

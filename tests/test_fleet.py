@@ -1,4 +1,4 @@
-"""The fleet (issue 15): the experiment matrix on several hosts through Snakemake's
+"""The fleet (docs/fleet.md): the experiment matrix on several hosts through Snakemake's
 cluster-generic executor, one measurement job per host at a time, merged into one table.
 
 Three fake hosts run a light seekmodel and a light crystalmark each, through the real executor

@@ -154,8 +154,8 @@ def assert_on_time(seen_ms: list[float] | np.ndarray, rows: list[dict]) -> None:
     milliseconds (the hypervisor, the host disk; the daemon counts them as late), so the
     judgement is on the median and on the share on time, not on the mean, which one stall
     moves. A broken deadline (no sleep, a sleep twice, a relative sleep that drifts) moves
-    them all and fails both. The bounds against this machine's noise (the 2-vCPU VM these tests
-    were written on, other jobs running beside them): over 72 runs of the 1 MiB sequential
+    them all and fails both. The bounds against a machine's noise (measured on a 2-vCPU VM,
+    other jobs running beside the tests): over 72 runs of the 1 MiB sequential
     reads the median error was 0.04-0.28 ms and the share on time at least 0.89; over 15 runs
     of the 600 random 64 KiB reads, 0.065-0.074 ms and at least 0.99."""
     seen = np.asarray(seen_ms, dtype=float)
@@ -317,7 +317,8 @@ def test_bad_override_and_nested_profile_errors(simdisk: Path, tmp_path: Path) -
 # --- the analytic model, checked by independent arithmetic ------------------------------------
 
 def hdd_expectation(p: dict, bs: int, f0: float = 0.0, f1: float = 1.0, n: int = 2_000_000) -> dict:
-    """Monte Carlo of NOTES section 3's model, written independently of the C code."""
+    """Monte Carlo of the disk model (native/lib/diskmath.h, native/simdisk/hdd.c), written
+    independently of the C code."""
     rng = np.random.default_rng(2008)
     rho, k = p["inner_outer_ratio"], 1 - p["inner_outer_ratio"] ** 2
     rev = 60 / p["rpm"]
@@ -344,7 +345,7 @@ def test_model_matches_independent_arithmetic(simdisk: Path) -> None:
             assert got[part] == pytest.approx(want[part], rel=3e-3, abs=2e-6), (span_args, part)
         assert out["mean_service_ns"] == sum(out["components_ns"].values())
     full = model(simdisk, "--profile", HDD, "--rw", "randread", "--bs", "64k")
-    assert 15 <= full["mean_service_ms"] <= 22                    # datasheet arithmetic (issue 4)
+    assert 15 <= full["mean_service_ms"] <= 22                    # datasheet arithmetic
     assert full["components_ns"]["rotation"] == pytest.approx(30 / 5400 * 1e9, abs=1)
     seq = model(simdisk, "--profile", HDD, "--rw", "read", "--bs", "1M", "--offset", "60000000000")
     rate = 50e6 * np.sqrt(1 - 0.5 * 0.75)
@@ -434,13 +435,12 @@ def test_hdd_sequential_read_runs_at_the_zoned_rate(simdisk: Path, disk_tmp: Pat
     # completion. The kernel sends the pieces one after another, and the time between a piece's
     # reply and the next one's arrival (FUSE's round trip, which grows with the machine's load)
     # passes on the model's clock too (the drive reads ahead meanwhile); the sum of the four
-    # service times leaves those three gaps out, and fio sees them. Measured on the 2-vCPU VM this
-    # was written on, 72 runs of this case with other jobs running beside it (load average
-    # 1.0-2.5; in 20 of them a busy loop on one of the two CPUs too): the median error against
-    # the span was 0.02-0.42 ms (p50 0.11); against the sum it was 0.09-4.18 ms, above the 2 ms
-    # that bound it before in 1 run of 72, and in 3 of 3 in a busier hour (2.1-2.9 ms). The
-    # bound, 1 ms, is twice the worst median seen; a broken deadline or a piece that seeks again
-    # moves the error by milliseconds.
+    # service times leaves those three gaps out, and fio sees them. Measured on a 2-vCPU VM, 72
+    # runs of this case with other jobs running beside it (load average 1.0-2.5; in 20 of them a
+    # busy loop on one of the two CPUs too): the median error against the span was 0.02-0.42 ms
+    # (p50 0.11); against the sum it was 0.09-4.18 ms, above 2 ms in 1 run of 72, and in 3 of 3
+    # in a busier hour (2.1-2.9 ms). The bound, 1 ms, is twice the worst median seen; a broken
+    # deadline or a piece that seeks again moves the error by milliseconds.
     seen, _ = fio_latencies(disk_tmp / "lat-big")                  # 8 reads of 4 pieces each
     arrival = np.array([int(r["t_ns"]) for r in pieces]) / 1e6
     start = arrival + np.array([int(r["queue_ns"]) for r in pieces]) / 1e6

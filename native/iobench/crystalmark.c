@@ -2,7 +2,7 @@
  * crystalmark.c - "iobench crystalmark": CrystalMark 2004R2's disk test, replayed.
  *
  * For: the exact access sequence that seed 003 traced with Process Monitor
- * (NOTES.md section 2): create a file and fill it with synchronous 1 MiB
+ * (refs.bib: seed003): create a file and fill it with synchronous 1 MiB
  * writes, then six tests of --sets sets each, every test on a freshly opened
  * file: sequential read and write of 1 MiB blocks from the start
  * (SEQUENTIAL_SCAN + NO_BUFFERING), then random reads and writes of 512 KiB

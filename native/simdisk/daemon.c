@@ -40,16 +40,17 @@
  * nice -20 (unless --normal-priority) so a busy machine does not make it late:
  * it only ever runs to serve a request or a short spin before a deadline.
  *
- * Why nice -20 in the normal class and not SCHED_FIFO (session 27, make
- * bench's simdisk cases and three busy loops on this 2-vCPU VM): a SCHED_FIFO
+ * Why nice -20 in the normal class and not SCHED_FIFO (measured with make
+ * bench's simdisk cases beside three busy loops on a 2-vCPU VM): a SCHED_FIFO
  * task that wakes the reader cannot be preempted by it, so the scheduler sends
- * the reader to another CPU, an inter-processor wake-up that added 40-90 us to
+ * the reader to another CPU, an inter-processor wake-up that adds 40-90 us to
  * every IO; sending the replies from the normal class instead (two class
- * changes per IO) cost 21-43 us of added latency at the zero profile, and under
- * load the reply then waited behind the busy loops: p99 timing error 2.7-4.5
- * ms at hdd5400-2008 settings. At nice -20 the reader is woken on this CPU and
- * runs once the daemon blocks, nothing changes per IO (18.7 us added, 1.25x
- * passthrough_ll's 15.0), and the same load gave a p99 error of 19-340 us.
+ * changes per IO) costs 21-43 us of added latency at the zero profile, and
+ * under load the reply then waits behind the busy loops: p99 timing error
+ * 2.7-4.5 ms at hdd5400-2008 settings. At nice -20 the reader is woken on this
+ * CPU and runs once the daemon blocks, nothing changes per IO (18.7 us added,
+ * 1.25x passthrough_ll's 15.0), and the same load gives a p99 error of 19-340
+ * us.
  */
 #include <errno.h>
 #include <fcntl.h>

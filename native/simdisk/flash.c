@@ -3,8 +3,8 @@
  * rate; writes go through a block-mapped FTL with a few open allocation
  * units, so small random writes pay for erase-block merges.
  *
- * For: the `flash` model (research NOTES section 4; flashbench README and
- * LWN 428584 describe the FTL of cheap sticks).
+ * For: the `flash` model, the FTL of cheap sticks as flashbench's README and
+ * Bergmann's LWN article 428584 describe it (refs.bib: flashbench, lwn428584).
  * Not for: page-mapped FTLs (SSDs), wear levelling, read disturb, or the
  * stick's own write caching (there is none on such sticks).
  *

@@ -19,7 +19,7 @@
 
 #define NIL UINT32_MAX
 #define LZ4_FLOOR_DIVISOR 4             /* a block never counts for less than 1/4 */
-#define STREAMS 128                     /* recent IOs watched for sequential streams (bcache) */
+#define STREAMS 128                     /* recent IOs watched for sequential streams (bcache; refs.bib: bcachedoc) */
 
 enum policy { POLICY_NONE, POLICY_ON_WRITE, POLICY_READYBOOST };
 

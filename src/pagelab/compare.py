@@ -8,8 +8,8 @@ bootstrap interval, and Welch's t-test on the logarithms (Mann-Whitney where a v
 positive), Holm-corrected across the whole family of comparisons. As Criterion decides: a
 change is claimed only when the corrected test rejects AND the whole interval of the ratio lies
 outside 1 +- noise. The default noise band, 5 %, is the run-to-run spread of a configuration's
-median on one machine (two quick runs of the same commit on the development VM moved medians by
-up to a few per cent), so smaller moves are never called a change.
+median on one machine (two quick runs of the same commit on the reference machine moved medians
+by up to a few per cent), so smaller moves are never called a change.
 
 Words: "faster"/"slower" for rates (higher is better) and times (lower is better), "different"
 for counts and ratios whose direction has no better side, "same" when no change is shown.

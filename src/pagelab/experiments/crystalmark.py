@@ -173,7 +173,7 @@ def validity(params: dict[str, Any], result: dict[str, Any]) -> str | None:
     arm, blocks = params["arm"], result.get("tier_blocks_at_start", float("nan"))
     if arm == "tiered" and not blocks <= 0.01 * result["file_blocks"]:
         return f"the fresh tier started with {blocks:.0f} cached blocks; it must start empty"
-    # Warm means the state the earlier trials left on this image loaded (issue 12): how much of
+    # Warm means the state the earlier trials left on this image loaded: how much of
     # the file it holds is what the tier earned (copies at the stick's write speed, the agent).
     if arm == "tiered_reused" and not blocks > 0:
         return "the reused tier started with no cached blocks: its saved state did not load"
