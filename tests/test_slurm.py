@@ -62,9 +62,17 @@ def local_slurm(*args: str, check: bool = True) -> subprocess.CompletedProcess:
 
 
 def leftovers(root: Path, info: dict) -> dict[str, list[str]]:
-    """What of a cluster is still there: processes whose command line names its directory, or in
-    its nodes' namespaces (zombies not counted: they have ended), its veth pairs, mounts of it."""
+    """What of a cluster is still there: processes whose command line names its directory, in its
+    nodes' namespaces, or slurmctld's helper (by pid and start time; zombies not counted: they have
+    ended), its veth pairs, mounts of it."""
     procs = []
+    for h in info.get("helpers", []):
+        try:
+            stat = Path(f"/proc/{h['pid']}/stat").read_text().rsplit(")", 1)[1].split()
+        except OSError:
+            continue
+        if int(stat[19]) == h["starttime"] and stat[0] != "Z":
+            procs.append(f"{h['pid']} {h['name']}")
     spaces = {n["netns"] for n in info.get("nodes", [])}
     for p in Path("/proc").glob("[0-9]*"):
         try:
@@ -164,7 +172,7 @@ def job_of(comment: str) -> tuple[str, str] | None:
 def snakemake(repo: Path, env: dict[str, str], target: str, *extra: str) -> subprocess.CompletedProcess:
     cmd = [str(VENV_BIN / "snakemake"), "--workflow-profile", "workflow/profiles/slurm", *QUICK, *extra, target]
     t0 = time.monotonic()
-    out = subprocess.run(cmd, cwd=repo, env=env, capture_output=True, text=True, timeout=300)
+    out = subprocess.run(cmd, cwd=repo, env=env, capture_output=True, text=True, timeout=240)
     out.seconds = time.monotonic() - t0
     return out
 

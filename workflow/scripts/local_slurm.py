@@ -101,6 +101,24 @@ def alive(pid: int) -> bool:
     return stat.rsplit(")", 1)[1].split()[0] != "Z"
 
 
+def starttime(pid: int) -> int | None:
+    try:
+        return int(Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[19])
+    except (OSError, ValueError, IndexError):
+        return None
+
+
+def children(pid: int) -> list[int]:
+    out = []
+    for p in Path("/proc").glob("[0-9]*"):
+        try:
+            if int(p.joinpath("stat").read_text().rsplit(")", 1)[1].split()[1]) == pid:
+                out.append(int(p.name))
+        except (OSError, ValueError, IndexError):
+            continue
+    return out
+
+
 def reap(pid: int) -> None:
     try:
         os.waitpid(pid, os.WNOHANG)
@@ -203,6 +221,9 @@ class Cluster:
             if pid not in seen and str(self.root) in cmdline(pid):
                 seen.add(pid)
                 out.append((name, pid))
+        # slurmctld's own helper (slurmscriptd), whose command line names nothing: by its start time
+        out += [(h["name"], h["pid"]) for h in self.info().get("helpers", [])
+                if h["pid"] not in seen and starttime(h["pid"]) == h["starttime"]]
         return out
 
     def namespaced(self) -> list[int]:
@@ -340,6 +361,10 @@ def _start(c: Cluster, names: list[str]) -> dict:
         state = run(["sinfo", "-h", "-N", "-o", "%N %T"], check=False, env=c.env())
         raise LocalSlurmError(f"local_slurm: nodes not idle after {READY_TIMEOUT_S:.0f} s "
                               f"({' '.join(state.split())}); {logs}")
+    ctld = [pid for name, pid in c.pids() if name == "slurmctld"]
+    info["helpers"] = [{"name": "slurmscriptd", "pid": k, "starttime": starttime(k)} for pid in ctld
+                       for k in children(pid)]
+    _save(c, info)
     return info
 
 
@@ -397,11 +422,11 @@ def stop(c: Cluster) -> list[str]:
             stopped.append(f"jobs {' '.join(jobs)}")
     order = sorted(c.pids(), key=lambda np: (0 if np[0].startswith("slurmd") else 1 if np[0] == "slurmctld" else 2))
     for name, pid in order:
-        _end(pid)
-        stopped.append(f"{name} ({pid})")
+        if _end(pid):
+            stopped.append(f"{name} ({pid})")
     for pid in c.namespaced():   # job processes a cancelled job's slurmstepd left
-        _end(pid, grace=2)
-        stopped.append(f"job process {pid}")
+        if _end(pid, grace=2):
+            stopped.append(f"job process {pid}")
     left = [f"{n} ({p})" for n, p in c.pids() if alive(p)] + [str(p) for p in c.namespaced() if alive(p)]
     veths = {n["veth"] for n in c.info().get("nodes", [])}
     if not poll(lambda: not veths & link_names(), 10, 0.1):   # a veth goes with its namespace
@@ -413,11 +438,14 @@ def stop(c: Cluster) -> list[str]:
     return stopped
 
 
-def _end(pid: int, grace: float = STOP_TIMEOUT_S / 3) -> None:
+def _end(pid: int, grace: float = STOP_TIMEOUT_S / 3) -> bool:
+    """TERM, then KILL after `grace` seconds; False when it had ended already."""
+    if not alive(pid):
+        return False
     try:
         os.kill(pid, signal.SIGTERM)
     except ProcessLookupError:
-        return
+        return False
 
     def gone() -> bool:
         reap(pid)
@@ -427,8 +455,9 @@ def _end(pid: int, grace: float = STOP_TIMEOUT_S / 3) -> None:
         try:
             os.kill(pid, signal.SIGKILL)
         except ProcessLookupError:
-            return
+            return True
         poll(gone, 5, 0.05)
+    return True
 
 
 # ------------------------------------------------------------------------------------ main
