@@ -27,26 +27,21 @@ from pathlib import Path
 import pytest
 
 from conftest import REPO, VENV_BIN
+from test_fleet import FLEET_BLOCK as LIGHT
 from test_fleet import fleet_repo, job_count, merge_rows, overlap
 
 pytestmark = pytest.mark.pipeline
 
 SCRIPT = REPO / "workflow/scripts/local_slurm.py"
 NODES = ["node1", "node2", "node3"]
+# test_fleet's light matrix on the three nodes (node3 runs seekmodel only, to keep the test short)
 FLEET_BLOCK = """
 fleet:
   hosts:
     - {name: node1, labels: {kernel: "6.18", disk: virtio}}
     - {name: node2, labels: {kernel: "6.18", disk: virtio}}
     - {name: node3, labels: {kernel: "6.18", disk: virtio}, experiments: [seekmodel]}
-  experiments: [seekmodel, crystalmark]
-  profile: quick
-  baseline: node1
-  set:
-    seekmodel: {devices: [own], block_sizes: [4K, 64K], repetitions: {n_min: 5, n_max: 5, ci_pct: 50},
-                runtime: 0.2s, warmup: 0, file_size: 32M}
-    crystalmark: {arms: [direct, buffered], size: 16M, sets: 1, set_time: 0.05s}
-"""
+""" + LIGHT[LIGHT.index("  experiments:"):].replace("baseline: alpha", "baseline: node1")
 JOBS = [("node1", "seekmodel"), ("node1", "crystalmark"), ("node2", "seekmodel"), ("node2", "crystalmark"),
         ("node3", "seekmodel")]
 # The profile as it is, with the first status check after 1 s instead of the plugin's 40 s.

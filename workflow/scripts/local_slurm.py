@@ -92,31 +92,27 @@ def cmdline(pid: int) -> str:
         return ""
 
 
+def stat(pid: int) -> list[str]:
+    """/proc/<pid>/stat after the command name: state, ppid, ...; [] when there is no such process."""
+    try:
+        return Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+    except (OSError, IndexError):
+        return []
+
+
 def alive(pid: int) -> bool:
     """Running and not a zombie."""
-    try:
-        stat = Path(f"/proc/{pid}/stat").read_text()
-    except OSError:
-        return False
-    return stat.rsplit(")", 1)[1].split()[0] != "Z"
+    st = stat(pid)
+    return bool(st) and st[0] != "Z"
 
 
 def starttime(pid: int) -> int | None:
-    try:
-        return int(Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[19])
-    except (OSError, ValueError, IndexError):
-        return None
+    st = stat(pid)
+    return int(st[19]) if len(st) > 19 else None
 
 
 def children(pid: int) -> list[int]:
-    out = []
-    for p in Path("/proc").glob("[0-9]*"):
-        try:
-            if int(p.joinpath("stat").read_text().rsplit(")", 1)[1].split()[1]) == pid:
-                out.append(int(p.name))
-        except (OSError, ValueError, IndexError):
-            continue
-    return out
+    return [int(p.name) for p in Path("/proc").glob("[0-9]*") if stat(int(p.name))[1:2] == [str(pid)]]
 
 
 def reap(pid: int) -> None:
