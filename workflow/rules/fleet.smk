@@ -1,9 +1,9 @@
-# The experiment matrix on many hosts (config `fleet:`; README "Running on many machines",
-# docs/slurm.md). One trial job per (host, experiment), sent to its host by the executor: the
-# string resource `host` for cluster-generic's submit command ({resources.host}), `slurm_extra`
-# for Slurm (--nodelist, --exclusive: a host is a Slurm node). One measurement per host at a time
-# comes from the submit path (a lock on the host; Slurm's exclusive node), not from a Snakemake
-# resource: a global resource would serialise every host. Everything else (configs, notebooks, the merge) is a local job.
+# The experiment matrix on many hosts (config `fleet:`; docs/fleet.md).
+# One trial job per (host, experiment), sent to its host by the executor: the string resource
+# `host` for cluster-generic's submit command ({resources.host}), `slurm_extra` for Slurm
+# (--nodelist, --exclusive). One measurement per host at a time comes from the submit path (a
+# lock on the host; Slurm's exclusive node), not from a Snakemake resource: a global resource
+# would serialise every host. Everything else (configs, notebooks, the merge) is a local job.
 # Two steps: `fleet_trials` (with --keep-going: a failed host loses only its own jobs), then
 # `fleet_merge`, whose inputs are the jobs that came back, so it never waits for a failed host.
 from pagelab import fleet as pl_fleet
