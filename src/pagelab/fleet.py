@@ -30,6 +30,7 @@ from typing import Any
 from pagelab import config as _config
 
 ENV_HOST = "PAGELAB_FLEET_HOST"  # set by the submit path: the fleet host a job runs as
+ENV_SLURM_NODE = "SLURMD_NODENAME"  # set by Slurm in a job: the node it runs on
 RAN_ON = "ran_on.json"
 
 
@@ -128,11 +129,12 @@ def present(cfg: dict[str, Any], results: str | Path = "results/fleet", name: st
 # --------------------------------------------------------------------------- one job on a host
 def trial(host: str, experiment: str, config_path: Path, outdir: Path) -> int:
     """Run `pagelab trial` for one fleet job, after checking it runs as the host it is meant for
-    (the submit path sets PAGELAB_FLEET_HOST); writes ran_on.json (fleet host, hostname, pid)."""
+    (PAGELAB_FLEET_HOST, which the ssh submit path sets, or else the node Slurm ran the job on);
+    writes ran_on.json (fleet host, the host it ran as, hostname, pid)."""
     from pagelab import cli
     from pagelab.records import write_json_atomic
 
-    actual = os.environ.get(ENV_HOST)
+    actual = os.environ.get(ENV_HOST) or os.environ.get(ENV_SLURM_NODE)
     if actual is not None and actual != host:
         print(f"pagelab fleet: job for host {host!r} runs as {actual!r}: refusing", file=sys.stderr)
         return 2
