@@ -521,27 +521,10 @@ def write_html(path: Path, png: Path, claims: pd.DataFrame, runs: list[Run]) -> 
 
 
 # --------------------------------------------------------------------------- command line
-def main(argv: list[str]) -> int:
-    """pagelab claims recorded | stale | history | changelog | figure (see --help)."""
-    import argparse
-
+def run(args: Any) -> int:
+    """Carries out `pagelab claims ACTION` (parsed by pagelab.cli)."""
     from pagelab import published
 
-    p = argparse.ArgumentParser(prog="pagelab claims", description="the claims' pre-registration and verdicts")
-    sub = p.add_subparsers(dest="action", required=True)
-    r = sub.add_parser("recorded", help="rebuild data/published/recorded_measurements.json from data/recorded/")
-    r.add_argument("--recording", action="append", default=[], metavar="MACHINE/PROFILE",
-                   help="only this recording (repeatable; default: every one)")
-    sub.add_parser("stale", help="recordings whose stored measurements no longer match them (exit 1 if any)")
-    h = sub.add_parser("history", help="each claim's verdict on every stored recording ('quick: X; full: Y; seed: Z')")
-    h.add_argument("--claims", default=None, help="a claims file (default: data/published/claims.csv)")
-    h.add_argument("ids", nargs="*", help="only these claims")
-    sub.add_parser("changelog", help="judging changes since a recording's commit without a changelog row (exit 1)")
-    f = sub.add_parser("figure", help="the verdict figure and its HTML page")
-    for opt in ("results", "profile", "output", "html", "claims"):
-        f.add_argument(f"--{opt}", required=True)
-    f.add_argument("--recording", default="", help="the recording this run was rebuilt from (empty: a live run)")
-    args = p.parse_args(argv)
     try:
         if args.action == "recorded":
             doc = write_recorded(args.recording or None)

@@ -254,7 +254,7 @@ def cmd_index(args: argparse.Namespace) -> int:
 def cmd_claims(args: argparse.Namespace) -> int:
     from pagelab import claims
 
-    return claims.main(args.args)
+    return claims.run(args)
 
 
 def cmd_paper(args: argparse.Namespace) -> int:
@@ -265,6 +265,28 @@ def cmd_paper(args: argparse.Namespace) -> int:
 
 
 # --------------------------------------------------------------------------- the parser
+def _add_claims(sub: Any) -> argparse.ArgumentParser:
+    """`pagelab claims ACTION`: recorded | stale | history | changelog | figure, on `sub` (the
+    command's subparsers)."""
+    p = sub.add_parser("claims", help="the claims' pre-registration: recorded verdicts, changelog, figure",
+                       description="The claims' pre-registration and verdicts.")
+    actions = p.add_subparsers(dest="action", required=True, metavar="ACTION")
+    r = actions.add_parser("recorded", help="rebuild data/published/recorded_measurements.json from data/recorded/")
+    r.add_argument("--recording", action="append", default=[], metavar="MACHINE/PROFILE",
+                   help="only this recording (repeatable; default: every one)")
+    actions.add_parser("stale", help="recordings whose stored measurements no longer match them (exit 1 if any)")
+    h = actions.add_parser("history",
+                           help="each claim's verdict on every stored recording ('quick: X; full: Y; seed: Z')")
+    h.add_argument("--claims", default=None, help="a claims file (default: data/published/claims.csv)")
+    h.add_argument("ids", nargs="*", help="only these claims")
+    actions.add_parser("changelog", help="judging changes since a recording's commit without a changelog row (exit 1)")
+    f = actions.add_parser("figure", help="the verdict figure and its HTML page")
+    for opt in ("results", "profile", "output", "html", "claims"):
+        f.add_argument(f"--{opt}", required=True)
+    f.add_argument("--recording", default="", help="the recording this run was rebuilt from (empty: a live run)")
+    return p
+
+
 Adder = Callable[[argparse.ArgumentParser], None]
 
 
@@ -429,10 +451,7 @@ def parser() -> argparse.ArgumentParser:
     fm.add_argument("--tex", required=True, type=Path, help="the section (headlines.pdf is written beside it)")
     fm.set_defaults(func=cmd_fleet_merge)
 
-    cl = sub.add_parser("claims", help="the claims' pre-registration: recorded verdicts, changelog, figure",
-                        add_help=False)
-    cl.add_argument("args", nargs=argparse.REMAINDER)
-    cl.set_defaults(func=cmd_claims)
+    _add_claims(sub).set_defaults(func=cmd_claims)
 
     pl = sub.add_parser("pipeline", help="the pipeline's internal steps, which the Snakemake rules run",
                         description="The steps the Snakemake rules run; `make` runs them, a user need not.")
