@@ -22,7 +22,12 @@
                                                              this run against the reference machine's
   pagelab pipeline appendix --results DIR --output DIR --profile P EXPERIMENT...
                                                              the reproducibility appendix
-  pagelab claims recorded|stale|history|changelog|figure ...  the claims' pre-registration (see --help)
+  pagelab claims recorded [--recording MACHINE/PROFILE]    rebuild the recordings' stored measurements
+  pagelab claims stale                                     recordings whose stored measurements are stale
+  pagelab claims history [ID ...]                          each claim's verdict on every recording
+  pagelab claims changelog                                 judging changes without a changelog row
+  pagelab claims figure --results DIR --profile P --output PDF --html HTML --claims CSV
+                                                             the verdict figure and its page
   pagelab pipeline index --results DIR --output HTML          results/index.html
   pagelab pipeline paper --output PDF                        the LaTeX paper (latexmk)
 
