@@ -1,4 +1,4 @@
-"""The fleet on a real Slurm cluster (issue 35): Debian's slurmctld, slurmd and munged, started on
+"""The fleet on a real Slurm cluster: Debian's slurmctld, slurmd and munged, started on
 this machine by workflow/scripts/local_slurm.py, three nodes each in network, UTS and mount
 namespaces of its own, and the fleet's light configuration submitted through the real Snakemake
 slurm executor with workflow/profiles/slurm.
