@@ -3,7 +3,7 @@
   pagelab config show [--configfile F] [--set KEY=VALUE ...]   effective config as JSON
   pagelab trial EXPERIMENT --config JSON --outdir DIR          run or resume the trials
   pagelab tidy EXPERIMENT --config JSON --results DIR --out PARQUET  tidy table + checks
-  pagelab state show|restore                                   paging state; undo journaled changes
+  pagelab state show|restore|recover|clear-orphans             paging state; undo journaled changes
   pagelab provenance [--path P]                                machine, git and disk facts
   pagelab paper --out PDF                                       build the LaTeX paper
 
@@ -163,14 +163,26 @@ def cmd_state(args: argparse.Namespace) -> int:
             undone = state.restore()
         print(f"restored {len(undone)} change(s)" + (": " + ", ".join(undone) if undone else ""))
         return 0
-    if args.action == "recover":
+    if args.action in ("recover", "clear-orphans"):
         # What `make` runs first: a run that was killed (kill -9, power loss) left its journal;
-        # when no other run holds the state lock, undo it before anything else happens.
+        # when no other run holds the state lock, undo it before anything else happens. Then
+        # look for state that no journal explains: make refuses to run on top of it.
         with state.exclusive(wait=False):
             pending = state.Journal().entries()
             if pending:
                 undone = state.restore()
                 print(f"pagelab: restored {len(undone)} change(s) an interrupted run left: " + ", ".join(undone))
+            if args.action == "clear-orphans":
+                cleared = state.clear_orphans()
+                print(f"pagelab: cleared {len(cleared)} thing(s) no journal explained" +
+                      "".join(f"\n  {c}" for c in cleared))
+                return 0
+            left = state.orphans()
+        if left:
+            print("pagelab: state that no journal explains (left by a run this journal does not know):" +
+                  "".join(f"\n  {o.what}" for o in left) +
+                  "\nnot starting a run on top of it; clear it with `pagelab state clear-orphans`", file=sys.stderr)
+            return 1
         return 0
     print(json.dumps(state.show(), indent=2))
     return 0
@@ -256,7 +268,7 @@ def parser() -> argparse.ArgumentParser:
     t.set_defaults(func=cmd_trial)
 
     st = sub.add_parser("state", help="show the paging state, or restore what a run changed")
-    st.add_argument("action", choices=["show", "restore", "recover"])
+    st.add_argument("action", choices=["show", "restore", "recover", "clear-orphans"])
     st.set_defaults(func=cmd_state)
 
     td = sub.add_parser("tidy", help="one Parquet table of an experiment's trials, checked")
