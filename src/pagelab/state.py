@@ -412,9 +412,12 @@ class State:
         entry = {"kind": "daemon", "cmd": cmd, "mountpoint": str(mountpoint) if mountpoint else None}
         # The pid is only known after the start: the intent, the start and the pid's line form
         # one held stretch, so a SIGTERM cannot leave a daemon that the journal does not name.
+        # Its own session: a signal to the run's process group (make stopped as a whole, ^C)
+        # does not reach it, so it cannot end (and detach its mount) under a loop device and
+        # swap that still use it; the undo ends it once they are gone.
         with self.held():
             self._change(entry, lambda: holder.append(
-                subprocess.Popen(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)))
+                subprocess.Popen(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, start_new_session=True)))
             proc = holder[0]
             started = _proc_starttime(proc.pid)
             self.journal.append({**entry, "kind": "daemon_pid", "pid": proc.pid, "starttime": started})
@@ -816,7 +819,7 @@ def _detach_loop(device: str, what: str) -> None:
     finally:
         os.close(fd)
     if not _poll(lambda: not loop_attached(device), LOOP_DETACH_WAIT_S, 0.02):
-        raise StateError(f"{device} ({what}) is still attached {LOOP_DETACH_WAIT_S:.0f} s after its detach; "
+        raise StateError(f"{device} ({what}) is still attached {LOOP_DETACH_WAIT_S:g} s after its detach; "
                          f"held by: {', '.join(_block_holders(device)) or 'nothing found'}")
 
 
@@ -901,9 +904,10 @@ def _loops_on(m: Mount) -> list[tuple[str, str]]:
 
 def _unmount(m: Mount, daemon: dict[str, Any] | None = None) -> None:
     """Unmount one mount: first what this module put on it (loop devices, swap), then the mount
-    itself; while it is busy, end its daemon (its file system then fails every request, so our
-    own programs reading it give up) and wait; never a lazy unmount, which would hide a file
-    system that is still in use."""
+    itself; while it is busy, kill its daemon (its file system then fails every request, so our
+    own programs reading it give up) and wait. Never a lazy unmount, which would hide a file
+    system that is still in use: SIGKILL, because a FUSE daemon ending cleanly detaches its
+    mount lazily (libfuse, as root)."""
     for dev, path in _loops_on(m):
         _detach_loop(dev, f"backing {path}")
     for s in active_swaps():
@@ -923,9 +927,9 @@ def _unmount(m: Mount, daemon: dict[str, Any] | None = None) -> None:
     if gone():
         return
     if daemon is not None:
-        _end_process(daemon)
+        _end_process(daemon, signal.SIGKILL)
     if not _poll(gone, UNMOUNT_WAIT_S, 0.05):
-        raise StateError(f"{m.mountpoint} ({m.fstype}) is still mounted {UNMOUNT_WAIT_S:.0f} s on; "
+        raise StateError(f"{m.mountpoint} ({m.fstype}) is still mounted {UNMOUNT_WAIT_S:g} s on; "
                          f"held by: {', '.join(_fs_holders(m)) or 'nothing found'}")
 
 
@@ -944,13 +948,13 @@ def _undo_daemon(e: dict[str, Any]) -> None:
             _unmount(m, e if e.get("pid") else None)
 
 
-def _end_process(e: dict[str, Any]) -> None:
+def _end_process(e: dict[str, Any], sig: int = signal.SIGTERM) -> None:
     """End the process the entry names (pid and start time, so never a later process that got
-    the same pid): SIGTERM, then SIGKILL after 5 s."""
+    the same pid): `sig`, then SIGKILL after 5 s."""
     pid, start = e["pid"], e.get("starttime")
     if start is None or _proc_starttime(pid) != start:
         return  # gone, or the pid now belongs to someone else
-    os.kill(pid, signal.SIGTERM)
+    os.kill(pid, sig)
 
     def gone() -> bool:
         _reap(pid)
@@ -1127,14 +1131,24 @@ def restore(journal: Journal | None = None, keep: int = 0) -> list[str]:
     """Undo every journaled change after the first `keep`, newest first; idempotent. Returns
     what was undone.
 
-    Only when every undo succeeded is the journal shortened (removed when keep is 0);
-    otherwise it stays for another try and StateError lists what failed and what holds it.
+    The journal shrinks as the undos succeed (each line goes once it and every newer one are
+    undone, so that it always holds what is left to undo, also after a kill during the
+    restore); the older lines are still undone after a failure, but the failed one and the
+    older ones stay for another try, and StateError lists what failed and what holds it.
     """
     journal = journal or Journal()
-    done, failed = _undo_all(list(reversed(journal.entries()[keep:])))
+    entries = journal.entries()
+    done, failed = [], []
+    for i in range(len(entries) - 1, keep - 1, -1):
+        ok, bad = _undo_all([entries[i]])
+        done += ok
+        failed += bad
+        if not failed:
+            journal.truncate(i)
     if failed:
         raise StateError("restore incomplete: " + "; ".join(failed))
-    journal.truncate(keep)
+    if keep == 0:
+        journal.clear()  # also a torn last line
     return done
 
 
