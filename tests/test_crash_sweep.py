@@ -42,11 +42,11 @@ pytestmark = [
 
 EXPERIMENTS = ("crystalmark", "pagein", "readyboost", "standby", "compression")
 PHASES = ("start", "setup", "measure", "teardown", "between")
-FRACTIONS = {"start": (0.3, 0.8), "setup": (0.5,), "measure": (0.2, 0.7), "teardown": (0.3,),
+FRACTIONS = {"start": (0.3, 0.8), "setup": (0.3, 0.7), "measure": (0.2, 0.45, 0.7), "teardown": (0.3,),
              "between": (0.2, 0.7)}
 SIGNALS = ("TERM", "KILL")
 POLL_S = 0.002
-RUN_LINES = 1  # the journal lines a run makes before its trials: its scratch files
+RUN_LINES = 2  # the journal lines a run makes before its trials: its process group, its scratch files
 NATIVE = REPO / "native" / "build"
 
 
@@ -121,8 +121,8 @@ def observe(sweep: Sweep, name: str, limit_s: float = 120.0) -> Timeline:
 
 
 def _timeline(samples: list[tuple[float, int]]) -> Timeline | None:
-    """The phases, once the samples reach the next trial's first change. The run's own line
-    (its scratch files, `State.scratch`) comes first; every trial's changes come above it."""
+    """The phases, once the samples reach the next trial's first change. The run's own lines
+    (`State.run_group`, `State.scratch`) come first; every trial's changes come above them."""
     base = RUN_LINES
 
     def first(since: int, cond: Callable[[int], bool]) -> int | None:
@@ -171,7 +171,6 @@ def machine() -> dict[str, object]:
 
 
 ANCHORS = {"start": "start", "setup": "rise", "measure": "top", "teardown": "fall", "between": "down"}
-SETTLED_S = 0.05  # a journal that has not grown for this long is measuring, not setting up
 
 
 @dataclass
@@ -194,12 +193,9 @@ class Watch:
         self.journal, self.base, self.top = journal, base, top
         self.events: dict[str, float] = {}
         self.n = self.peak = 0
-        self.grew = 0.0
 
     def poll(self, now: float) -> None:
         n = _journal_len(self.journal)
-        if n > self.n:
-            self.grew = now
         if n > self.base and "rise" not in self.events:
             self.events["rise"] = now
         if "rise" in self.events and self.top is not None and n >= self.top:
@@ -210,13 +206,12 @@ class Watch:
             self.events.setdefault("down", now)
         self.n, self.peak = n, max(self.peak, n)
 
-    def phase(self, now: float) -> str:
+    def phase(self) -> str:
         if "down" in self.events:
             return "between" if self.n <= self.base else "next setup"
-        if "fall" in self.events:
-            return "teardown"
-        if "rise" in self.events:
-            return "setup" if now - self.grew < SETTLED_S else "measure"
+        for event, phase in (("fall", "teardown"), ("top", "measure"), ("rise", "setup")):
+            if event in self.events:
+                return phase
         return "start"
 
 
@@ -237,7 +232,7 @@ def stop_once(sweep: Sweep, stop: Stop, base: int, top: int | None, before: dict
             stop.problems.append(f"the run ended ({p.poll()}) before the stop point")
             break
         time.sleep(POLL_S)
-    stop.landed = watch.phase(time.monotonic())
+    stop.landed = watch.phase() if top is not None else f"1st change +{stop.delay_s:g}s"
     p.send_signal(getattr(signal, "SIG" + stop.signal))
     try:
         _, err = p.communicate(timeout=180)
@@ -315,7 +310,8 @@ def run_stops(base: Path, plan: list[tuple[str, str, str, float]], explicit: boo
 
 def table(stops: list[Stop]) -> str:
     """Stops per experiment and phase (where they landed) and signal, with the leaks among them."""
-    landed = sorted({s.landed for s in stops}, key=lambda p: (PHASES + ("next setup",)).index(p))
+    order = PHASES + ("next setup",)
+    landed = sorted({s.landed for s in stops}, key=lambda p: (order.index(p) if p in order else len(order), p))
     lines = ["experiment   " + "".join(f"{p:>14}" for p in landed) + "     all  leaks"]
     for name in EXPERIMENTS:
         mine = [s for s in stops if s.experiment == name]

@@ -215,7 +215,7 @@ def test_scope_undoes_only_its_own_changes(journal):
         now = state.show()["knobs"]
         assert now["vm.swappiness"] == before["knobs"]["vm.swappiness"]
         assert now["vm.page-cluster"] == "1"
-        assert len(st.journal.entries()) == 1
+        assert [e["kind"] for e in st.journal.entries()] == ["run", "knob"]
     assert state.show() == before
 
 
@@ -503,4 +503,28 @@ def test_state_no_journal_explains_is_reported_and_cleared(journal, disk_tmp, na
         if group.exists():
             group.rmdir()
     assert state.orphans() == []
+    assert state.show() == before
+
+
+def test_programs_a_killed_run_started_are_ended_by_the_recovery(journal):
+    """A run's programs outlive its kill -9 (a test's iobench, a victim waiting for its go):
+    the run's process group (State.run_group) lets the recovery find and end them."""
+    code = ("import subprocess, time; from pagelab import state\n"
+            "with state.session() as st:\n"
+            "    child = subprocess.Popen(['sleep', '300'])\n"
+            "    print(child.pid, flush=True)\n"
+            "    time.sleep(60)\n")
+    before = state.show()
+    p = subprocess.Popen([sys.executable, "-c", code], stdout=subprocess.PIPE, text=True, env=dict(os.environ))
+    child = int(p.stdout.readline())
+    p.kill()
+    p.wait()
+    assert Path(f"/proc/{child}").exists()  # outlived its run
+    rec = subprocess.run([str(VENV_BIN / "pagelab"), "state", "recover"], capture_output=True, text=True,
+                         env=dict(os.environ), timeout=60)
+    assert rec.returncode == 0 and "run:" in rec.stdout, rec.stdout + rec.stderr
+    deadline = time.monotonic() + 5
+    while Path(f"/proc/{child}").exists() and state._proc_state(child) != "Z":
+        assert time.monotonic() < deadline, f"pid {child} still runs"
+        time.sleep(0.01)
     assert state.show() == before

@@ -421,6 +421,7 @@ class State:
             proc = holder[0]
             started = _proc_starttime(proc.pid)
             self.journal.append({**entry, "kind": "daemon_pid", "pid": proc.pid, "starttime": started})
+            _leave_run_group(self.journal, proc.pid)
         if ready is not None and not _poll(lambda: Path(ready).exists() or proc.poll() is not None, timeout, 0.01):
             raise StateError(f"{cmd[0]} not ready after {timeout:.0f} s")
         if ready is not None and not Path(ready).exists():
@@ -443,6 +444,25 @@ class State:
         path = Path(path).resolve()
         self._change({"kind": "workdir", "path": str(path)}, lambda: path.mkdir(parents=True, exist_ok=True))
         return path
+
+    def run_group(self) -> None:
+        """Put this process in a cgroup of its own (pagelab-run-PID, in the pids hierarchy, which
+        the memory and blkio groups of the trials do not touch): every program it starts from
+        now on is in it too, so a recovery after kill -9 finds and ends the ones that outlived
+        it (a test's iobench, a victim waiting for its go, a flood) before it undoes anything
+        they might hold. Daemons leave it: their own journal lines end them, after the loop
+        devices and swap that use them."""
+        base = CGROUP_ROOT / "pids" if (CGROUP_ROOT / "pids").is_dir() else CGROUP_ROOT
+        if not (base / "cgroup.procs").exists():
+            return  # no pids hierarchy to use
+        path = base / f"{CGROUP_PREFIX}-run-{os.getpid()}"
+
+        def act() -> None:
+            path.mkdir(exist_ok=True)
+            _write(path / "cgroup.procs", str(os.getpid()))
+
+        self._change({"kind": "run", "path": str(path), "pid": os.getpid(),
+                      "starttime": _proc_starttime(os.getpid())}, act)
 
     def scratch(self, directory: Path, prefix: str) -> None:
         """A run's scratch files: everything it makes in `directory` named `prefix`-* or
@@ -709,10 +729,19 @@ def _undo_zram(e: dict[str, Any]) -> None:
     if dev in active_swaps():
         _swap_off(dev)
     sysdir = Path("/sys/block") / e["device"]
-    if sysdir.exists() and (sysdir / "disksize").read_text().strip() != "0":
-        _write(sysdir / "reset", "1")
-        if (sysdir / "disksize").read_text().strip() != "0":
-            raise StateError(f"{dev} did not reset; held by: {', '.join(_block_holders(dev)) or 'nothing found'}")
+
+    def reset() -> bool:
+        if (sysdir / "disksize").read_text().strip() == "0":
+            return True
+        try:
+            _write(sysdir / "reset", "1")
+        except StateError:
+            return False  # busy: something still has it open
+        return (sysdir / "disksize").read_text().strip() == "0"
+
+    if sysdir.exists() and not _poll(reset, LOOP_DETACH_WAIT_S, 0.05):
+        raise StateError(f"{dev} did not reset in {LOOP_DETACH_WAIT_S:g} s; held by: "
+                         f"{', '.join(_block_holders(dev)) or 'nothing found'}")
 
 
 # -- loop devices ------------------------------------------------------------------------------
@@ -1015,15 +1044,9 @@ def _reap(pid: int) -> None:
 # -- cgroups -----------------------------------------------------------------------------------
 
 
-def _undo_cgroup(e: dict[str, Any]) -> None:
-    """Remove one of our pagelab-* cgroups. Its remaining tasks are this harness's programs
-    (hogs, victims, floods the trial put there, orphaned when the run was killed): they are
-    ended with SIGKILL, which also ends a wait on the group's OOM, then the group goes once its
-    charges have drained."""
-    path = Path(e["path"])
-    if not path.exists():
-        return
-
+def _end_tasks(path: Path) -> None:
+    """End every task of one of our cgroups but this process (which leaves it): SIGKILL, which
+    also ends a wait on the group's OOM; StateError naming any that will not go."""
     def tasks() -> list[int]:
         return [int(p) for p in (_read(path / "cgroup.procs") or "").split() if p.isdigit()]
 
@@ -1039,10 +1062,20 @@ def _undo_cgroup(e: dict[str, Any]) -> None:
             _reap(pid)
         return not tasks()
 
-    if not _poll(emptied, 10, 0.02):
+    if path.exists() and not _poll(emptied, 10, 0.02):
         raise StateError(f"cgroup {path} still holds tasks after SIGKILL: "
                          + ", ".join(f"pid {p} ({_read(Path(f'/proc/{p}/comm'))}, state {_proc_state(p)})"
                                      for p in tasks()))
+
+
+def _undo_cgroup(e: dict[str, Any]) -> None:
+    """Remove one of our pagelab-* cgroups. Its remaining tasks are this harness's programs
+    (hogs, victims, floods the trial put there, orphaned when the run was killed): they are
+    ended, then the group goes once its charges have drained."""
+    path = Path(e["path"])
+    if not path.exists():
+        return
+    _end_tasks(path)
 
     def removed() -> bool:
         try:
@@ -1055,6 +1088,13 @@ def _undo_cgroup(e: dict[str, Any]) -> None:
 
     if not _poll(removed, 5, 0.05):
         raise StateError(f"cannot remove cgroup {path} (empty of tasks; its kernel objects are still busy)")
+
+
+def _leave_run_group(journal: Journal, pid: int) -> None:
+    """Move a process (a daemon) from this run's group to the hierarchy's root."""
+    for e in journal.entries():
+        if e.get("kind") == "run" and Path(e["path"]).exists():
+            _write(Path(e["path"]).parent / "cgroup.procs", str(pid))
 
 
 # -- scratch -----------------------------------------------------------------------------------
@@ -1098,7 +1138,8 @@ def _undo_scratch(e: dict[str, Any]) -> None:
 UNDO: dict[str, Callable[[dict[str, Any]], None]] = {
     "knob": _undo_knob, "swapon": _undo_swapon, "file": _undo_file, "zram": _undo_zram,
     "loop": _undo_loop, "daemon": _undo_daemon, "daemon_pid": _undo_daemon_pid, "mount": _undo_mount,
-    "cgroup": _undo_cgroup, "workdir": _undo_workdir, "scratch": _undo_scratch, "action": lambda e: None,
+    "cgroup": _undo_cgroup, "run": _undo_cgroup, "workdir": _undo_workdir, "scratch": _undo_scratch,
+    "action": lambda e: None,
 }
 
 
@@ -1139,6 +1180,13 @@ def restore(journal: Journal | None = None, keep: int = 0) -> list[str]:
     journal = journal or Journal()
     entries = journal.entries()
     done, failed = [], []
+    for e in entries[keep:]:
+        if e.get("kind") == "run" and _proc_starttime(e["pid"]) != e["starttime"]:
+            # the run is gone: first end the programs that outlived it (they may hold a device)
+            try:
+                _end_tasks(Path(e["path"]))
+            except StateError as exc:
+                failed.append(f"{describe(e)}: {exc}")
     for i in range(len(entries) - 1, keep - 1, -1):
         ok, bad = _undo_all([entries[i]])
         done += ok
@@ -1210,6 +1258,7 @@ def _session(journal: Journal) -> Iterator[State]:
     try:
         with st.held():
             restore(journal)  # what a killed run left
+        st.run_group()
         _CURRENT = st
         yield st
         finished = True
@@ -1305,7 +1354,7 @@ def loops_backed_by(backing: str | None = None) -> list[str]:
 def cgroups() -> list[str]:
     """Cgroups this module makes (pagelab-*) that exist now."""
     found = set()
-    for base in ([CGROUP_ROOT / c for c in ("memory", "blkio")] + [CGROUP_ROOT]):
+    for base in ([CGROUP_ROOT / c for c in ("memory", "blkio", "pids")] + [CGROUP_ROOT]):
         if base.is_dir():
             found.update(str(p) for p in base.glob(f"{CGROUP_PREFIX}-*") if p.is_dir())
     return sorted(found)
@@ -1418,7 +1467,7 @@ def orphans(journal: Journal | None = None) -> list[Orphan]:
                                 {"kind": "mount", "mountpoint": m.mountpoint, "mount_id": m.mount_id, "fs": m.fs,
                                  "fstype": m.fstype}))
 
-    journaled_groups = {e["path"] for e in kinds.get("cgroup", [])}
+    journaled_groups = {e["path"] for e in kinds.get("cgroup", []) + kinds.get("run", [])}
     for path in cgroups():
         if path not in journaled_groups:
             found.append(Orphan(f"cgroup {path}", {"kind": "cgroup", "path": path}))
