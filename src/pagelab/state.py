@@ -126,7 +126,6 @@ def _run(cmd: list[str], check: bool = True) -> str:
 
 _LIBC = ctypes.CDLL(None, use_errno=True)
 SWAP_FLAG_PREFER, SWAP_FLAG_PRIO_MASK = 0x8000, 0x7FFF  # include/linux/swap.h
-MNT_DETACH = 2
 
 # include/uapi/linux/loop.h
 LOOP_CLR_FD, LOOP_GET_STATUS64, LOOP_CONFIGURE, LOOP_CTL_GET_FREE = 0x4C01, 0x4C05, 0x4C0A, 0x4C82
@@ -471,7 +470,7 @@ class State:
         directory = Path(directory).resolve()
         existing = sorted(p.name for p in _scratch_entries(directory, prefix))
         self._change({"kind": "scratch", "dir": str(directory), "prefix": prefix, "existing": existing},
-                     lambda: directory.mkdir(parents=True, exist_ok=True))
+                     lambda: None)  # the experiment makes its files; the line is what matters
 
     # -- cgroups ------------------------------------------------------------------------------
     def cgroup(self, name: str, memory_limit: int | None = None, memsw_limit: int | None = None,
