@@ -9,6 +9,8 @@
 #                          checks, no paper (a long profile an experiment at a time)
 #   make setup             only the set-up (Debian packages, venv, native tools)
 #   make bench             native tools against their peers, side by side (prints a table)
+#   make check-crash       the signal sweep: trials stopped by SIGTERM and SIGKILL at 100 points,
+#                          state and scratch checked after each (docs/reliability.md)
 #   make clean             remove results/ and build outputs (keeps the venv)
 SHELL := /bin/bash
 PYTHON ?= python3
@@ -29,7 +31,7 @@ PROFILE_FLAGS := $(if $(strip $(PROFILE)),--config profile=$(PROFILE))
 endif
 export PATH := $(BIN):$(PATH)
 
-.PHONY: all paper setup system venv native test bench clean distclean
+.PHONY: all paper setup system venv native test check-crash bench clean distclean
 
 all: paper
 
@@ -68,6 +70,12 @@ native:
 
 test: setup
 	$(VENV)/bin/pytest
+
+# `pagelab trial` of every experiment that changes state, stopped by SIGTERM and by SIGKILL at
+# 100 points spread over a trial's phases; after each stop the state and scratch are checked.
+# Too long for make test (which runs four of its stops): tests/test_crash_sweep.py.
+check-crash: setup
+	PAGELAB_CHECK_CRASH=1 $(VENV)/bin/pytest -s tests/test_crash_sweep.py -k sweep
 
 # The native tools against their peers (fio, cat, MAP_POPULATE), side by side in one run.
 bench: setup

@@ -3,7 +3,7 @@
   pagelab --version                                          the package's version
   pagelab config show [--configfile F] [--set KEY=VALUE ...] the effective configuration, as JSON
   pagelab trial EXPERIMENT --config JSON --output DIR         run or resume an experiment's trials
-  pagelab state show|restore|recover                          the paging state; undo what a run changed
+  pagelab state show|restore|recover|clear-orphans            the paging state; undo what a run changed
   pagelab compare A B [--format text|json|tex] [--noise X] [--output FILE]
                                                              two runs side by side
   pagelab record RESULTS MACHINE [--experiment NAME ...]     keep a finished run in data/recorded/
@@ -99,14 +99,26 @@ def cmd_state(args: argparse.Namespace) -> int:
             undone = state.restore()
         print(f"restored {len(undone)} change(s)" + (": " + ", ".join(undone) if undone else ""))
         return 0
-    if args.action == "recover":
+    if args.action in ("recover", "clear-orphans"):
         # What `make` runs first: a run that was killed (kill -9, power loss) left its journal;
-        # when no other run holds the state lock, undo it before anything else happens.
+        # when no other run holds the state lock, undo it before anything else happens. Then
+        # look for state that no journal explains: make refuses to run on top of it.
         with state.exclusive(wait=False):
             pending = state.Journal().entries()
             if pending:
                 undone = state.restore()
                 print(f"pagelab: restored {len(undone)} change(s) an interrupted run left: " + ", ".join(undone))
+            if args.action == "clear-orphans":
+                cleared = state.clear_orphans()
+                print(f"pagelab: cleared {len(cleared)} thing(s) no journal explained" +
+                      "".join(f"\n  {c}" for c in cleared))
+                return 0
+            left = state.orphans()
+        if left:
+            print("pagelab: state that no journal explains (left by a run this journal does not know):" +
+                  "".join(f"\n  {o.what}" for o in left) +
+                  "\nnot starting a run on top of it; clear it with `pagelab state clear-orphans`", file=sys.stderr)
+            return 1
         return 0
     print(json.dumps(state.show(), indent=2))
     return 0
@@ -410,9 +422,10 @@ def parser() -> argparse.ArgumentParser:
     t.set_defaults(func=cmd_trial)
 
     st = sub.add_parser("state", help="show the paging state; restore or recover what a run changed")
-    st.add_argument("action", choices=["show", "restore", "recover"],
+    st.add_argument("action", choices=["show", "restore", "recover", "clear-orphans"],
                     help="show: swap, zswap, zram, loop devices, FUSE mounts, knobs, cgroups as JSON; restore: undo "
-                         "the journaled changes; recover: restore only what an interrupted run left")
+                         "the journaled changes; recover: restore only what an interrupted run left, then refuse "
+                         "(exit 1) if state no journal explains is present; clear-orphans: remove that state")
     st.set_defaults(func=cmd_state)
 
     cp = sub.add_parser("compare", help="two runs side by side: medians, ratio B/A with CI, same/faster/slower")
