@@ -9,6 +9,8 @@
 #                          checks, no paper (a long profile an experiment at a time)
 #   make setup             only the set-up (Debian packages, venv, native tools)
 #   make bench             native tools against their peers, side by side (prints a table)
+#   make check-crash       the signal sweep: trials stopped by SIGTERM and SIGKILL at 100 points,
+#                          state and scratch checked after each (docs/reliability.md)
 #   make clean             remove results/ and build outputs (keeps the venv)
 SHELL := /bin/bash
 PYTHON ?= python3
@@ -18,7 +20,7 @@ STAMP := $(VENV)/.installed-from-lock
 PROFILE ?=
 SNAKEMAKE_FLAGS ?=
 EXPERIMENT ?=
-TARGETS := $(if $(strip $(EXPERIMENT)),$(foreach e,$(EXPERIMENT),results/$(e)/measurements.json results/$(e)/check.txt),results/paper.pdf)
+TARGETS := $(if $(strip $(EXPERIMENT)),$(foreach e,$(EXPERIMENT),results/$(e)/measurements.json results/$(e)/check.txt),results/paper.pdf results/index.html)
 # The recorded run that `make PROFILE=recorded` rebuilds the paper from (data/recorded/<this>).
 RECORDING ?= epyc-2c-linux6.18-virtio/quick
 # --config takes every following word as name=value, so it comes after the target.
@@ -29,13 +31,22 @@ PROFILE_FLAGS := $(if $(strip $(PROFILE)),--config profile=$(PROFILE))
 endif
 export PATH := $(BIN):$(PATH)
 
-.PHONY: all paper setup system venv native test bench clean distclean
+.PHONY: all paper setup system venv native test check-crash bench clean distclean
 
 all: paper
 
 paper: setup
 	bash workflow/scripts/run_pipeline.sh --workflow-profile workflow/profiles/default $(SNAKEMAKE_FLAGS) $(TARGETS) $(PROFILE_FLAGS)
-	@echo "make: $(TARGETS) up to date"
+ifeq ($(strip $(EXPERIMENT)),)
+	@printf '%s\n' "make: done." \
+	  "  the paper:    results/paper.pdf" \
+	  "  everything:   results/index.html (verdicts, comparison, each experiment's HTML and figure)" \
+	  "  logs:         results/logs/ (a trial run's progress: results/logs/<experiment>.log)"
+else
+	@printf '%s\n' "make: done ($(strip $(EXPERIMENT)); no paper)." \
+	  $(foreach e,$(EXPERIMENT),"  $(e):  results/$(e)/ (measurements.json, $(e).pdf, trials.csv)") \
+	  "  logs:         results/logs/"
+endif
 
 setup: system venv native
 
@@ -59,6 +70,12 @@ native:
 
 test: setup
 	$(VENV)/bin/pytest
+
+# `pagelab trial` of every experiment that changes state, stopped by SIGTERM and by SIGKILL at
+# 100 points spread over a trial's phases; after each stop the state and scratch are checked.
+# Too long for make test (which runs four of its stops): tests/test_crash_sweep.py.
+check-crash: setup
+	PAGELAB_CHECK_CRASH=1 $(VENV)/bin/pytest -s tests/test_crash_sweep.py -k sweep
 
 # The native tools against their peers (fio, cat, MAP_POPULATE), side by side in one run.
 bench: setup

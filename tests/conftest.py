@@ -13,6 +13,9 @@ import pytest
 
 REPO = Path(__file__).resolve().parents[1]
 VENV_BIN = REPO / ".venv" / "bin"
+# Trial runs inside the tests keep their progress lines (pagelab.progress) to their logs, off the
+# terminal pytest runs in; tests/test_progress.py turns them back on where it checks them.
+os.environ.setdefault("PAGELAB_PROGRESS", "none")
 
 
 @pytest.fixture(scope="session")
@@ -75,7 +78,8 @@ def copy_repo(dest: Path) -> Path:
 def add_toy_experiment(repo: Path) -> None:
     """Adds tests/toy's experiment to a copy of the repository by writing only what a new
     experiment is: its module (with its descriptor), its schema fragment and config block, its notebook,
-    its paper section and its claims rows. Nothing else is edited (issue 16)."""
+    its paper section and its claims rows. Nothing else is edited: adding an experiment
+    touches no other file (docs/adding-an-experiment.md)."""
     toy = REPO / "tests" / "toy"
     shutil.copy2(toy / "toy.py", repo / "src/pagelab/experiments/toy.py")
     shutil.copy2(toy / "toy.ipynb", repo / "notebooks/toy.ipynb")

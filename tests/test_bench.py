@@ -177,7 +177,8 @@ def test_cacheflood_bench_reads_the_set_below_the_page_cache_and_leaves_it_cold(
     before = read_bytes()
     bench.warm_below_the_guest(files)
     assert read_bytes() - before >= 16 << 20
-    done = subprocess.run([str(native_build / "residency"), *map(str, files)], capture_output=True,
+    done = subprocess.run([str(native_build / "residency"), "--output-format", "json", *map(str, files)],
+                          capture_output=True,
                           text=True, check=True)
     assert json.loads(done.stdout)["total"]["percent"] < 1.0
     bench.make_cold(files)   # raises if the set is still resident

@@ -35,7 +35,7 @@ def run(tool: Path, *args: object) -> subprocess.CompletedProcess[str]:
 
 
 def flood(cacheflood: Path, *args: object) -> dict:
-    done = run(cacheflood, *args)
+    done = run(cacheflood, *args, "--output-format", "json")
     assert done.returncode == 0, done.stderr
     assert done.stderr == ""
     return json.loads(done.stdout)  # the whole of stdout is the document
@@ -63,7 +63,7 @@ def drop_from_page_cache(paths: list[Path]) -> None:
 
 
 def resident_percent(residency: Path, paths: list[Path]) -> float:
-    done = run(residency, *paths)
+    done = run(residency, "--output-format", "json", *paths)
     assert done.returncode == 0, done.stderr
     return json.loads(done.stdout)["total"]["percent"]
 
@@ -114,7 +114,8 @@ def test_help_documents_every_option(cacheflood: Path) -> None:
     done = run(cacheflood, "--help")
     assert done.returncode == 0
     for option in ["--files", "--make-set", "--set-size", "--file-size", "--bytes", "--bs",
-                   "--order", "--fadvise", "--seed", "--cold", "--keep-set", "--output-format"]:
+                   "--order", "--fadvise", "--seed", "--cold", "--keep-set", "--output-format",
+                   "--output"]:
         assert f"\n  {option} " in done.stdout or f"\n  {option}\n" in done.stdout, option
     assert "Exit status" in done.stdout
 

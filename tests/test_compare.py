@@ -63,14 +63,20 @@ def test_cli_formats_and_errors(tmp_path, capsys):
     doc = json.loads(capsys.readouterr().out)
     assert doc["noise"] == 0.05 and any(r["word"] == "slower" for r in doc["rows"])
     assert main(["compare", str(tmp_path / "A"), str(tmp_path / "B"), "--format", "tex",
-                 "--out", str(tmp_path / "c.tex")]) == 0
+                 "--output", str(tmp_path / "c.tex")]) == 0
     assert "\\toprule" in (tmp_path / "c.tex").read_text()
+    assert (tmp_path / "c.pdf").read_bytes().startswith(b"%PDF") and (tmp_path / "c.png").stat().st_size > 0
     assert main(["compare", str(tmp_path / "A"), str(tmp_path / "B")]) == 0
     assert "slower" in capsys.readouterr().out
-    assert main(["compare", str(tmp_path / "A"), str(tmp_path / "nowhere")]) == 1
-    assert "not a directory" in capsys.readouterr().err
+    # bad input: exit 2, one line naming the directory
+    assert main(["compare", str(tmp_path / "A"), str(tmp_path / "nowhere")]) == 2
+    assert "nowhere: not a directory" in capsys.readouterr().err
     (tmp_path / "empty").mkdir()
-    assert main(["compare", str(tmp_path / "A"), str(tmp_path / "empty")]) == 1
+    assert main(["compare", str(tmp_path / "A"), str(tmp_path / "empty")]) == 2
+    assert "empty: holds no run" in capsys.readouterr().err
+    write_run(tmp_path / "C", rng)
+    (tmp_path / "C" / "toy").rename(tmp_path / "C" / "other")
+    assert main(["compare", str(tmp_path / "A"), str(tmp_path / "C")]) == 2
     assert "no experiment in common" in capsys.readouterr().err
 
 
@@ -87,3 +93,30 @@ def test_one_measurement_scaled_by_one_and_a_half_is_the_only_change_at_five_tri
     changed = [(r.configuration, r.metric, r.word) for r in rows if r.word != "same"]
     assert changed == [("arm=b", "null3", "different")]
     assert all(r.word == "same" for r in compare.compare(tmp_path / "A", tmp_path / "A"))
+
+
+def test_the_figure_shows_every_comparison_by_experiment_in_its_words_colour(tmp_path):
+    """One dot per comparison at its ratio, with its interval as a vertical line, in the
+    experiment's band, coloured by its word; the legend counts each word."""
+    import matplotlib
+
+    from pagelab import plots
+
+    rng = np.random.default_rng(7)
+    write_run(tmp_path / "A", rng)
+    write_run(tmp_path / "B", rng, scale_time=2.0, scale_rate=2.0, shift_count=500)
+    rows = compare.compare(tmp_path / "A", tmp_path / "B")
+    frame = compare.to_frame(rows)
+    fig = plots.ratios_by_experiment(frame, 0.05)
+    ax = fig.axes[0]
+    dots = [c for c in ax.collections if isinstance(c, matplotlib.collections.PathCollection)]
+    ys = sorted(float(y) for c in dots for y in c.get_offsets()[:, 1])
+    assert ys == pytest.approx(sorted(frame["ratio"]))
+    assert [t.get_text() for t in ax.get_xticklabels()] == ["toy"]
+    legend = {t.get_text() for t in ax.get_legend().get_texts()}
+    words = frame["word"].value_counts()
+    assert {f"{w} ({n})" for w, n in words.items()} <= legend
+    slower = [c for c in dots if c.get_label() == "slower"]
+    assert slower and all(y == pytest.approx(2.0, rel=0.05) for y in slower[0].get_offsets()[:, 1])
+    compare.write_figure(rows, tmp_path / "f.pdf")
+    assert (tmp_path / "f.pdf").read_bytes().startswith(b"%PDF") and (tmp_path / "f.png").stat().st_size > 0

@@ -1,6 +1,7 @@
 """Config validation: the defaults come from the schema, bad configs are refused naming the key,
 and Snakemake (the pipeline's own entry point) refuses them the same way."""
 
+import copy
 import re
 import subprocess
 
@@ -169,3 +170,49 @@ def test_snakemake_refuses_bad_config_naming_the_key(repo, env, tmp_path, bad, k
     out = _snakemake(repo, env, "--configfile", str(p))
     assert out.returncode != 0
     assert key in out.stdout + out.stderr
+
+
+@pytest.mark.parametrize("profile", ["quick", "full", "seed"])
+def test_a_resolved_block_passes_check_block_unchanged(profile):
+    """What the pipeline writes to results/<name>/config.json is what `pagelab trial` runs:
+    checking it adds nothing, so its hash (and a resumed run's finished trials) stays."""
+    cfg = config.load(overrides={"profile": profile})
+    for exp in config.experiments():
+        block = {**cfg[exp], "scratch_dir": "scratch"}
+        checked = config.check_block(exp, copy.deepcopy(block), machine=False)
+        assert checked == block, exp
+        assert config.config_hash(checked) == config.config_hash(block)
+
+
+def test_check_block_fills_defaults_and_names_keys_as_the_block_spells_them():
+    b = config.check_block("seekmodel", {"profile": "full", "devices": ["own"]}, machine=False)
+    assert b["file_size"] == "4G" and b["repetitions"]["n_min"] == 10 and b["devices"] == ["own"]
+    with pytest.raises(config.ConfigError, match=r"^x.json: repetitions.n_min: 6 is fewer than the 10"):
+        config.check_block("seekmodel", {"profile": "full", "repetitions": {"n_min": 6, "n_max": 10, "ci_pct": 5}},
+                           source="x.json")
+    with pytest.raises(config.ConfigError, match=r"^x.json: trials: unknown key"):  # the key repetitions replaced
+        config.check_block("seekmodel", {"profile": "quick", "trials": 5}, source="x.json")
+    with pytest.raises(config.ConfigError, match=r"^x.json: devices: no device profile 'tape'"):
+        config.check_block("seekmodel", {"devices": ["tape"]}, source="x.json")
+    with pytest.raises(config.ConfigError, match=r"no experiment named 'seekmode' \(the experiments: .*seekmodel"):
+        config.check_block("seekmode", {})
+
+
+@pytest.mark.parametrize(("value", "ok"), [("1T", True), (1 << 40, True), ("1025G", False), ("2T", False),
+                                           ("0", False), (0, False), ("1", True)])
+def test_a_size_is_from_one_byte_to_its_ceiling(value, ok):
+    raw = {"seekmodel": {"quick": {"file_size": value}}}
+    if ok:
+        config.validate(raw)
+    else:
+        with pytest.raises(config.ConfigError, match=r"^seekmodel.quick.file_size: "):
+            config.validate(raw)
+
+
+@pytest.mark.parametrize("profile", ["quick", "full", "seed"])
+def test_every_recording_in_the_repository_is_whole_and_validates(profile):
+    from pagelab import recording
+
+    rec = recording.recorded_dir() / "epyc-2c-linux6.18-virtio" / profile
+    blocks = recording.check_run(rec, config.experiments(), recording.REQUIRED)
+    assert all(b["profile"] == profile for b in blocks.values())

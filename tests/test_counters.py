@@ -80,8 +80,11 @@ def test_a_vanished_source_reads_empty():
 
 def test_free_page_reporting_counts_memory_handed_back_to_the_hypervisor():
     """Where the VM has free page reporting, every snapshot has its count, and the count moves
-    when memory is freed: 1.5 GiB touched and freed by a child was reported here in passes
-    every 2 s (236 MiB in the first). The bench's hold (test_bench) is judged by this counter
+    when memory is freed. The kernel reports only free blocks of pageblock size (2 MiB), in
+    passes every 2 s, so how much of 1.5 GiB touched and freed by a child is reported depends
+    on the fragmentation earlier work left: 236 MiB in the first pass on an idle machine, 0-24 MiB
+    in a 12 s window after the state tests. The test asks for one pageblock and frees the memory
+    again every 10 s, up to a minute. The bench's hold (test_bench) is judged by this counter
     standing still."""
     c = counters.Counters()
     if "page_reporting" not in c.sources:
@@ -93,10 +96,13 @@ def test_free_page_reporting_counts_memory_handed_back_to_the_hypervisor():
         pytest.skip(f"this VM reports only pages free for {wait_ms} ms (min_free_ms)")
     start = counters.page_reporting()["reported_kib"]
     assert start > 0  # since boot
-    touch_and_free(1536)
-    deadline = time.monotonic() + 15 + wait_ms / 1000
-    while (moved := counters.page_reporting()["reported_kib"] - start) < 32 << 10:
-        assert time.monotonic() < deadline, f"only {moved / 1024:.0f} MiB reported"
+    deadline = time.monotonic() + 60 + wait_ms / 1000
+    next_free = 0.0
+    while (moved := counters.page_reporting()["reported_kib"] - start) < 2 << 10:
+        assert time.monotonic() < deadline, f"only {moved / 1024:.0f} MiB reported in a minute"
+        if time.monotonic() >= next_free:
+            touch_and_free(1536)
+            next_free = time.monotonic() + 10
         time.sleep(0.2)
 
 

@@ -1,11 +1,12 @@
 """iobench crystalmark (native/iobench/crystalmark.c): the CrystalMark 2004R2 disk sequence of
-seed 003 (NOTES.md section 2) checked IO by IO from --trace, its report, file reuse with
+seed 003 (refs.bib: seed003) checked IO by IO from --trace, its report, file reuse with
 --keep-file, and the seed's warning made real: a reused, cached file inflates Random Read 64K."""
 
 from __future__ import annotations
 
 import itertools
 import json
+import math
 import os
 import signal
 import statistics
@@ -41,7 +42,7 @@ def crystalmark(iobench: Path, *args: object, timeout: float = 120) -> subproces
 
 
 def report(iobench: Path, *args: object) -> dict:
-    done = crystalmark(iobench, *args)
+    done = crystalmark(iobench, *args, "--output-format", "json")
     assert done.returncode == 0, done.stderr
     assert done.stderr == ""
     return json.loads(done.stdout)  # all of stdout is the document
@@ -200,6 +201,7 @@ def test_normal_output_is_a_table(iobench: Path, disk_tmp: Path) -> None:
         (["--output-format", "xml"], "--output-format"),
         (["--nope"], "'--nope'"),
         (["--keep", "x"], "'--keep'"),
+        (["--tests", "seq_read,rand_read_65k"], "--tests: no test 'rand_read_65k'"),
     ],
 )
 def test_bad_usage_exits_2_naming_the_problem(
@@ -244,10 +246,12 @@ def test_bad_places_are_usage_errors(iobench: Path, disk_tmp: Path) -> None:
 
 
 def test_interrupted_run_removes_its_file(iobench: Path, disk_tmp: Path) -> None:
+    """SIGINT midway: exit 1, and neither the test file nor the --output report (nor its
+    temporary file) is left."""
     data = disk_tmp / "interrupted.dat"
     proc = subprocess.Popen([str(iobench), "crystalmark", "--file", str(data), "--size", "32M",
-                             "--sets", "100"], stdout=subprocess.PIPE, stderr=subprocess.PIPE,
-                            text=True)
+                             "--sets", "100", "--output", str(disk_tmp / "report.txt")],
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
     try:
         deadline = time.monotonic() + 10
         while not data.exists() and time.monotonic() < deadline:
@@ -261,7 +265,7 @@ def test_interrupted_run_removes_its_file(iobench: Path, disk_tmp: Path) -> None
             proc.wait()
     assert proc.returncode == 1, err
     assert "interrupted" in err and out == ""
-    assert not data.exists()
+    assert list(disk_tmp.iterdir()) == []
 
 
 def test_crystalmark_validity_and_the_reuse_sentence_follow_the_data():
@@ -352,3 +356,148 @@ def test_the_hdd_arms_model_curve_comes_from_simdisk_model(native_build: Path, t
     # no hdd arm, no curve
     cm._finish({**cfg, "arms": ["direct"]}, tmp_path / "none")
     assert experiment.read_json(tmp_path / "none", "modelled.json") is None
+
+
+def test_each_phase_as_its_own_run_is_the_whole_sequence(iobench: Path, disk_tmp: Path) -> None:
+    """CrystalMark reopens the file for every test, so the six tests run one at a time with
+    --tests on a kept file issue the same IO, offset for offset, as one run of the sequence (the
+    first phase creates and fills the file); each report holds its own test only."""
+    whole, parts = disk_tmp / "whole.dat", disk_tmp / "parts.dat"
+    report(iobench, "--file", whole, "--size", "8M", "--sets", 2, "--seed", 9, "--keep-file",
+           "--trace", disk_tmp / "whole.trace")
+    phased = []
+    for name, *_ in SEQUENCE:
+        log = disk_tmp / f"{name}.trace"
+        one = report(iobench, "--file", parts, "--size", "8M", "--sets", 2, "--seed", 9, "--keep-file",
+                     "--tests", name, "--trace", log)
+        assert [t["name"] for t in one["tests"]] == [name]
+        assert one["file"]["state"] == ("new" if name == "seq_read" else "reused")
+        phased += trace(log)
+    assert [r[:5] for r in phased] == [r[:5] for r in trace(disk_tmp / "whole.trace")]
+    done = crystalmark(iobench, "--file", disk_tmp / "n.dat", "--size", "4M", "--sets", 1, "--tests",
+                       "rand_read_64k,seq_read", "--output-format", "normal")
+    assert done.returncode == 0 and done.stdout.index("Sequential Read") < done.stdout.index("Random Read 64K")
+    assert "Sequential Write" not in done.stdout
+
+
+def _tier_frame():
+    """Two trials of each tier arm whose counters say: the reused tier starts with 30000 of the
+    file's 32768 blocks, Sequential Write offers 32768 copies, drops 24000 and invalidates as
+    many; Random Read 64K makes 1000 reads, 250 of them from the stick."""
+    import pandas as pd
+
+    from pagelab.experiments import crystalmark as cm
+
+    rows = []
+    for arm, start in (("tiered", 0.0), ("tiered_reused", 30000.0)):
+        for _ in range(2):
+            counters = dict.fromkeys(cm.TIER_COUNTERS, 0.0)
+            r = {"arm": arm, "order": len(rows), "file_blocks": 32768.0}
+            held = start
+            for phase in cm.PHASES:
+                if phase == "seq_write":
+                    counters["copies_offered"] += 32768
+                    counters["copies_dropped"] += 24000
+                    counters["invalidations"] += 24000
+                    held = max(held - 24000, 0) + 8768
+                if phase == "rand_read_64k":
+                    counters["hits"] += 250
+                    counters["misses"] += 750
+                counters["cache_blocks"] = held
+                r.update({f"tier_{phase}_{c}": v for c, v in counters.items()})
+            rows.append(r)
+    return pd.DataFrame(rows)
+
+
+def test_the_tier_phases_and_their_sentence_follow_the_counters() -> None:
+    from pagelab.experiments import crystalmark as cm
+
+    ph = cm.tier_phases(_tier_frame()).set_index(["arm", "phase"])
+    reused = ph.loc["tiered_reused"]
+    assert reused.loc["start", "held"] == 30000 and reused.loc["seq_write", "offered"] == 32768
+    assert reused.loc["seq_write", "dropped"] == 24000 and reused.loc["seq_write", "invalidated"] == 24000
+    assert reused.loc["seq_write", "held"] == 14768 and reused.loc["rand_read_64k", "hit_share"] == 0.25
+    assert reused.loc["seq_read", "offered"] == 0 and reused.loc["seq_write", "hit_share"] != reused.loc[
+        "seq_write", "hit_share"]  # no reads in a write phase: NaN
+    text = cm.phase_sentence(cm.tier_phases(_tier_frame()))
+    assert "held 91.6\\,\\% of the test file's blocks before the sequence and 45.1\\,\\% after" in text
+    assert "offered 32768 copies to the stick, dropped 24000 and invalidated 24000" in text
+    assert "served 25.0\\,\\% of that test's reads" in text
+    old = _tier_frame()
+    old = old.drop(columns=[c for c in old.columns if c.startswith("tier_")]).assign(tier_start_cache_blocks=math.nan)
+    assert "not recorded phase by phase" in cm.phase_sentence(cm.tier_phases(old))
+    table = cm.phase_table(cm.tier_phases(_tier_frame()))
+    assert list(table["After"][:2]) == ["(start)", "Seq Read"] and len(table) == 14
+
+
+def test_seed_003s_stick_and_the_tiers_model(native_build: Path, tmp_path: Path, monkeypatch) -> None:
+    """The stick of seed 003 passes ReadyBoost's device test (simdisk qualify), as the seed's stick
+    did; the tier's model with every read a hit, on that stick, falls as the stick's assumed
+    access time grows, gives the profile's own figure at its own latency, and the most latency the
+    device test admits at 27 MB/s is 4096/2.5e6 - 4096/27e6 s."""
+    from pagelab import config, devices, experiment
+    from pagelab.experiments import crystalmark as cm
+
+    done = subprocess.run([str(native_build / "simdisk"), "qualify", "--profile", "picoturbo-2006", "--profile-dir",
+                           str(devices.profiles_dir())], capture_output=True, text=True)
+    assert done.returncode == 0 and "qualifies for ReadyBoost" in done.stdout, done.stdout + done.stderr
+    cfg = config.load(overrides={"profile": "quick"})["crystalmark"]
+    assert cm.tier_stick(cfg) == "picoturbo-2006" and devices.profile_value("picoturbo-2006", "read_rate_mb_s") == 27
+    monkeypatch.setattr(cm, "usable_arms", lambda cfg: (list(cfg["arms"]), None))  # analytic: no root needed
+    cm._finish(cfg, tmp_path)
+    tier = experiment.read_json(tmp_path, "modelled.json")["tier"]
+    by = [tier["hit_mbps_by_latency_ms"][str(ms)] for ms in cm.LATENCY_RANGE_MS]
+    assert all(a > b for a, b in itertools.pairwise(by)), by
+    assert tier["hit_mbps"] == pytest.approx(tier["hit_mbps_by_latency_ms"]["0.8"])
+    # 64 KiB / 1.5 at 27 MB/s plus 0.8 ms: the flash model's own arithmetic
+    assert tier["hit_mbps"] == pytest.approx(65536 / (0.8e-3 + 65536 / 1.5 / 27e6) / 1e6, rel=1e-3)
+    assert tier["qualify_max_latency_ms"] == pytest.approx((4096 / 2.5e6 - 4096 / 27e6) * 1e3)
+    import pandas as pd
+
+    summary = pd.DataFrame([{"arm": "tiered", "test": "seq_write", "n": 5, "mbps": 45.0, "lo": 44.0, "hi": 46.0}])
+    text = cm.tier_model_sentence({"tier": tier}, summary)
+    assert "picoturbo-2006" in text and "can take at most 16.7--50.0\\,\\% of the copies" in text
+
+
+@pytest.fixture
+def journal(tmp_path, monkeypatch):
+    from pagelab import state
+
+    monkeypatch.setenv("PAGELAB_JOURNAL", str(tmp_path / "journal.jsonl"))
+    yield
+    state.restore()
+
+
+@pytest.mark.skipif(os.geteuid() != 0 or not os.path.exists("/dev/fuse"), reason="needs root and FUSE")
+def test_a_tier_trial_reads_the_tiers_counters_after_every_phase(journal, disk_tmp: Path, native_build: Path) -> None:
+    """One trial of the fresh-tier arm on a small emulated disk: six iobench runs, one per test,
+    and the tier's counters before the first and after each: the tier starts empty, the reads
+    count in the read phases only, Sequential Write offers a copy of every whole block it wrote,
+    and nothing stays mounted."""
+    from pagelab import config, state, trials
+    from pagelab.experiments import crystalmark as cm
+
+    cfg = {**config.load(overrides={"profile": "quick"})["crystalmark"], "size": "16M", "sets": 1,
+           "set_time": "0.05s"}
+    before = state.show()
+    with state.session() as st:
+        r = cm.run_trial(st, cfg, trials.Trial("t1", {"arm": "tiered"}, 0, 7), disk_tmp)
+    assert state.show() == before
+    assert [c[-2:] for c in r["command"]] == [["--tests", t] for t in cm.TESTS]
+    assert cm.validity({"arm": "tiered"}, r) is None and r["tier_start_cache_blocks"] == 0
+    for c in cm.TIER_COUNTERS[1:7]:  # cumulative counters never fall from phase to phase
+        values = [r[f"tier_{p}_{c}"] for p in cm.PHASES]
+        assert values == sorted(values), (c, values)
+
+    def delta(phase: str, counter: str) -> float:
+        prev = cm.PHASES[cm.PHASES.index(phase) - 1]
+        return r[f"tier_{phase}_{counter}"] - r[f"tier_{prev}_{counter}"]
+
+    def reads(phase: str) -> float:
+        return delta(phase, "hits") + delta(phase, "partial_hits") + delta(phase, "misses")
+
+    assert all(reads(t) > 0 for t in ("seq_read", "rand_read_512k", "rand_read_64k"))
+    assert all(reads(t) == 0 for t in ("seq_write", "rand_write_512k", "rand_write_64k"))
+    written = r["seq_write_best_mbps"] * 0.05e6 / 4096  # at least the best set's blocks
+    assert delta("seq_write", "copies_offered") >= written * 0.5, (delta("seq_write", "copies_offered"), written)
+    assert all(r[f"{t}_best_mbps"] > 0 for t in cm.TESTS)

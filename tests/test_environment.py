@@ -71,3 +71,72 @@ def test_every_lock_entry_is_hashed():
     lock = (REPO / "requirements.lock").read_text()
     entries = re.findall(r"^[A-Za-z0-9_.-]+==\S+(?: \\\n(?:\s+--hash=sha256:[0-9a-f]{64}(?: \\)?\n)+)?", lock, re.M)
     assert entries and all("--hash=sha256:" in e for e in entries)
+
+
+DEV_TOOLS = {"pytest", "ruff"}
+BUILD_ONLY = {"setuptools"}
+
+
+def pyproject() -> dict:
+    import tomllib
+
+    return tomllib.loads((REPO / "pyproject.toml").read_text())["project"]
+
+
+def _requirement(spec: str) -> tuple[str, str]:
+    name, _, version = spec.partition(">=")
+    return name.strip().lower(), version.strip()
+
+
+def pyproject_problems(project: dict, lock_text: str, in_text: str) -> list[str]:
+    """pyproject's runtime dependencies are requirements.in less the test, lint and build tools,
+    its `dev` extra is the test and lint tools, each at least the locked version."""
+    lock = lock_versions(lock_text)
+    top = {ln.split("#")[0].strip().lower() for ln in in_text.splitlines()} - {""}
+    declared = dict(_requirement(s) for s in project.get("dependencies", []))
+    dev = dict(_requirement(s) for s in project.get("optional-dependencies", {}).get("dev", []))
+    problems = [f"{n}: in requirements.in, not in pyproject's dependencies"
+                for n in sorted(top - DEV_TOOLS - BUILD_ONLY - set(declared))]
+    problems += [f"{n}: a dependency in pyproject, not in requirements.in" for n in sorted(set(declared) - top)]
+    problems += [f"{n}: a runtime dependency in pyproject, but it is a dev tool"
+                 for n in sorted(set(declared) & DEV_TOOLS)]
+    if set(dev) != DEV_TOOLS:
+        problems.append(f"dev extra: {sorted(dev)}, expected {sorted(DEV_TOOLS)}")
+    for name, version in {**declared, **dev}.items():
+        if name in lock and version != lock[name]:
+            problems.append(f"{name}: pyproject says >={version}, the lock has {lock[name]}")
+    return problems
+
+
+def test_pyproject_declares_the_runtime_dependencies_and_a_dev_extra():
+    _, lock, req = _texts()
+    assert pyproject_problems(pyproject(), lock, req) == []
+    dropped = {**pyproject(), "dependencies": [d for d in pyproject()["dependencies"] if not d.startswith("scipy")]}
+    assert any("scipy" in p for p in pyproject_problems(dropped, lock, req))
+    as_runtime = {**pyproject(), "dependencies": [*pyproject()["dependencies"], "pytest>=9"]}
+    assert any("dev tool" in p for p in pyproject_problems(as_runtime, lock, req))
+
+
+def test_every_third_party_import_of_the_package_is_a_declared_dependency():
+    """What `pip install .` brings is enough to import every module of pagelab: each top-level
+    import of src/pagelab that is not the standard library or pagelab itself belongs to a
+    distribution pyproject declares (or to one of theirs, as matplotlib's)."""
+    import ast
+    import importlib.metadata as md
+    import sys
+
+    declared = {_requirement(s)[0] for s in pyproject()["dependencies"]}
+    provided = md.packages_distributions()
+    missing = set()
+    for path in (REPO / "src" / "pagelab").rglob("*.py"):
+        for node in ast.walk(ast.parse(path.read_text())):
+            names = [a.name for a in node.names] if isinstance(node, ast.Import) else \
+                [node.module] if isinstance(node, ast.ImportFrom) and node.module and not node.level else []
+            for name in names:
+                top = name.split(".")[0]
+                if top in sys.stdlib_module_names or top == "pagelab":
+                    continue
+                dists = {d.lower() for d in provided.get(top, [])}
+                if not dists & declared:
+                    missing.add(f"{top} ({path.relative_to(REPO)}; from {sorted(dists) or 'nothing installed'})")
+    assert not missing, sorted(missing)

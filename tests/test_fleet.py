@@ -1,4 +1,4 @@
-"""The fleet (issue 15): the experiment matrix on several hosts through Snakemake's
+"""The fleet (docs/fleet.md): the experiment matrix on several hosts through Snakemake's
 cluster-generic executor, one measurement job per host at a time, merged into one table.
 
 Three fake hosts run a light seekmodel and a light crystalmark each, through the real executor
@@ -50,14 +50,15 @@ FAKE = ["--cluster-generic-submit-cmd", "tests/fleet/submit.sh {resources.host}"
         "--seconds-between-status-checks", "1", "--latency-wait", "5"]
 
 
-def fleet_repo(base: Path) -> Path:
-    """A fresh copy of the repository with the native tools built and the light fleet config."""
+def fleet_repo(base: Path, block: str = FLEET_BLOCK) -> Path:
+    """A fresh copy of the repository with the native tools built and a light fleet config
+    (`block`, the fleet: section)."""
     shutil.rmtree(base, ignore_errors=True)
     repo = copy_repo(base / "repo")
     shutil.copytree(build_native(), repo / "native" / "build")  # newer than the sources: not rebuilt
     cfg = repo / "config" / "config.yaml"
     text = cfg.read_text()
-    cfg.write_text(text[: text.index("\nfleet:")] + FLEET_BLOCK)
+    cfg.write_text(text[: text.index("\nfleet:")] + block)
     (repo / "locks").mkdir()
     return repo
 

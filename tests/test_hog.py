@@ -31,7 +31,7 @@ def run_hog(hog: Path, *args: object, timeout: float = 120) -> subprocess.Comple
 
 
 def hog_json(hog: Path, *args: object) -> dict:
-    done = run_hog(hog, *args, "--json")
+    done = run_hog(hog, *args, "--output-format", "json")
     assert done.returncode == 0, done.stderr
     assert done.stderr == ""
     return json.loads(done.stdout)  # the whole of stdout must be the document
@@ -101,8 +101,8 @@ def test_help_lists_commands_and_options(hog: Path) -> None:
     assert done.returncode == 0
     assert done.stdout.startswith("usage: hog victim --size S")
     for option in ["--size", "--fill", "--seed", "--touch", "--ready", "--go", "--go-signal",
-                   "--timeout", "--trim", "--order", "--verify", "--force", "--json",
-                   "--output-format"]:
+                   "--timeout", "--trim", "--order", "--verify", "--force", "--output-format",
+                   "--output"]:
         assert f"\n  {option} " in done.stdout or f"\n  {option}\n" in done.stdout, option
 
 
@@ -120,7 +120,8 @@ def test_help_lists_commands_and_options(hog: Path) -> None:
     (["victim", "--size", "4M", "--timeout", "1s"], "--timeout needs --go or --go-signal"),
     (["run", "--size", "4M", "--repeat", "0"], "--repeat must be from 1"),
     (["populate", "--size", "4M", "--repeat", "0"], "--repeat must be from 1 to 16777216"),
-    (["run", "--size", "4M", "--json", "--output-format", "normal"], "contradict"),
+    (["run", "--size", "4M", "--json"], "unknown option '--json'"),
+    (["run", "--size", "4M", "--output", "/nonexistent/run.json"], "--output /nonexistent/run.json: No such file"),
     (["populate", "--size", "4M", "--method", "touch"], "--method: 'touch' is not one of"),
     (["run"], "missing --size"),
     (["run", "--size", "4M", "--parties", "2"], "--parties 2 needs --barrier FILE"),
@@ -165,7 +166,7 @@ def test_run_barrier_holds_each_round_until_every_hog_has_written_it(hog: Path, 
     hardly at all), and round 2 then starts together."""
     barrier = tmp_path / "barrier"
     cmd = [str(hog), "run", "--size", "8M", "--repeat", "2", "--fill", "zero", "--barrier", str(barrier),
-           "--parties", "2", "--json"]
+           "--parties", "2", "--output-format", "json"]
     first = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
     time.sleep(0.5)
     second = subprocess.run(cmd, capture_output=True, text=True, timeout=60)
@@ -223,7 +224,8 @@ def test_touch_auto_prefaults_while_the_cgroup_has_room(hog: Path) -> None:
     limit, size = 256 * MiB, 240 * MiB
     with state.session() as st:
         cg = st.cgroup("hogtouch", memory_limit=limit, on_oom="kill")
-        done = subprocess.run([str(hog), "run", "--size", str(size), "--fill", "zero", "--json"],
+        done = subprocess.run([str(hog), "run", "--size", str(size), "--fill", "zero", "--output-format",
+                               "json"],
                               capture_output=True, text=True, timeout=60, preexec_fn=cg.preexec())
     assert done.returncode == 0, done.stderr
     r = json.loads(done.stdout)["rounds"][0]
@@ -307,7 +309,7 @@ def test_victim_ready_go_pageout_retouch_verifies_clean(hog: Path, disk_tmp: Pat
     pages = size // PAGE
     go = disk_tmp / "go"
     with victim(hog, disk_tmp, "--size", size, "--fill", "ratio:0.5", "--go", go,
-                "--trim", "pageout", "--order", "random", "--verify", "--json") as (proc, ready):
+                "--trim", "pageout", "--order", "random", "--verify", "--output-format", "json") as (proc, ready):
         assert ready["pid"] == proc.pid
         assert ready["size"] == size and ready["page_size"] == PAGE and ready["pages"] == pages
         assert ready["address"] % PAGE == 0 and hex(ready["address"]) == ready["address_hex"]
@@ -368,7 +370,7 @@ def test_verify_catches_planted_corruption(hog: Path, disk_tmp: Path, fill: str)
     size = 16 * MiB
     go = disk_tmp / "go"
     with victim(hog, disk_tmp, "--size", size, "--fill", fill, "--go", go, "--verify",
-                "--json") as (proc, ready):
+                "--output-format", "json") as (proc, ready):
         # Flip bytes in pages 7 and 300 (offsets inside each page: 100 and the last byte).
         for page, offset in [(7, 100), (300, PAGE - 1)]:
             at = ready["address"] + page * PAGE + offset

@@ -64,7 +64,7 @@ def job(iobench: Path, *args: object) -> subprocess.CompletedProcess[str]:
 
 
 def job_json(iobench: Path, *args: object) -> dict:
-    done = job(iobench, *args)
+    done = job(iobench, *args, "--output-format", "json")
     assert done.returncode == 0, done.stderr
     assert done.stderr == ""
     return json.loads(done.stdout)  # the whole of stdout must be the document
@@ -79,7 +79,7 @@ def test_help_lists_every_option(iobench: Path) -> None:
     assert done.returncode == 0
     assert done.stdout.startswith("usage: iobench job --file F")
     for option in ["--file", "--rw", "--bs", "--direct", "--size", "--runtime", "--count",
-                   "--ramp", "--seed", "--span", "--offset", "--lat-log", "--output-format",
+                   "--ramp", "--seed", "--span", "--offset", "--lat-log", "--output-format", "--output",
                    "--name", "--engine", "--qd", "--keep-cache", "--data-file", "--iomem"]:
         assert f"\n  {option} " in done.stdout or f"\n  {option}\n" in done.stdout, option
 
@@ -394,7 +394,7 @@ def test_mmaphuge_reads_into_huge_pages(iobench: Path, data_file: Path) -> None:
         free = huge_pages()["HugePages_Free"]
         proc = subprocess.Popen([str(iobench), "job", "--file", str(data_file), "--rw", "read",
                                  "--bs", "1M", "--direct", "--runtime", "1500ms", "--iomem",
-                                 "mmaphuge"], stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                                 "mmaphuge", "--output-format", "json"], stdout=subprocess.PIPE, stderr=subprocess.PIPE,
                                 text=True)
         in_use = 0
         while proc.poll() is None:

@@ -58,7 +58,7 @@ def test_hogs_wait_for_the_slow_disk_and_finish(journal, disk_tmp):
     """Two hogs of 64 MiB side by side in a 96 MiB group, six rounds, swap on the emulated
     5400 rpm disk (~50 MB/s): reclaim cannot keep up with their allocation. With the kernel's
     OOM killer (on_oom="kill") one hog was killed in each of 4 runs on the reference machine
-    (as in the full profile's readyboost, issue 13); here they wait for page-outs and every
+    (as in the full profile's readyboost); here they wait for page-outs and every
     round of both completes with no task killed. In such a group hog faults its pages in one
     by one (a failed MADV_POPULATE_WRITE there is a SIGSEGV, not ENOMEM, on Linux 6.18)."""
     with state.session() as st:

@@ -24,7 +24,7 @@ def built(tmp_path_factory, env):
     base = REPO / ".pytest-scratch" / f"pipeline-{tmp_path_factory.getbasetemp().name}"
     shutil.rmtree(base, ignore_errors=True)
     repo = copy_repo(base / "repo")
-    add_toy_experiment(repo)  # a new experiment, five files: it must reach the paper by its name alone
+    add_toy_experiment(repo)  # a new experiment, six files: it must reach the paper by its name alone
     from pagelab import state
 
     before = state.show()
@@ -32,7 +32,7 @@ def built(tmp_path_factory, env):
     # experiment exists only in the copy
     copy_env = {**env, "PYTHONPATH": str(repo / "src")}
     out = subprocess.run(
-        ["snakemake", "--workflow-profile", "workflow/profiles/default", "results/paper.pdf"],
+        ["snakemake", "--workflow-profile", "workflow/profiles/default", "results/paper.pdf", "results/index.html"],
         cwd=repo, env=copy_env, capture_output=True, text=True, timeout=900,
     )
     assert out.returncode == 0, out.stdout[-3000:] + out.stderr[-3000:]
@@ -94,6 +94,13 @@ def test_every_output_exists(built):
                   for f in (f"{e}.pdf", f"{e}.html", "table.tex", "macros.tex", "measurements.json"))):
         assert (r / rel).stat().st_size > 0, rel
     assert "\\toprule" in (r / "seekmodel/table.tex").read_text()
+    # the one page that reaches everything: every link resolves, and the comparison with the
+    # reference machine's quick recording is there as a figure
+    index = (r / "index.html").read_text()
+    links = re.findall(r'(?:href|src)="([^"]+)"', index)
+    assert "paper.pdf" in links and "compare/compare.png" in links, index
+    assert all((r / link).exists() for link in links), links
+    assert all(f"{e}/{e}.html" in links for e in config.experiments())
 
 
 def test_trials_ran_in_the_recorded_seeded_order_with_provenance(built):
@@ -210,7 +217,7 @@ def test_verdicts_are_stable_against_the_recorded_quick_run(built, recorded_resu
 
 
 def test_a_new_experiment_reaches_the_paper_by_its_name(built):
-    """The toy experiment (tests/toy, added as five files): its trials ran, its section and
+    """The toy experiment (tests/toy, added as six files): its trials ran, its section and
     figure are in the PDF, and its claim got a verdict."""
     import csv
 

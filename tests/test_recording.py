@@ -71,7 +71,7 @@ def test_refuses_incomplete_dirty_and_oversized_runs(tmp_path, monkeypatch):
 
 
 def test_cli_record_names_the_problem(tmp_path, capsys):
-    assert main(["record", str(tmp_path / "nothing"), "m"]) == 1
+    assert main(["record", str(tmp_path / "nothing"), "m"]) == 2
     assert "not a complete, clean run" in capsys.readouterr().err
 
 

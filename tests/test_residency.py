@@ -28,7 +28,7 @@ def run(tool: Path, *args: object, **kwargs) -> subprocess.CompletedProcess[str]
 
 
 def run_json(tool: Path, *args: object, status: int = 0) -> dict:
-    done = run(tool, *args)
+    done = run(tool, "--output-format", "json", *args)
     assert done.returncode == status, done.stderr
     return json.loads(done.stdout)  # the whole of stdout is the document
 
@@ -76,8 +76,8 @@ def only_file(doc: dict) -> dict:
 def test_help_shows_the_operands(residency: Path) -> None:
     done = run(residency, "--help")
     assert done.returncode == 0
-    assert done.stdout.startswith("usage: residency [--recursive] [--output-format json|normal]"
-                                  " FILE...\n")
+    assert done.stdout.startswith("usage: residency [--recursive] [--output-format normal|json]"
+                                  " [--output FILE] FILE...\n")
     assert "(-r)" in done.stdout and "Exit status" in done.stdout
 
 
@@ -85,7 +85,7 @@ def test_help_shows_the_operands(residency: Path) -> None:
     ([], "residency: no files given"),
     (["--bogus", "x"], "residency: unknown option '--bogus'"),
     (["-x", "x"], "residency: unknown option '-x'"),
-    (["--output-format", "xml", "x"], "residency: --output-format: 'xml' is not one of json"),
+    (["--output-format", "xml", "x"], "residency: --output-format: 'xml' is not one of normal, json"),
     (["--recursive=yes", "x"], "residency: --recursive takes no value"),
 ])
 def test_bad_usage_exits_2_naming_the_problem(residency: Path, args: list[str],
@@ -169,7 +169,7 @@ def test_missing_file_and_directory_are_reported_after_the_others(residency: Pat
                                                                   disk_tmp: Path) -> None:
     good = write_file(disk_tmp / "good", 2 * PAGE)
     missing = disk_tmp / "missing"
-    done = run(residency, missing, good, disk_tmp)
+    done = run(residency, "--output-format", "json", missing, good, disk_tmp)
     assert done.returncode == 1
     assert f"residency: {missing}: No such file or directory" in done.stderr
     assert f"residency: {disk_tmp}: is a directory" in done.stderr
@@ -196,13 +196,13 @@ def test_residency_hidden_from_users_who_may_not_write(residency: Path,
     path = write_file(disk_tmp / "root_only", 4 * PAGE)
     drop_from_page_cache(path)
     path.chmod(0o644)
-    done = run(residency, path, user=65534, group=65534)
+    done = run(residency, "--output-format", "json", path, user=65534, group=65534)
     assert done.returncode == 1, done.stderr
     assert "hides its page-cache residency" in done.stderr
     assert json.loads(done.stdout)["files"] == []
 
     path.chmod(0o666)   # now the other user may write it, so it may see it: nothing resident
     assert only_file(run_json(residency, path, status=0))["resident_pages"] == 0
-    done = run(residency, path, user=65534, group=65534)
+    done = run(residency, "--output-format", "json", path, user=65534, group=65534)
     assert done.returncode == 0, done.stderr
     assert only_file(json.loads(done.stdout))["resident_pages"] == 0

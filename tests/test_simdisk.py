@@ -12,6 +12,7 @@ import csv
 import json
 import mmap
 import os
+import re
 import shutil
 import signal
 import subprocess
@@ -46,7 +47,7 @@ def run(simdisk: Path, *args: object, timeout: float = 60) -> subprocess.Complet
 
 
 def model(simdisk: Path, *args: object) -> dict:
-    done = run(simdisk, "model", *args)
+    done = run(simdisk, "model", *args, "--output-format", "json")
     assert done.returncode == 0, done.stderr
     assert done.stderr == ""
     return json.loads(done.stdout)
@@ -99,7 +100,7 @@ def mounted(simdisk: Path, where: Path, profile_name: str, *args: object,
     ready, pidfile, trace = where / "ready", where / "pid", where / "trace.csv"
     log = open(where / "daemon.log", "w")
     process = subprocess.Popen(
-        [str(simdisk), str(mnt), "--profile", profile_name, "--backing",
+        [str(simdisk), "mount", str(mnt), "--profile", profile_name, "--backing",
          str(backing or where / "backing"), "--foreground", "--ready", str(ready),
          "--pidfile", str(pidfile), "--trace", str(trace), *map(str, args)],
         stdout=log, stderr=subprocess.STDOUT)
@@ -153,7 +154,10 @@ def assert_on_time(seen_ms: list[float] | np.ndarray, rows: list[dict]) -> None:
     milliseconds (the hypervisor, the host disk; the daemon counts them as late), so the
     judgement is on the median and on the share on time, not on the mean, which one stall
     moves. A broken deadline (no sleep, a sleep twice, a relative sleep that drifts) moves
-    them all and fails both."""
+    them all and fails both. The bounds against a machine's noise (measured on a 2-vCPU VM,
+    other jobs running beside the tests): over 72 runs of the 1 MiB sequential
+    reads the median error was 0.04-0.28 ms and the share on time at least 0.89; over 15 runs
+    of the 600 random 64 KiB reads, 0.065-0.074 ms and at least 0.99."""
     seen = np.asarray(seen_ms, dtype=float)
     service = service_ms(rows)
     assert len(seen) == len(service) > 0
@@ -167,24 +171,30 @@ def assert_on_time(seen_ms: list[float] | np.ndarray, rows: list[dict]) -> None:
 
 def test_help_and_usage_errors(simdisk: Path, tmp_path: Path) -> None:
     done = run(simdisk, "--help")
+    assert done.returncode == 0 and done.stdout.startswith("usage: simdisk <command>")
+    commands = [line.split()[0] for line in done.stdout.split("commands:\n")[1].split("\n\n")[0].splitlines()]
+    assert commands == ["mount", "model", "qualify"]
+    done = run(simdisk, "mount", "--help")
     assert done.returncode == 0
-    assert done.stdout.startswith("usage: simdisk MOUNTPOINT --profile P --backing FILE")
+    assert done.stdout.startswith("usage: simdisk mount MOUNTPOINT --profile P --backing FILE")
     for option in ["--size", "--trace", "--cache-state", "--pidfile", "--ready", "--foreground",
                    "--set", "--spin", "--require-state"]:
         assert f"\n  {option}" in done.stdout, option
     assert run(simdisk, "qualify", "--help").stdout.startswith("usage: simdisk qualify --profile P")
     assert run(simdisk, "model", "--help").stdout.startswith("usage: simdisk model --profile P")
-    done = run(simdisk, "--profile", HDD, "--backing", tmp_path / "b")
+    done = run(simdisk, "floppy")
+    assert done.returncode == 2 and "unknown command 'floppy'" in done.stderr
+    done = run(simdisk, "mount", "--profile", HDD, "--backing", tmp_path / "b")
     assert done.returncode == 2 and "missing MOUNTPOINT" in done.stderr
     assert "usage: simdisk" in done.stderr
-    done = run(simdisk, tmp_path / "nowhere", "--profile", HDD, "--backing", tmp_path / "b")
+    done = run(simdisk, "mount", tmp_path / "nowhere", "--profile", HDD, "--backing", tmp_path / "b")
     assert done.returncode == 2 and "is not a directory" in done.stderr
-    done = run(simdisk, tmp_path, "--profile", HDD, "--backing", tmp_path / "b", "--size", "200G")
+    done = run(simdisk, "mount", tmp_path, "--profile", HDD, "--backing", tmp_path / "b", "--size", "200G")
     assert done.returncode == 2 and "larger than the profile's capacity" in done.stderr
-    done = run(simdisk, tmp_path, "--profile", HDD, "--backing", tmp_path / "b",
+    done = run(simdisk, "mount", tmp_path, "--profile", HDD, "--backing", tmp_path / "b",
                "--cache-state", tmp_path / "s")
     assert done.returncode == 2 and "--cache-state needs" in done.stderr
-    done = run(simdisk, tmp_path, "--profile", "tiered-readyboost", "--backing", tmp_path / "b",
+    done = run(simdisk, "mount", tmp_path, "--profile", "tiered-readyboost", "--backing", tmp_path / "b",
                "--require-state")
     assert done.returncode == 2 and "--require-state needs --cache-state" in done.stderr
     done = run(simdisk, "model", "--profile", HDD, "--rw", "randread", "--bs", "64k",
@@ -193,15 +203,63 @@ def test_help_and_usage_errors(simdisk: Path, tmp_path: Path) -> None:
     assert not (tmp_path / "b").exists()   # refused before touching anything
 
 
+def profile_keys(simdisk: Path) -> dict[str, set[str]]:
+    """The profile keys `simdisk model --help` lists, by model (and "faults")."""
+    text = run(simdisk, "model", "--help").stdout.split("\nprofile keys")[1]
+    keys: dict[str, set[str]] = {}
+    section = None
+    for line in text.splitlines():
+        if line.startswith("  model "):
+            section = line.split()[1].rstrip(":")
+        elif line.startswith("  fault injection"):
+            section = "faults"
+        elif line.startswith("    ") and section:
+            keys.setdefault(section, set()).add(line.split()[0])
+    return keys
+
+
+def test_model_help_lists_every_models_keys(simdisk: Path) -> None:
+    """The keys the profiles use are the keys `simdisk model --help` lists for their model."""
+    keys = profile_keys(simdisk)
+    assert set(keys) == {"hdd", "flash", "ssd", "tiered", "zero", "faults"}
+    assert {"rpm", "avg_seek_ms", "write_cache"} <= keys["hdd"]
+    assert {"erase_block_bytes", "open_units"} <= keys["flash"]
+    assert {"error_reads", "bad_blocks", "stall", "command_timeout_ms", "up_interval_s"} <= keys["faults"]
+    for path in sorted(DEVICES.glob("*.yaml")):
+        doc = yaml.safe_load(path.read_text())
+        used = set(doc) - {"model", "description"}
+        assert used <= keys[doc["model"]] | keys["faults"], (path, used - keys[doc["model"]])
+
+
+def test_model_and_qualify_print_text_json_or_a_file(simdisk: Path, tmp_path: Path) -> None:
+    """--output-format normal (the default) or json; --output FILE gets the report whole; the
+    old --json is gone."""
+    args = ("--profile", HDD, "--rw", "randread", "--bs", "64k")
+    text = run(simdisk, "model", *args)
+    doc = model(simdisk, *args)
+    assert text.returncode == 0 and text.stdout.startswith("simdisk model: hdd5400-2008 (hdd), randread")
+    assert f"{doc['mean_service_ns'] / 1e6:.4f} ms" in text.stdout
+    out = tmp_path / "model.json"
+    done = run(simdisk, "model", *args, "--output-format", "json", "--output", out)
+    assert done.returncode == 0 and done.stdout == "" and json.loads(out.read_text()) == doc
+    done = run(simdisk, "qualify", "--profile", "usbstick-2008", "--output", tmp_path / "q.txt")
+    assert done.returncode == 0 and "verdict: qualifies" in (tmp_path / "q.txt").read_text()
+    done = run(simdisk, "qualify", "--profile", "usbstick-2008", "--json")
+    assert done.returncode == 2 and "unknown option '--json'" in done.stderr
+    done = run(simdisk, "model", *args, "--output", tmp_path / "nowhere" / "m.txt")
+    assert done.returncode == 2 and "--output" in done.stderr
+
+
 def test_profiles_are_flat_yaml_citing_their_source(simdisk: Path) -> None:
     paths = sorted(DEVICES.glob("*.yaml"))
     assert {p.stem for p in paths} >= {HDD, "usbstick-2008", "tiered-readyboost", "zero"}
     for path in paths:
         doc = yaml.safe_load(path.read_text())
-        assert isinstance(doc, dict) and doc["model"] in {"hdd", "flash", "tiered", "zero"}
+        assert isinstance(doc, dict) and doc["model"] in {"hdd", "flash", "ssd", "tiered", "zero"}
         assert all(isinstance(v, (int, float, str, bool)) for v in doc.values()), path
         comments = " ".join(line for line in path.read_text().splitlines() if line.startswith("#"))
-        assert "seed" in comments or "datasheet" in comments or "overhead" in comments, path
+        cites = "seed" in comments or "datasheet" in comments or re.search(r"\[[a-z0-9]+\]", comments)
+        assert cites or "overhead" in comments, path
         out = model(simdisk, "--profile", path.stem, "--rw", "randread", "--bs", "4k")
         assert out["model"] == doc["model"]
 
@@ -220,7 +278,7 @@ BAD_PROFILES = [
     # (edit of the hdd profile, what stderr must name)
     (lambda t: t.replace("rpm: 5400\n", ""), "missing key 'rpm'"),
     (lambda t: t.replace("avg_seek_ms: 12", "avg_seek_ms: -12"), "avg_seek_ms: must not be negative"),
-    (lambda t: t.replace("model: hdd", "model: ssd"), "model: unknown model 'ssd'"),
+    (lambda t: t.replace("model: hdd", "model: tape"), "model: unknown model 'tape'"),
     (lambda t: t + "spindle_rpm: 7200\n", "spindle_rpm: unknown key"),
     (lambda t: t.replace("rpm: 5400", "rpm: fast"), "rpm: expected a number"),
     (lambda t: t.replace("write_cache: true", "write_cache: on"), "write_cache: expected true or false"),
@@ -238,7 +296,7 @@ def test_bad_profile_is_refused_naming_the_key(simdisk: Path, tmp_path: Path, ed
     assert done.stdout == ""
     mnt = tmp_path / "mnt"
     mnt.mkdir()
-    done = run(simdisk, mnt, "--profile", bad, "--backing", tmp_path / "b", "--foreground")
+    done = run(simdisk, "mount", mnt, "--profile", bad, "--backing", tmp_path / "b", "--foreground")
     assert done.returncode == 2 and named in done.stderr, done.stderr
     assert not is_mounted(mnt) and not (tmp_path / "b").exists()
 
@@ -259,7 +317,8 @@ def test_bad_override_and_nested_profile_errors(simdisk: Path, tmp_path: Path) -
 # --- the analytic model, checked by independent arithmetic ------------------------------------
 
 def hdd_expectation(p: dict, bs: int, f0: float = 0.0, f1: float = 1.0, n: int = 2_000_000) -> dict:
-    """Monte Carlo of NOTES section 3's model, written independently of the C code."""
+    """Monte Carlo of the disk model (native/lib/diskmath.h, native/simdisk/hdd.c), written
+    independently of the C code."""
     rng = np.random.default_rng(2008)
     rho, k = p["inner_outer_ratio"], 1 - p["inner_outer_ratio"] ** 2
     rev = 60 / p["rpm"]
@@ -286,7 +345,7 @@ def test_model_matches_independent_arithmetic(simdisk: Path) -> None:
             assert got[part] == pytest.approx(want[part], rel=3e-3, abs=2e-6), (span_args, part)
         assert out["mean_service_ns"] == sum(out["components_ns"].values())
     full = model(simdisk, "--profile", HDD, "--rw", "randread", "--bs", "64k")
-    assert 15 <= full["mean_service_ms"] <= 22                    # datasheet arithmetic (issue 4)
+    assert 15 <= full["mean_service_ms"] <= 22                    # datasheet arithmetic
     assert full["components_ns"]["rotation"] == pytest.approx(30 / 5400 * 1e9, abs=1)
     seq = model(simdisk, "--profile", HDD, "--rw", "read", "--bs", "1M", "--offset", "60000000000")
     rate = 50e6 * np.sqrt(1 - 0.5 * 0.75)
@@ -372,9 +431,22 @@ def test_hdd_sequential_read_runs_at_the_zoned_rate(simdisk: Path, disk_tmp: Pat
     assert int(pieces[0]["offset"]) == 1 << 30 and int(pieces[-1]["offset"]) == (1 << 30) + 31 * MiB
     assert all(r["seek_ns"] == r["rotation_ns"] == "0" for r in pieces[1:])
     assert 32 * MiB / service_ms(pieces).sum() * 1e3 == pytest.approx(p["outer_rate_mb_s"] * 1e6, rel=0.05)
+    # What the model says of one 4 MiB read: from its first piece's arrival to its last piece's
+    # completion. The kernel sends the pieces one after another, and the time between a piece's
+    # reply and the next one's arrival (FUSE's round trip, which grows with the machine's load)
+    # passes on the model's clock too (the drive reads ahead meanwhile); the sum of the four
+    # service times leaves those three gaps out, and fio sees them. Measured on a 2-vCPU VM, 72
+    # runs of this case with other jobs running beside it (load average 1.0-2.5; in 20 of them a
+    # busy loop on one of the two CPUs too): the median error against the span was 0.02-0.42 ms
+    # (p50 0.11); against the sum it was 0.09-4.18 ms, above 2 ms in 1 run of 72, and in 3 of 3
+    # in a busier hour (2.1-2.9 ms). The bound, 1 ms, is twice the worst median seen; a broken
+    # deadline or a piece that seeks again moves the error by milliseconds.
     seen, _ = fio_latencies(disk_tmp / "lat-big")                  # 8 reads of 4 pieces each
-    error = seen - service_ms(pieces).reshape(8, 4).sum(axis=1)
-    assert -0.05 < np.median(error) < 2.0, error
+    arrival = np.array([int(r["t_ns"]) for r in pieces]) / 1e6
+    start = arrival + np.array([int(r["queue_ns"]) for r in pieces]) / 1e6
+    span = (start + service_ms(pieces)).reshape(8, 4)[:, -1] - arrival.reshape(8, 4)[:, 0]
+    error = seen - span
+    assert -0.05 < np.median(error) < 1.0, error
 
 
 @needs_fuse
@@ -757,7 +829,7 @@ def test_cache_state_belongs_to_its_image(simdisk: Path, disk_tmp: Path) -> None
     def mount_status(*args: object) -> subprocess.CompletedProcess[str]:
         mnt = disk_tmp / "mnt-x"
         mnt.mkdir(exist_ok=True)
-        done = run(simdisk, mnt, "--profile", "tiered-readyboost", "--backing", backing,
+        done = run(simdisk, "mount", mnt, "--profile", "tiered-readyboost", "--backing", backing,
                    "--foreground", *args, timeout=30)
         assert not is_mounted(mnt)
         return done
@@ -787,17 +859,54 @@ def test_cache_state_belongs_to_its_image(simdisk: Path, disk_tmp: Path) -> None
     assert done.stderr.count("inode") == 2 and "saved for" in done.stderr
 
 
+def corrupt_states(state: Path) -> dict[str, bytes]:
+    """Damaged copies of a real saved state: what each must be refused for."""
+    good = state.read_bytes()
+    return {
+        "not a simdisk cache state": b"garbage, not a cache state",
+        "less than its 72-byte header": good[:40],
+        "truncated: its header counts": good[:-10],
+        "corrupt: 3 bytes follow": good + b"xyz",
+    }
+
+
+@needs_fuse
+def test_a_corrupt_or_truncated_cache_state_is_refused_before_anything_is_touched(
+        simdisk: Path, disk_tmp: Path) -> None:
+    """One line naming the file, exit 2 (bad input), nothing mounted, no backing file made, the
+    state left as it was."""
+    state, backing = disk_tmp / "tier.state", disk_tmp / "backing"
+    with mounted(simdisk, disk_tmp / "1", "tiered-readyboost", "--size", "64M", "--cache-state", state,
+                 backing=backing) as m:
+        write_chunks(m.disk, [0, CHUNK * 8], seed=4)
+        time.sleep(0.2)
+    assert state.stat().st_size > 72
+    mnt = disk_tmp / "mnt"
+    mnt.mkdir()
+    for why, content in corrupt_states(state).items():
+        bad = disk_tmp / "bad.state"
+        bad.write_bytes(content)
+        done = run(simdisk, "mount", mnt, "--profile", "tiered-readyboost", "--size", "64M", "--backing",
+                   disk_tmp / "new-backing", "--foreground", "--cache-state", bad, timeout=30)
+        assert done.returncode == 2, (why, done.stderr)
+        assert done.stderr.count("\n") == 1 and why in done.stderr and str(bad) in done.stderr, done.stderr
+        assert done.stdout == ""
+        assert not is_mounted(mnt) and not (disk_tmp / "new-backing").exists()
+        assert bad.read_bytes() == content
+
+
 def test_qualify_runs_readyboosts_device_test(simdisk: Path) -> None:
     done = run(simdisk, "qualify", "--profile", "usbstick-2008")
     assert done.returncode == 0, done.stderr
     assert done.stdout.count("pass") == 2 and "qualifies for ReadyBoost" in done.stdout
-    doc = json.loads(run(simdisk, "qualify", "--profile", "usbstick-2008", "--json").stdout)
+    doc = json.loads(run(simdisk, "qualify", "--profile", "usbstick-2008", "--output-format", "json").stdout)
     # the seed's stick: 1.0 ms per 4 KiB read (4.1 MB/s), 512 KiB writes above 1.75 MB/s
     assert doc["random_read_4k"]["mb_s"] == pytest.approx(4096 / 1.0048e-3 / 1e6, rel=0.02)
     assert 1.75 < doc["random_write_512k"]["mb_s"] < 3.5
     assert doc["readyboost"] is True and doc["enhanced"] is False
     # a slower stick (2 ms access, as many of the era) fails the read test
-    slow = run(simdisk, "qualify", "--profile", "usbstick-2008", "--set", "read_latency_ms=2", "--json")
+    slow = run(simdisk, "qualify", "--profile", "usbstick-2008", "--set", "read_latency_ms=2",
+                "--output-format", "json")
     assert slow.returncode == 1
     doc = json.loads(slow.stdout)
     assert doc["random_read_4k"]["pass"] is False and doc["readyboost"] is False
@@ -881,7 +990,7 @@ def test_background_mode_and_pidfile(simdisk: Path, disk_tmp: Path) -> None:
     mnt = disk_tmp / "mnt"
     mnt.mkdir()
     pidfile, ready = disk_tmp / "pid", disk_tmp / "ready"
-    done = run(simdisk, mnt, "--profile", "zero", "--backing", disk_tmp / "b", "--size", "16M",
+    done = run(simdisk, "mount", mnt, "--profile", "zero", "--backing", disk_tmp / "b", "--size", "16M",
                "--pidfile", pidfile, "--ready", ready, "--normal-priority")
     pid = None
     try:

@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 
 from conftest import REPO, VENV_BIN
-from pagelab import state
+from pagelab import devices, state
 from pagelab.tools import pinned_to_one_cpu
 
 pytestmark = pytest.mark.skipif(os.geteuid() != 0, reason="needs root to change paging state")
@@ -215,7 +215,7 @@ def test_scope_undoes_only_its_own_changes(journal):
         now = state.show()["knobs"]
         assert now["vm.swappiness"] == before["knobs"]["vm.swappiness"]
         assert now["vm.page-cluster"] == "1"
-        assert len(st.journal.entries()) == 1
+        assert [e["kind"] for e in st.journal.entries()] == ["run", "knob"]
     assert state.show() == before
 
 
@@ -240,11 +240,14 @@ def test_one_run_at_a_time(journal):
         pass  # free again once the holder is gone
 
 
+@pytest.mark.parametrize("sig", ["TERM", "KILL"])
 @pytest.mark.parametrize("name,arms", [("pagein", None), ("readyboost", ["hdd"]), ("crystalmark", ["hdd"])])
-def test_sigterm_in_a_real_trial_leaves_no_work_directory(journal, disk_tmp, tmp_path, name, arms):
-    """`pagelab trial` (what the pipeline runs) stopped by SIGTERM while a trial holds its
-    emulated disk (mounted in the trial's work directory): the state is restored and the work
-    directory, with the disk's backing file, is gone (readyboost's once stayed, 366 MB)."""
+def test_a_stop_in_a_real_trial_leaves_no_work_directory(journal, disk_tmp, tmp_path, name, arms, sig):
+    """`pagelab trial` (what the pipeline runs) stopped while a trial holds its emulated disk
+    (mounted in the trial's work directory): after SIGTERM the run restores by itself, after
+    SIGKILL `pagelab state recover` (what make runs first) does; either way the state is as
+    before and the work directory, with the disk's backing file, is gone (readyboost's once
+    stayed, 366 MB; kill -9 of 20 trials once left 815 MB)."""
     import json
     import time
 
@@ -265,18 +268,24 @@ def test_sigterm_in_a_real_trial_leaves_no_work_directory(journal, disk_tmp, tmp
                          text=True, env=dict(os.environ))
     prefix = str(scratch / f"{name}-")
     deadline = time.monotonic() + 120
-    while not any(ln.split()[1].startswith(prefix) for ln in open("/proc/mounts")):  # a trial's disk is up
+    while not any(m.startswith(prefix) for m in state.mounts()):  # a trial's disk is up
         assert p.poll() is None and time.monotonic() < deadline, p.communicate()[1][-2000:]
         time.sleep(0.02)
     work = [d.name for d in scratch.iterdir() if d.name.startswith(f"{name}-")]
     assert work  # the work directory exists while the trial runs
-    p.send_signal(signal.SIGTERM)
+    p.send_signal(getattr(signal, "SIG" + sig))
     _, err = p.communicate(timeout=120)
-    assert p.returncode == 128 + signal.SIGTERM, err[-2000:]
+    if sig == "TERM":
+        assert p.returncode == 128 + signal.SIGTERM, err[-2000:]
+    else:
+        assert p.returncode == -signal.SIGKILL
+        assert journal.exists() and any(scratch.iterdir())  # left for the next run
+        rec = subprocess.run([str(VENV_BIN / "pagelab"), "state", "recover"], capture_output=True, text=True,
+                             env=dict(os.environ), timeout=120)
+        assert rec.returncode == 0 and "restored" in rec.stdout, rec.stdout + rec.stderr
     assert state.show() == before
     assert not journal.exists()
-    left = [d.name for d in scratch.iterdir() if d.name.startswith(f"{name}-")]
-    assert left == [], (work, left)
+    assert list(scratch.iterdir()) == [], work
 
 
 def test_a_cpu_latency_limit_holds_while_open_and_the_kernel_drops_it_even_on_kill_9(journal):
@@ -299,9 +308,13 @@ def test_a_cpu_latency_limit_holds_while_open_and_the_kernel_drops_it_even_on_ki
         if states and (states[0] / "name").read_text().strip() == "POLL":
             with pinned_to_one_cpu():
                 start = entries()
-                for _ in range(20):
-                    time.sleep(0.005)   # this CPU goes idle while the thread sleeps
-                grew = {name: n - start[name] for name, n in entries().items()}
+                # this CPU goes idle while the thread sleeps, unless another program has it:
+                # sleep until it has gone idle ten times (at most 2 s), not a fixed number of times
+                for _ in range(400):
+                    time.sleep(0.005)
+                    grew = {name: n - start[name] for name, n in entries().items()}
+                    if grew["POLL"] >= 10 or sum(grew.values()) >= 20:
+                        break
             assert grew["POLL"] >= 10 and grew["POLL"] >= 0.9 * sum(grew.values()), grew
     assert state.cpu_latency_limit_now() == before
     holder = subprocess.Popen(
@@ -333,4 +346,189 @@ def test_a_daemon_is_waited_for_until_ready_and_one_that_dies_or_stalls_is_named
         with pytest.raises(state.StateError, match=r"not ready after 1 s"):
             st.daemon([sys.executable, "-c", "import time; time.sleep(60)"], ready=tmp_path / "never", timeout=1)
     assert proc.poll() is not None
+    assert state.show() == before
+
+
+def _simdisk(workdir, size=16 << 20):
+    """The emulator's mount command and its ready file, for a mount made outside the journal."""
+    from pagelab.devices import profiles_dir
+    from pagelab.tools import simdisk_mount_cmd
+
+    (workdir / "mnt").mkdir(parents=True)
+    ready = workdir / "ready.json"
+    return simdisk_mount_cmd(workdir / "mnt", "hdd5400-2008", profiles_dir(), workdir / "backing.img", ready,
+                             size=size), ready
+
+
+def _wait_for(path, seconds=20):
+    deadline = time.monotonic() + seconds
+    while not path.exists():
+        assert time.monotonic() < deadline, f"{path} did not appear"
+        time.sleep(0.01)
+
+
+def test_a_loop_device_whose_fuse_file_system_is_gone_is_still_detached(journal, disk_tmp, native_build):
+    """The leak seen after a SIGTERM in a pagein trial: a loop device over the emulator's file
+    whose mount was lazily detached and whose daemon is gone. Once the attribute cache has
+    expired the kernel can no longer say which file backs it (LOOP_GET_STATUS64 fails, the path
+    reads "/disk"): the journal's line alone (device, its number, the attach's disk sequence
+    number) still identifies it, and restore detaches it."""
+    before = state.show()
+    with state.session() as st:
+        disk = devices.emulated_disk(st, "hdd5400-2008", disk_tmp / "dev", 16 << 20)
+        loop = st.loop(disk.disk, direct_io=True)
+        subprocess.run(["umount", "-l", str(disk.mountpoint)], check=True)
+        os.kill(disk.pid, signal.SIGKILL)
+        time.sleep(1.5)  # past the emulator's attribute timeout (1 s)
+        assert state.loops_backed_by()[0] == str(loop)
+        assert Path(f"/sys/block/{loop.name}/loop/backing_file").read_text().strip() == "/disk"
+        assert state.loop_backing_identity(str(loop)) is None  # the kernel cannot tell any more
+        assert state.orphans() == []  # the journal explains it
+    assert state.show() == before
+
+
+def test_a_signal_while_the_emulator_starts_waits_until_its_pid_is_journaled(journal, disk_tmp, native_build):
+    """SIGTERM right after the emulator's process was started, before its pid is journaled: the
+    signal waits until the pid's line is written, so the restore ends the daemon; otherwise it
+    would mount after the restore and stay."""
+    before = state.show()
+    code = ("import os, signal, subprocess, sys\n"
+            "from pathlib import Path\n"
+            "from pagelab import devices, state\n"
+            "real = subprocess.Popen\n"
+            "class Popen(real):\n"
+            "    def __init__(self, *a, **k):\n"
+            "        super().__init__(*a, **k)\n"
+            "        os.kill(os.getpid(), signal.SIGTERM)\n"
+            "state.subprocess.Popen = Popen\n"
+            "with state.session() as st:\n"
+            "    devices.emulated_disk(st, 'hdd5400-2008', Path(sys.argv[1]), 16 << 20)\n")
+    out = subprocess.run([sys.executable, "-c", code, str(disk_tmp / "dev")], capture_output=True, text=True,
+                         env=dict(os.environ), timeout=60)
+    assert out.returncode == 128 + signal.SIGTERM, out.stderr[-2000:]
+    time.sleep(1)  # a daemon left running would be mounted by now
+    assert state.show() == before
+    assert not any(p.name.isdigit() and _cmdline(p).startswith(str(native_build / "simdisk"))
+                   for p in Path("/proc").iterdir())
+
+
+def _cmdline(proc):
+    try:
+        return (proc / "cmdline").read_bytes().replace(b"\0", b" ").decode()
+    except OSError:
+        return ""
+
+
+def test_an_undo_that_cannot_finish_names_what_holds_it(journal, disk_tmp, native_build, monkeypatch):
+    """Restore checks each undo: a loop device a process keeps open, and a mount a process
+    works in, are reported with that process (pid and name), and the journal keeps them for
+    another try, which succeeds once the holder is gone."""
+    monkeypatch.setattr(state, "LOOP_DETACH_WAIT_S", 0.5)
+    monkeypatch.setattr(state, "UNMOUNT_WAIT_S", 0.5)
+    backing = disk_tmp / "loop-backing"
+    backing.write_bytes(b"\0" * (4 << 20))
+    before = state.show()
+    st = state.State()
+    dev = st.loop(backing, direct_io=False)
+    disk = devices.emulated_disk(st, "zero", disk_tmp / "dev", 16 << 20)
+    holders = [subprocess.Popen([sys.executable, "-c", f"import time; f = open('{dev}', 'rb'); "
+                                 "print('open', flush=True); time.sleep(60)"], stdout=subprocess.PIPE, text=True),
+               subprocess.Popen(["sleep", "60"], cwd=disk.mountpoint, stdout=subprocess.PIPE, text=True)]
+    assert holders[0].stdout.readline().strip() == "open"
+    try:
+        with pytest.raises(state.StateError) as failed:
+            state.restore()
+        msg = str(failed.value)
+        assert f"{dev} (backing {backing}) is still attached" in msg and f"pid {holders[0].pid} (python" in msg, msg
+        assert f"{disk.mountpoint} (fuse.simdisk) is still mounted" in msg, msg
+        assert f"pid {holders[1].pid} (sleep: cwd)" in msg, msg
+        assert [e["kind"] for e in state.Journal().entries()][-1] == "mount"  # kept for another try
+    finally:
+        for h in holders:
+            h.kill()
+            h.wait()
+    state.restore()
+    assert state.show() == before
+    assert not journal.exists()
+
+
+def test_state_no_journal_explains_is_reported_and_cleared(journal, disk_tmp, native_build, tmp_path):
+    """A loop device over a scratch file, a swap file under scratch, an emulator's mount with a
+    loop device over its file, and a pagelab cgroup, all made outside the journal: `pagelab
+    state recover` names each and exits 1, `make` (run_pipeline.sh) refuses to start and names
+    the command, and `pagelab state clear-orphans` clears them with the journal's undos."""
+    from conftest import copy_repo
+
+    before = state.show()
+    backing = disk_tmp / "orphan.img"
+    backing.write_bytes(b"\0" * (4 << 20))
+    plain = subprocess.run(["losetup", "--find", "--show", str(backing)], capture_output=True, text=True,
+                           check=True).stdout.strip()
+    swapfile = disk_tmp / "orphan.swap"
+    with open(swapfile, "wb") as fh:
+        os.posix_fallocate(fh.fileno(), 0, 16 << 20)
+    os.chmod(swapfile, 0o600)
+    subprocess.run(["mkswap", str(swapfile)], check=True, capture_output=True)
+    subprocess.run(["swapon", str(swapfile)], check=True)
+    cmd, ready = _simdisk(disk_tmp / "emu")
+    daemon = subprocess.Popen(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    _wait_for(ready)
+    on_fuse = subprocess.run(["losetup", "--find", "--show", str(disk_tmp / "emu" / "mnt" / "disk")],
+                             capture_output=True, text=True, check=True).stdout.strip()
+    group = state.Cgroup("pagelab-orphantest").path("memory")
+    group.mkdir()
+    try:
+        found = "\n".join(o.what for o in state.orphans())
+        assert f"loop device {plain} (backing {backing}): its backing file lies under scratch" in found
+        assert f"loop device {on_fuse} (backing {disk_tmp / 'emu' / 'mnt' / 'disk'}): its backing file is on the " \
+               "emulator's FUSE file system" in found
+        assert f"swap {swapfile}: a swap file under scratch" in found
+        assert f"FUSE mount of the emulator on {disk_tmp / 'emu' / 'mnt'}" in found
+        assert f"cgroup {group}" in found
+        rec = subprocess.run([str(VENV_BIN / "pagelab"), "state", "recover"], capture_output=True, text=True,
+                             env=dict(os.environ), timeout=60)
+        assert rec.returncode == 1 and "pagelab state clear-orphans" in rec.stderr and str(plain) in rec.stderr
+        repo = copy_repo(tmp_path / "repo")
+        env = {**os.environ, "PATH": f"{VENV_BIN}:{os.environ['PATH']}"}
+        make = subprocess.run(["bash", "workflow/scripts/run_pipeline.sh", "-n", "results/paper.pdf"], cwd=repo,
+                              capture_output=True, text=True, env=env, timeout=120)
+        assert make.returncode == 1 and "pagelab state clear-orphans" in make.stderr, make.stderr[-2000:]
+        assert not (repo / ".snakemake").exists()  # Snakemake never started
+        clear = subprocess.run([str(VENV_BIN / "pagelab"), "state", "clear-orphans"], capture_output=True,
+                               text=True, env=dict(os.environ), timeout=120)
+        assert clear.returncode == 0 and "cleared 5" in clear.stdout, clear.stdout + clear.stderr
+        assert daemon.wait(timeout=30) is not None  # the emulator ends with its mount
+    finally:
+        for dev in (plain, on_fuse):
+            subprocess.run(["losetup", "-d", dev], capture_output=True)
+        subprocess.run(["swapoff", str(swapfile)], capture_output=True)
+        subprocess.run(["umount", str(disk_tmp / "emu" / "mnt")], capture_output=True)
+        daemon.kill()
+        if group.exists():
+            group.rmdir()
+    assert state.orphans() == []
+    assert state.show() == before
+
+
+def test_programs_a_killed_run_started_are_ended_by_the_recovery(journal):
+    """A run's programs outlive its kill -9 (a test's iobench, a victim waiting for its go):
+    the run's process group (State.run_group) lets the recovery find and end them."""
+    code = ("import subprocess, time; from pagelab import state\n"
+            "with state.session() as st:\n"
+            "    child = subprocess.Popen(['sleep', '300'])\n"
+            "    print(child.pid, flush=True)\n"
+            "    time.sleep(60)\n")
+    before = state.show()
+    p = subprocess.Popen([sys.executable, "-c", code], stdout=subprocess.PIPE, text=True, env=dict(os.environ))
+    child = int(p.stdout.readline())
+    p.kill()
+    p.wait()
+    assert Path(f"/proc/{child}").exists()  # outlived its run
+    rec = subprocess.run([str(VENV_BIN / "pagelab"), "state", "recover"], capture_output=True, text=True,
+                         env=dict(os.environ), timeout=60)
+    assert rec.returncode == 0 and "run:" in rec.stdout, rec.stdout + rec.stderr
+    deadline = time.monotonic() + 5
+    while Path(f"/proc/{child}").exists() and state._proc_state(child) != "Z":
+        assert time.monotonic() < deadline, f"pid {child} still runs"
+        time.sleep(0.01)
     assert state.show() == before

@@ -51,12 +51,34 @@ def test_tests_against_known_answers():
     assert w.p == pytest.approx(1.0) and w.statistic == pytest.approx(0.0)
 
 
-def test_holm_matches_statsmodels():
-    from statsmodels.stats.multitest import multipletests
-
+def test_holm_known_answers():
+    # sorted 0.005, 0.01, 0.03, 0.04, 0.5 times 5, 4, 3, 2, 1, made monotone, capped at 1
     p = [0.01, 0.04, 0.03, 0.005, 0.5]
-    assert holm(p) == pytest.approx(list(multipletests(p, method="holm")[1]))
+    assert holm(p) == pytest.approx([0.04, 0.09, 0.09, 0.025, 0.5])
     assert holm([0.01, 0.02]) == pytest.approx([0.02, 0.02])
+    assert holm([0.6, 0.7]) == pytest.approx([1.0, 1.0])
+    assert holm([]) == []
+
+
+def test_median_ci_is_scipys_quantile_test_interval_and_min_max_below_six():
+    """From n = 6 (at 95 %) the interval is scipy's quantile_test(p=0.5).confidence_interval;
+    below it scipy has none (NaN) and ours is [min, max] with its lower coverage."""
+    from scipy.stats import quantile_test
+
+    rng = np.random.default_rng(9)
+    for n in range(2, 41):
+        x = rng.lognormal(0, 1, n)
+        est = median_ci(x)
+        ci = quantile_test(x, q=float(np.median(x)), p=0.5).confidence_interval(0.95)
+        if n < 6:
+            assert np.isnan(ci.low) and (est.ci_low, est.ci_high) == (x.min(), x.max()) and est.coverage < 0.95
+        else:
+            assert (est.ci_low, est.ci_high) == (ci.low, ci.high) and est.coverage >= 0.95
+
+
+def test_ratio_ci_is_unbounded_when_the_denominator_can_be_zero():
+    r = ratio_ci([1.0, 2, 3, 4, 5], [0.0, 0, 0, 1, 2], n_resamples=2000)
+    assert np.isinf(r.value) and np.isinf(r.ci_high) and np.isfinite(r.ci_low)
 
 
 def test_tukey_labels_not_removes():

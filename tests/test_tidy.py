@@ -49,3 +49,13 @@ def test_check_counts_only_valid_trials_against_n_min(tmp_path):
     assert tidy.check(frame, [{"arm": "a"}, {"arm": "b"}], [], n_min=2) == [
         "configurations with fewer than 2 valid trials: arm=b (1 valid)"]
     assert tidy.check(frame, [{"arm": "a"}, {"arm": "b"}], [], n_min=1) == []
+
+
+def test_a_list_is_kept_per_record_only_where_it_is_short_and_scalar():
+    short, long_ = rec(0, "a"), rec(1, "a")
+    long_["result"]["command"] = [str(i) for i in range(100)]
+    frame = tidy.frame([short, long_])
+    assert list(frame["result.command"].isna()) == [False, True]
+    assert frame.loc[0, "result.command"] == "hog victim"
+    assert "result.samples" not in frame.columns  # lists of dicts in every record: no column
+    assert frame.loc[0, "result.counters.retouch.vmstat.pswpin"] == 5

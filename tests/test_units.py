@@ -35,3 +35,18 @@ def test_format_size_round_trips():
         assert parse_size(format_size(n)) == n
     assert format_size(65536) == "64K"
     assert format_size(1 << 20) == "1M"
+
+
+@pytest.mark.parametrize("text", ["4096", "4K", "64k", "256M", "1G", "2T", "64KiB", "64 KB", "1 kb", "4B"])
+def test_parse_size_is_humanfriendlys_binary_reading(text):
+    import humanfriendly
+
+    assert parse_size(text) == humanfriendly.parse_size(text, binary=True)
+
+
+@pytest.mark.parametrize("text", ["1.5M", "0.5G", "1P", "2 megabytes", "4iB"])
+def test_parse_size_refuses_what_the_native_tools_refuse_though_humanfriendly_reads_it(text):
+    """humanfriendly reads fractions, petabytes and words; the native option parser (and so
+    this one) takes a whole number of B, K, M, G or T only."""
+    with pytest.raises(ValueError, match="size"):
+        parse_size(text)

@@ -5,12 +5,12 @@ set's bytes over the wall time of the whole process (start-up, opening and cache
 before/after measurements included), in MB/s (1e6 B/s). Both tools run pinned to the same
 CPU (run.py), the order alternating round by round.
 
-Why 1 GiB and not 512 MiB: on the development VM the wall time of a cold read came in steps of
-about 50 ms (a rate limiter behind the virtio disk?), so a 0.35 s run was either ~1290 or ~1465
-MB/s whatever the tool; a longer run makes the step a smaller fraction.
+Why 1 GiB and not 512 MiB: on the reference machine (a VM) the wall time of a cold read comes
+in steps of about 50 ms (a rate limiter behind the virtio disk?), so a 0.35 s run was either
+~1290 or ~1465 MB/s whatever the tool; a longer run makes the step a smaller fraction.
 
 "Cold" means cold in this kernel's page cache. Below a VM's virtual disk is host-side state
-this kernel can neither drop nor see, and until session 30 it decided each round: cat's cold
+this kernel can neither drop nor see, and left alone it decides each round: cat's cold
 reads of the set ran at 613-2,300 MB/s from round to round (cv 0.23-0.44 over 6-12 reads), the
 128K case's per-round ratios spread over 0.29-2.45, and its CI straddled the target in every
 run. Part of it is a host cache, part whatever makes a read that follows a second or more of
@@ -20,18 +20,18 @@ idleness slow (after a 1-5 s pause cat ran at 739-975 MB/s, right after disk act
 cat's reads then ran at 1,895-2,308 MB/s (cv 0.06, 12 reads). The first cold read of a case
 was still slow for whichever tool came first (671-873 MB/s), so each case runs one unmeasured
 warm-up of each side (Case.warmup). With all three and eleven rounds, the 128K case's CI was
-[0.992, 1.001] and [0.995, 1.003] in two runs on that machine. On the machine of sessions 31-32
-(the same kind) the rounds spread more: in six runs of make bench the 128K case's lowest
-per-round ratio was 0.39-0.91 and its highest 1.22-2.31; its eleven-round median was
-0.998-1.101 five times and 0.921 once (a miss: 6 of the 11 ratios fell under 0.95, while cat
-itself ran at 1,608-2,277 MB/s). 16 diagnostic pairs gave ratios of 0.88-1.30, a spread (sd)
-of about 0.1, which leaves an 11-round median a standard error of about 0.04: a 0.95 target
-lies only 1.3 of them below a true 1.0. 31 rounds cut it to about 0.023, at ~2 s a round.
+[0.992, 1.001] and [0.995, 1.003] in two runs on one VM. On another of the same kind the rounds
+spread more: in six runs of make bench the 128K case's lowest per-round ratio was 0.39-0.91 and
+its highest 1.22-2.31; its eleven-round median was 0.998-1.101 five times and 0.921 once (a
+miss: 6 of the 11 ratios fell under 0.95, while cat itself ran at 1,608-2,277 MB/s). 16
+diagnostic pairs gave ratios of 0.88-1.30, a spread (sd) of about 0.1, which leaves an 11-round
+median a standard error of about 0.04: a 0.95 target lies only 1.3 of them below a true 1.0.
+31 rounds cut it to about 0.023, at ~2 s a round.
 
 Dropping the set frees 1 GiB of page cache, which the hypervisor's free page reporting then
 takes back (bench_hog's docstring), and the next run's page cache is built from memory the host
-must fault in again. Session 31, pairs of cat and cacheflood --bs 1M (cat first), 24 pairs
-in two sets around 12 with the reporting held off (run.freed_memory_kept): without the hold cat
+must fault in again. In 24 pairs of cat and cacheflood --bs 1M (cat first), two sets of about
+12, one with the reporting held off (run.freed_memory_kept) and one without: without the hold cat
 ran at 684-2,304 MB/s (median 1,730; 10 runs under 1,500, most during or right after a report of
 26-324 MiB), cacheflood at 1,552-2,304 (median 2,077); held, nothing was reported and cat ran at
 1,609-2,304 (median 2,074), cacheflood at 1,730-2,304 (median 2,068). Every
@@ -93,7 +93,7 @@ def make_cold(files: list[Path]) -> None:
             os.posix_fadvise(fd, 0, 0, os.POSIX_FADV_DONTNEED)
         finally:
             os.close(fd)
-    done = subprocess.run([str(BUILD / "residency"), *map(str, files)], capture_output=True,
+    done = subprocess.run([str(BUILD / "residency"), "--output-format", "json", *map(str, files)], capture_output=True,
                           text=True, check=True, timeout=60)
     percent = json.loads(done.stdout)["total"]["percent"]
     if percent > 1.0:
@@ -110,7 +110,7 @@ def timed_mb_per_s(argv: list[str], files: list[Path]) -> float:
 
 
 def cases(scratch: Path) -> list[Case]:
-    """The brief's case, cacheflood (default --bs 128K, cat's read size) against cat; then
+    """The judged case, cacheflood (default --bs 128K, cat's read size) against cat; then
     --bs 1M against cat and against dd bs=1M. On this machine 1 MiB buffered reads of a cold
     file are slower than 128 KiB ones for every tool (dd included), so the second ratio
     measures the request size as much as the tool; the third compares like with like."""

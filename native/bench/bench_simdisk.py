@@ -3,25 +3,24 @@
 1. Overhead: 4 KiB random reads at QD1 with O_DIRECT (fio, psync) on MOUNTPOINT/disk of the
    `zero` profile (no device time) and on its backing file read directly, in 8 pairs of 0.25 s
    runs back to back, the order alternating (CHUNKS). ours() is the added latency per IO in us, the difference of the
-   two mean completion latencies; the peer is issue 4's budget of 25 us, so the ratio says how
-   much of the budget is used (target <= 1). That budget is absolute, while the kernel's FUSE
+   two mean completion latencies; the peer is the emulator's overhead budget of 25 us, so the
+   ratio says how much of the budget is used (target <= 1). That budget is absolute, while the kernel's FUSE
    round trip differs between machines, so a second case measures the same added latency
    through libfuse's own passthrough_ll example (Debian's libfuse3-dev, built here;
    `cache=never`: direct_io, and the O_DIRECT open passed through to the same backing file):
    the FUSE floor of this machine. Its ratio says what simdisk costs beyond a FUSE file system
    that only forwards each read (target <= 1.25, set before it was first measured). A context
-   case runs simdisk at nice 0 (--normal-priority) instead of its default nice -20. Until
-   session 27 the daemon ran SCHED_FIFO and sent each reply from the normal class (a FIFO
-   task's wake-up of the reader goes to the other vCPU: ~45 us a read): 21-43 us added, 1.8x
-   passthrough_ll, and a reply that waited behind busy CPUs (below). daemon.c's header has the
-   figures that moved it to nice -20.
+   case runs simdisk at nice 0 (--normal-priority) instead of its default nice -20. A daemon
+   at SCHED_FIFO that sends each reply from the normal class (a FIFO task's wake-up of the
+   reader goes to the other vCPU: ~45 us a read) adds 21-43 us, 1.8x passthrough_ll, and its
+   replies wait behind busy CPUs (below); daemon.c's header has the figures behind nice -20.
 2. Timing accuracy at HDD settings: 64 KiB random reads at QD1 on `hdd5400-2008` (fio, 120
    reads); from simdisk's trace, the p99 of |measured - modelled| service time per IO in us,
-   against issue 4's budget of 200 us: on an idle machine, and with one more busy loop than
-   there are CPUs running beside it (the daemon's priority is there for a busy machine; with
-   SCHED_FIFO and normal-class replies this p99 was 2.7-4.5 ms). The trace's late_cause says
-   why a read was late (session 29, 78 rounds of 120 reads, idle and busy): of the reads more
-   than 200 us (the budget) off, all but one had begun their reply late by the wake-up (0.4-10.6
+   against the emulator's timing budget of 200 us: on an idle machine, and with one more busy
+   loop than there are CPUs running beside it (the daemon's priority is there for a busy
+   machine; with SCHED_FIFO and normal-class replies this p99 is 2.7-4.5 ms). The trace's
+   late_cause says why a read was late (in 78 rounds of 120 reads, idle and busy): of the reads
+   more than 200 us (the budget) off, all but one had begun their reply late by the wake-up (0.4-10.6
    ms; the backing IO, 0.2-1.1 ms, had ended in time), none by the backing IO, and one had begun
    on time and taken 1.7 ms to reply. Below that, errors of 30-160 us are the reply's own time
    varying against its learned lead. Giving the daemon the fair class's shortest slice
@@ -51,18 +50,18 @@ from run import Case, busy_loops  # noqa: E402
 BUILD = Path(__file__).resolve().parents[1] / "build"
 SIZE = 256 << 20
 # The added latency is a difference of two means of ~60 us, while the backing disk's own speed
-# moves in steps of 10-20 % within seconds: one 2 s run through the mount and one direct (until
-# session 28) put such a step between them about as often as not, and the five-round ratio to
-# passthrough_ll scattered from 0.71 to 1.32 across runs, its CI as wide as [0.52, 8.3]. Short
-# runs paired back to back, the order alternating, leave a step inside one pair at most.
+# moves in steps of 10-20 % within seconds: one 2 s run through the mount and one direct put
+# such a step between them about as often as not, and the five-round ratio to passthrough_ll
+# then scattered from 0.71 to 1.32 across runs, its CI as wide as [0.52, 8.3]. Short runs
+# paired back to back, the order alternating, leave a step inside one pair at most.
 CHUNKS, CHUNK_MS = 8, 250
 # Rounds of the overhead cases: a ratio of two such differences still scatters by tens of per
-# cent from round to round when the disk is busy (session 28: 13.6-27.5 us for simdisk, 16.7-25.3
+# cent from round to round when the disk is busy (13.6-27.5 us for simdisk, 16.7-25.3
 # for passthrough_ll in one run), and the median of five rounds moved with it (0.95 in one run,
 # 1.18 [0.61, 1.45] in the next); nine rounds narrow the median's CI (the context case keeps five).
 OVERHEAD_ROUNDS = 9
 # Rounds of the timing cases (~3 s each): one round's p99 is the second-worst of its 120 reads,
-# so a host's pause of a few ms in a round decides it (session 28: 44-576 us idle and 372-6,955
+# so a host's pause of a few ms in a round decides it (in one run: 44-576 us idle and 372-6,955
 # us busy in single rounds); three rounds' median could not have a 95 % interval (their [min,
 # max] covers 75 %); nine cover 96 %.
 TIMING_ROUNDS = 9
@@ -120,7 +119,7 @@ class Mounted:
 def simdisk(where: Path, profile: str, backing: Path, *args: str) -> Mounted:
     """simdisk serving BACKING as where/mnt/disk (it says when it is ready)."""
     mnt = where / "mnt"
-    return Mounted([str(BUILD / "simdisk"), str(mnt), "--profile", profile, "--backing", str(backing),
+    return Mounted([str(BUILD / "simdisk"), "mount", str(mnt), "--profile", profile, "--backing", str(backing),
                     "--size", str(SIZE), "--foreground", "--ready", str(where / "ready"), *args],
                    mnt, (where / "ready").exists)
 

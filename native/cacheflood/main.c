@@ -157,6 +157,8 @@ static int flood(struct cli *cli, const struct flood_spec *spec, const struct op
 			flood_report_normal(spec, &set, &res, stdout);
 		if (fflush(stdout) || ferror(stdout))
 			status = runtime_error("writing the report: %s", strerror(errno));
+		else
+			output_complete();
 	}
 	fileset_free(&set);
 	return status;
@@ -165,6 +167,7 @@ static int flood(struct cli *cli, const struct flood_spec *spec, const struct op
 int main(int argc, char **argv)
 {
 	struct flood_spec spec = { 0 };
+	const char *output = NULL;
 	if (argc == 2 && strcmp(argv[1], "--version") == 0) {
 		puts(CACHEFLOOD_VERSION);
 		return 0;
@@ -195,7 +198,8 @@ int main(int argc, char **argv)
 		  .help = "first drop the set's pages from the page cache (POSIX_FADV_DONTNEED)" },
 		{ .name = "keep-set", .kind = OPT_FLAG, .dest = &spec.keep_set,
 		  .help = "leave the made set in DIR for the next run" },
-		opt_output_format(&spec.output_format, "json", "what to print on stdout"),
+		opt_output_format(&spec.output_format),
+		opt_output(&output),
 		{ .name = NULL },
 	};
 	struct cli cli = {
@@ -211,8 +215,10 @@ int main(int argc, char **argv)
 	if (status == OPTS_GO_ON) {
 		status = check_options(&cli, &spec, &ops);
 		if (!status)
+			status = output_begin(&cli, output);
+		if (!status)
 			status = flood(&cli, &spec, &ops);
 	}
 	operands_free(&ops);
-	return status;
+	return output_finish(status);
 }

@@ -6,7 +6,8 @@ set_dir=$2/cacheflood-smoke
 "$bin" --make-set "$set_dir" --set-size 3M --file-size 1M --bytes 5M --bs 256K \
   --keep-set >/dev/null
 "$bin" --make-set "$set_dir" --set-size 3M --file-size 1M --bytes 3M --order random \
-  --cold --output-format normal >/dev/null
+  --cold --output-format json --output "$2/cacheflood.json"
+grep -q '"bytes"' "$2/cacheflood.json" && rm "$2/cacheflood.json"
 rmdir "$set_dir"   # the set is gone; the directory stays, as this run did not make it
 head -c 300000 /dev/urandom >"$2/cacheflood-a"
 head -c 5000 /dev/urandom >"$2/cacheflood-b"

@@ -65,18 +65,6 @@ struct opt hog_opt_touch(struct hog_common *c)
 				     " tasks wait on OOM (memory.oom_control)" };
 }
 
-struct opt hog_opt_json(struct hog_common *c)
-{
-	return (struct opt){ .name = "json", .kind = OPT_FLAG, .dest = &c->json,
-			     .help = "same as --output-format json" };
-}
-
-struct opt hog_opt_output_format(struct hog_common *c)
-{
-	return opt_output_format(&c->output_format, "normal",
-				 "what to print on stdout: a text summary or one JSON document");
-}
-
 void format_size(uint64_t bytes, char *buf, size_t len)
 {
 	static const char *const units[] = { "B", "KiB", "MiB", "GiB", "TiB", "PiB", "EiB" };
@@ -165,16 +153,14 @@ int hog_resolve(struct cli *cli, struct hog_common *c, unsigned needs)
 		if (fill_init(&c->fill, kind, ratio, c->seed, c->page_size))
 			return runtime_error("page size %zu is not usable for --fill", c->page_size);
 	}
-	if (needs & HOG_HAS_OUTPUT) {
-		if (c->json && opts_find(cli, "output-format")->given &&
-		    c->output_format != OUTPUT_JSON)
-			return usage_error(cli, "--json and --output-format %s contradict each other",
-					   output_format_names[c->output_format]);
-		if (c->json)
-			c->output_format = OUTPUT_JSON;
+	if (needs & HOG_NEEDS_MEMORY) {
+		int status = check_memory(c);
+
+		if (status)
+			return status;
 	}
-	if (needs & HOG_NEEDS_MEMORY)
-		return check_memory(c);
+	if (needs & HOG_HAS_OUTPUT)
+		return output_begin(cli, c->output);
 	return 0;
 }
 

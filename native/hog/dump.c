@@ -7,7 +7,6 @@
  * the pages. Not for: allocating anything; it needs one chunk of memory.
  */
 #include <errno.h>
-#include <fcntl.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
@@ -20,37 +19,32 @@
 
 static const char description[] =
 	"Writes the --size bytes that hog run and hog victim would write for the same\n"
-	"--fill, --seed and page size, to --output or to stdout (not to a terminal).\n"
+	"--fill, --seed and page size, to --output (whole, or not at all) or to stdout\n"
+	"(not to a terminal).\n"
 	"Exit status: 0 done, 1 write failure, 2 usage error.";
 
 int dump_command(int argc, char **argv)
 {
 	struct hog_common c = { 0 };
-	const char *output = NULL;
 	struct opt opts[] = {
 		hog_opt_size(&c, "bytes to write"),
 		hog_opt_fill(&c),
 		hog_opt_seed(&c),
-		{ .name = "output", .kind = OPT_STRING, .dest = &output, .metavar = "FILE",
-		  .help = "write to FILE (created or truncated) instead of stdout" },
+		opt_output(&c.output),
 		{ .name = NULL },
 	};
 	struct cli cli = { .prog = "hog", .command = "hog dump", .description = description,
 			   .opts = opts };
 	unsigned char *chunk;
-	int status, fd = STDOUT_FILENO, err = 0;
+	int status, err = 0;
 
 	status = opts_parse_status(&cli, argc, argv);
 	if (status != OPTS_GO_ON)
 		return status;
-	status = hog_resolve(&cli, &c, HOG_NEEDS_FILL);
+	status = hog_resolve(&cli, &c, HOG_NEEDS_FILL | HOG_HAS_OUTPUT);
 	if (status)
 		return status;
-	if (output) {
-		fd = open(output, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
-		if (fd < 0)
-			return usage_error(&cli, "--output %s: %s", output, strerror(errno));
-	} else if (isatty(STDOUT_FILENO)) {
+	if (!c.output && isatty(STDOUT_FILENO)) {
 		return usage_error(&cli, "refusing to write binary data to a terminal"
 				   " (redirect stdout or use --output)");
 	}
@@ -64,18 +58,13 @@ int dump_command(int argc, char **argv)
 
 		for (uint64_t i = 0; i < n; i++)
 			fill_page(&c.fill, first + i, chunk + i * c.page_size);
-		err = -write_full(fd, chunk, n * c.page_size);
-	}
-	if (output) {
-		if (close(fd) && !err)
-			err = errno;
-		fd = STDOUT_FILENO;
+		err = -write_full(STDOUT_FILENO, chunk, n * c.page_size);
 	}
 	if (err)
-		status = runtime_error("writing %s: %s", output ? output : "stdout", strerror(err));
+		status = runtime_error("writing %s: %s", c.output ? c.output : "stdout", strerror(err));
+	else
+		output_complete();
 out:
-	if (fd > STDOUT_FILENO)
-		close(fd);
 	free(chunk);
 	return status;
 }

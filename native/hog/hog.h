@@ -44,7 +44,7 @@ struct hog_common {
 	uint64_t seed;
 	uint64_t repeat;         /* --repeat: rounds to run */
 	bool force;
-	bool json;               /* --json: shorthand for --output-format json */
+	const char *output;      /* --output FILE, or NULL: stdout */
 	int touch;               /* enum touch_method */
 	int output_format;       /* enum output_format, resolved */
 	/* resolved by hog_resolve(): */
@@ -61,24 +61,22 @@ struct opt hog_opt_seed(struct hog_common *c);
 struct opt hog_opt_repeat(struct hog_common *c);
 struct opt hog_opt_force(struct hog_common *c);
 struct opt hog_opt_touch(struct hog_common *c);
-struct opt hog_opt_json(struct hog_common *c);
-struct opt hog_opt_output_format(struct hog_common *c);
 
 /* What hog_resolve() checks beyond the size. */
 enum {
 	HOG_NEEDS_FILL = 1,      /* the table has --fill and --seed */
 	HOG_NEEDS_MEMORY = 2,    /* the size will be allocated: apply the guard */
-	HOG_HAS_OUTPUT = 4,      /* the table has --json and --output-format */
+	HOG_HAS_OUTPUT = 4,      /* the table has --output (output_begin once all else is checked) */
 	HOG_HAS_REPEAT = 8,      /* the table has --repeat (1 to HOG_MAX_REPEAT) */
 };
 #define HOG_MAX_REPEAT (1u << 24)
 
 /*
  * After opts_parse: checks --size (> 0, a whole number of pages) and, for
- * HOG_HAS_REPEAT, --repeat; parses --fill, resolves the output format and,
- * for HOG_NEEDS_MEMORY, refuses a size beyond the cgroup limit or
- * MemAvailable less the margin unless --force. Returns 0 or the exit status
- * (2 usage/refusal, 1 runtime).
+ * HOG_HAS_REPEAT, --repeat; parses --fill; for HOG_NEEDS_MEMORY, refuses a
+ * size beyond the cgroup limit or MemAvailable less the margin unless
+ * --force; for HOG_HAS_OUTPUT, sends stdout to --output (output_begin).
+ * Returns 0 or the exit status (2 usage/refusal, 1 runtime).
  */
 int hog_resolve(struct cli *cli, struct hog_common *c, unsigned needs);
 

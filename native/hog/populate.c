@@ -136,8 +136,8 @@ int populate_command(int argc, char **argv)
 		{ .name = "method", .kind = OPT_ENUM, .dest = &spec.method, .choices = method_names,
 		  .default_text = "map", .help = "how the kernel populates the mapping" },
 		hog_opt_force(&spec.c),
-		hog_opt_json(&spec.c),
-		hog_opt_output_format(&spec.c),
+		opt_output_format(&spec.c.output_format),
+		opt_output(&spec.c.output),
 		{ .name = NULL },
 	};
 	struct cli cli = { .prog = "hog", .command = "hog populate", .description = description,
@@ -160,6 +160,8 @@ int populate_command(int argc, char **argv)
 		report(&spec, rounds);
 		if (fflush(stdout) || ferror(stdout))
 			status = runtime_error("writing the report: %s", strerror(errno));
+		else
+			output_complete();
 	}
 	free(rounds);
 	return status;

@@ -202,8 +202,8 @@ int run_command(int argc, char **argv)
 		hog_opt_seed(&spec.c),
 		hog_opt_touch(&spec.c),
 		hog_opt_force(&spec.c),
-		hog_opt_json(&spec.c),
-		hog_opt_output_format(&spec.c),
+		opt_output_format(&spec.c.output_format),
+		opt_output(&spec.c.output),
 		{ .name = NULL },
 	};
 	struct cli cli = { .prog = "hog", .command = "hog run", .description = description,
@@ -240,6 +240,8 @@ int run_command(int argc, char **argv)
 			report_normal(&spec, rounds);
 		if (fflush(stdout) || ferror(stdout))
 			status = runtime_error("writing the report: %s", strerror(errno));
+		else
+			output_complete();
 	}
 	free(rounds);
 	barrier_close(&spec.barrier);

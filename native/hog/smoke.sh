@@ -17,14 +17,15 @@ expect_status() {   # expect_status N command...
 }
 
 "$bin" run --size 4M --repeat 2 --fill zero >/dev/null
-"$bin" run --size 4M --fill ratio:0.5 --hold 10ms --json >/dev/null
+"$bin" run --size 4M --fill ratio:0.5 --hold 10ms --output-format json --output "$dir/run.json"
+grep -q '"command": "run"' "$dir/run.json"
 "$bin" run --size 4M --fill random --touch prefault --output-format json >/dev/null
 "$bin" populate --size 4M --repeat 2 >/dev/null
-"$bin" populate --size 4M --method write --json >/dev/null
+"$bin" populate --size 4M --method write --output-format json >/dev/null
 "$bin" dump --size 1M --fill ratio:0.25 --seed 3 --output "$dir/dump"
 [ "$(stat -c %s "$dir/dump")" = 1048576 ]
 
-"$bin" victim --size 4M --fill ratio:0.5 --trim pageout --order random --verify --json >/dev/null
+"$bin" victim --size 4M --fill ratio:0.5 --trim pageout --order random --verify --output-format json >/dev/null
 "$bin" victim --size 4M --ready "$dir/ready" --go "$dir/go" --timeout 20s --verify \
   >"$dir/victim.out" &
 victim_pid=$!
@@ -34,7 +35,7 @@ wait "$victim_pid"
 victim_pid=
 grep -q "pages OK" "$dir/victim.out"
 
-"$bin" victim --size 4M --go-signal --timeout 20s --json >"$dir/victim.json" &
+"$bin" victim --size 4M --go-signal --timeout 20s --output-format json >"$dir/victim.json" &
 victim_pid=$!
 sleep 0.2
 kill -USR1 "$victim_pid"
@@ -46,5 +47,7 @@ expect_status 2 "$bin" run --size 0
 expect_status 2 "$bin" run --size 4M --fill ratio:2
 expect_status 2 "$bin" victim --size 4M --go x --go-signal
 expect_status 2 "$bin" run --size 1024T
+expect_status 2 "$bin" run --size 4M --output "$dir/no-such-dir/run.txt"
+expect_status 2 "$bin" run --size 4M --json
 expect_status 1 "$bin" victim --size 4M --go "$dir/never" --timeout 5ms
-echo "ok hog smoke: run, populate, dump, victim (file and signal go, pageout, verify), errors"
+echo "ok hog smoke: run, populate, dump, victim (file and signal go, pageout, verify), --output, errors"

@@ -486,8 +486,8 @@ int victim_command(int argc, char **argv)
 		{ .name = "verify", .kind = OPT_FLAG, .dest = &spec.verify,
 		  .help = "check every byte after the re-touch; a mismatch exits 1" },
 		hog_opt_force(&spec.c),
-		hog_opt_json(&spec.c),
-		hog_opt_output_format(&spec.c),
+		opt_output_format(&spec.c.output_format),
+		opt_output(&spec.c.output),
 		{ .name = NULL },
 	};
 	struct cli cli = { .prog = "hog", .command = "hog victim", .description = description,
@@ -516,6 +516,8 @@ int victim_command(int argc, char **argv)
 			report_normal(&spec, res);
 		if (fflush(stdout) || ferror(stdout))
 			status = runtime_error("writing the report: %s", strerror(errno));
+		else
+			output_complete();
 	}
 	if (!status && res->verify.bad_pages) {
 		const struct verify_result *v = &res->verify;

@@ -2,7 +2,7 @@
  * crystalmark.c - "iobench crystalmark": CrystalMark 2004R2's disk test, replayed.
  *
  * For: the exact access sequence that seed 003 traced with Process Monitor
- * (NOTES.md section 2): create a file and fill it with synchronous 1 MiB
+ * (refs.bib: seed003): create a file and fill it with synchronous 1 MiB
  * writes, then six tests of --sets sets each, every test on a freshly opened
  * file: sequential read and write of 1 MiB blocks from the start
  * (SEQUENTIAL_SCAN + NO_BUFFERING), then random reads and writes of 512 KiB
@@ -27,6 +27,11 @@
  * the block size, drawn with replacement from one stream per test seeded by
  * --seed and the test's position, so a test's offsets do not depend on how
  * long the tests before it ran.
+ *
+ * Phases: --tests runs only the named tests (still in seed 003's order), so a
+ * caller can run each phase as its own invocation on a kept file and look at
+ * the device between phases; since CrystalMark reopens the file for every
+ * test, the IO is the same as in one run.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -84,6 +89,8 @@ struct cm_spec {
 	bool buffered;
 	bool keep_file;
 	uint64_t seed;
+	const char *tests;      /* comma-separated keys; NULL: all */
+	bool run_test[NTESTS];
 	const char *trace;
 	int output_format;
 };
@@ -127,6 +134,9 @@ static const char description[] =
 	"is (IO covers its first --size bytes), not refilled: caches below the file\n"
 	"system (here the page cache, with --buffered) then inflate the scores --\n"
 	"the effect seed 003 warns about.\n"
+	"--tests runs only the named tests, in the order above: one phase per run\n"
+	"on a --keep-file file is the same IO as the whole sequence, since every\n"
+	"test reopens the file.\n"
 	"The --trace has one line per IO, fill included, in issue order:\n"
 	"  test,set,op,offset,bytes,latency_ns\n"
 	"with test one of fill, seq_read, seq_write, rand_read_512k,\n"
@@ -146,7 +156,29 @@ static const char *dir_name(enum io_dir dir)
 	return dir == IO_READ ? "read" : "write";
 }
 
-static int check_options(struct cli *cli, const struct cm_spec *spec)
+/* --tests: which of cm_tests[] run (all when not given). */
+static int select_tests(struct cli *cli, struct cm_spec *spec)
+{
+	const char *p = spec->tests;
+
+	for (size_t t = 0; t < NTESTS; t++)
+		spec->run_test[t] = p == NULL;
+	while (p && *p) {
+		size_t len = strcspn(p, ","), t;
+
+		for (t = 0; t < NTESTS; t++)
+			if (strlen(cm_tests[t].key) == len && !strncmp(cm_tests[t].key, p, len))
+				break;
+		if (t == NTESTS)
+			return usage_error(cli, "--tests: no test '%.*s' (seq_read, seq_write, rand_read_512k,"
+					   " rand_write_512k, rand_read_64k, rand_write_64k)", (int)len, p);
+		spec->run_test[t] = true;
+		p += len + (p[len] == ',');
+	}
+	return 0;
+}
+
+static int check_options(struct cli *cli, struct cm_spec *spec)
 {
 	if (spec->size < MiB || spec->size % MiB)
 		return usage_error(cli, "--size %llu is not a whole number of MiB (at least 1M)",
@@ -155,7 +187,7 @@ static int check_options(struct cli *cli, const struct cm_spec *spec)
 		return usage_error(cli, "--sets must be between 1 and %d", MAX_SETS);
 	if (opts_find(cli, "set-time")->given && spec->set_time_ns == 0)
 		return usage_error(cli, "--set-time must be greater than 0");
-	return 0;
+	return select_tests(cli, spec);
 }
 
 static int io_error(const char *what, const struct io_unit *io, const char *file)
@@ -402,6 +434,8 @@ static void report_json(const struct cm_run *run, FILE *out)
 		const struct cm_test *test = &cm_tests[t];
 		const struct test_result *res = &run->tests[t];
 
+		if (!spec->run_test[t])
+			continue;
 		json_object_begin(&j);
 		json_kv_string(&j, "name", test->key);
 		json_kv_string(&j, "title", test->title);
@@ -452,6 +486,8 @@ static void report_normal(const struct cm_run *run, FILE *out)
 	for (size_t t = 0; t < NTESTS; t++) {
 		const struct hist *h = &run->tests[t].clat;
 
+		if (!spec->run_test[t])
+			continue;
 		fprintf(out, "  %-18s %10.2f %10.2f %10.1f %10.1f ", cm_tests[t].title,
 			best_mb_s(run, t), mean_mb_s(run, t),
 			(double)hist_percentile(h, 50) / 1e3, (double)hist_percentile(h, 99) / 1e3);
@@ -474,6 +510,7 @@ static void catch_signals(void)
 int crystalmark_command(int argc, char **argv)
 {
 	struct cm_spec spec = { 0 };
+	const char *output = NULL;
 	struct opt opts[] = {
 		{ .name = "file", .kind = OPT_STRING, .dest = &spec.file, .metavar = "F",
 		  .required = true, .help = "the test file to create (or reuse, with --keep-file)" },
@@ -489,9 +526,12 @@ int crystalmark_command(int argc, char **argv)
 		  .help = "keep the file afterwards, and reuse it as it is if it exists" },
 		{ .name = "seed", .kind = OPT_UINT, .dest = &spec.seed, .default_text = "1",
 		  .help = "seed for the random offsets and the data" },
+		{ .name = "tests", .kind = OPT_STRING, .dest = &spec.tests, .metavar = "LIST",
+		  .help = "run only these tests (comma-separated keys, as in the report)" },
 		{ .name = "trace", .kind = OPT_STRING, .dest = &spec.trace, .metavar = "FILE",
 		  .help = "write every IO to FILE (format above)" },
-		opt_output_format(&spec.output_format, "json", "what to print on stdout"),
+		opt_output_format(&spec.output_format),
+		opt_output(&output),
 		{ .name = NULL },
 	};
 	struct cli cli = {
@@ -505,6 +545,8 @@ int crystalmark_command(int argc, char **argv)
 	if (status != OPTS_GO_ON)
 		return status;
 	status = check_options(&cli, &spec);
+	if (!status)
+		status = output_begin(&cli, output);
 	if (status)
 		return status;
 
@@ -534,7 +576,8 @@ int crystalmark_command(int argc, char **argv)
 		rng_fill(&data, run->buf, MiB);   /* what the write tests write */
 	}
 	for (size_t t = 0; t < NTESTS && !status; t++)
-		status = run_test(run, t);
+		if (spec.run_test[t])
+			status = run_test(run, t);
 
 	if (run->trace && fclose(run->trace) && !status)
 		status = runtime_error("writing %s: %s", spec.trace, strerror(errno));
@@ -546,6 +589,8 @@ int crystalmark_command(int argc, char **argv)
 			report_normal(run, stdout);
 		if (fflush(stdout) || ferror(stdout))
 			status = runtime_error("writing the report: %s", strerror(errno));
+		else
+			output_complete();
 	}
 out:
 	if (run->trace)

@@ -58,7 +58,8 @@ const char *const rw_pattern_names[] = { "read", "write", "randread", "randwrite
 const char *const iomem_names[] = { "malloc", "mmaphuge", NULL };
 
 static const char description[] =
-	"Runs one job and prints its results shaped like fio --output-format=json.\n"
+	"Runs one job and reports it, as text or (--output-format json) as JSON\n"
+	"shaped like fio --output-format=json.\n"
 	"--engine psync does one pread/pwrite at a time (queue depth 1 only);\n"
 	"--engine io_uring keeps up to --qd IOs in flight. Random offsets are uniform,\n"
 	"aligned to --bs, within [offset, offset+span), drawn from --seed: the same\n"
@@ -552,6 +553,7 @@ static int run_job(const struct job_spec *spec, const char *data, int fd, FILE *
 int job_command(int argc, char **argv)
 {
 	struct job_spec spec = { 0 };
+	const char *output = NULL;
 	struct opt opts[] = {
 		{ .name = "file", .kind = OPT_STRING, .dest = &spec.file, .metavar = "F",
 		  .required = true, .help = "file or block device to do IO on" },
@@ -592,7 +594,8 @@ int job_command(int argc, char **argv)
 		  .help = "write jobs write this file's bytes (cyclically) instead of random data" },
 		{ .name = "lat-log", .kind = OPT_STRING, .dest = &spec.lat_log, .metavar = "FILE",
 		  .help = "log every measured IO to FILE" },
-		opt_output_format(&spec.output_format, "json", "what to print on stdout"),
+		opt_output_format(&spec.output_format),
+		opt_output(&output),
 		{ .name = "name", .kind = OPT_STRING, .dest = &spec.name, .metavar = "NAME",
 		  .default_text = "iobench",
 		  .help = "job name in the report" },
@@ -611,6 +614,8 @@ int job_command(int argc, char **argv)
 	if (status != OPTS_GO_ON)
 		return status;
 	status = check_options(&cli, &spec);
+	if (!status)
+		status = output_begin(&cli, output);
 	if (status)
 		return status;
 	fd = open_job_file(&cli, &spec, &status);
@@ -653,6 +658,8 @@ int job_command(int argc, char **argv)
 		job_report_normal(&spec, res, stdout);
 	if (fflush(stdout) || ferror(stdout))
 		status = runtime_error("writing the report: %s", strerror(errno));
+	else
+		output_complete();
 out:
 	if (lat_log)
 		fclose(lat_log);

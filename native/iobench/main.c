@@ -10,7 +10,7 @@
 #include "subcmd.h"
 
 static const struct subcommand commands[] = {
-	{ "job", "run one fio-like IO job and report it as fio-shaped JSON", job_command },
+	{ "job", "run one fio-like IO job and report it (text, or JSON shaped like fio's)", job_command },
 	{ "crystalmark", "replay CrystalMark 2004R2's disk test sequence (seed 003)",
 	  crystalmark_command },
 };

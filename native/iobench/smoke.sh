@@ -8,7 +8,8 @@ for rw in randwrite read randread write; do
   "$bin" job --file "$f" --rw "$rw" --bs 4K --count 200 --engine io_uring --qd 8 \
     --lat-log "$f.lat" >/dev/null
 done
-"$bin" job --file "$f" --rw randread --bs 4K --runtime 100ms --output-format normal >/dev/null
+"$bin" job --file "$f" --rw randread --bs 4K --runtime 100ms --output-format json --output "$f.json"
+grep -q '"jobs"' "$f.json"
 "$bin" job --file "$f" --rw randread --bs 4K --direct --engine io_uring --qd 16 --ramp 20ms \
   --runtime 100ms --keep-cache >/dev/null
 if "$bin" job --file "$f" --rw read --bs 4K --qd 4 --count 1 2>/dev/null; then
@@ -17,9 +18,9 @@ fi
 cm=$2/iobench-smoke-cm.dat
 "$bin" crystalmark --file "$cm" --size 2M --sets 2 --trace "$cm.trace" --keep-file >/dev/null
 "$bin" crystalmark --file "$cm" --size 2M --sets 1 --keep-file --buffered \
-  --output-format normal >/dev/null
+  --output-format json >/dev/null
 rm -f "$cm"
 "$bin" crystalmark --file "$cm" --size 1M --sets 1 --set-time 1ms >/dev/null
 test ! -e "$cm"
-rm -f "$f" "$f.lat" "$cm.trace"
+rm -f "$f" "$f.lat" "$f.json" "$cm.trace"
 echo "ok iobench smoke: job psync and io_uring read/write, json and normal output, crystalmark"

@@ -8,7 +8,10 @@
  * or LBA fractions f in [0, 1] counted from the outer edge.
  * Not for: state (head position, buffers, clocks): that belongs to the model.
  *
- * Seek (research NOTES section 3): seek(x) = t_tt + b*x + c*sqrt(x) for a
+ * Seek: a square-root term for short seeks and a linear one for long seeks,
+ * as Ruemmler & Wilkes describe and DiskSim models them (Ruemmler & Wilkes
+ * 1994, Bucy et al. 2008; refs.bib: ruemmler94, disksim), here in one curve
+ * through a datasheet's three points: seek(x) = t_tt + b*x + c*sqrt(x) for a
  * distance x > 0 given as a fraction of the full stroke, seek(0) = 0. With
  * F = t_full - t_tt and G = t_avg - t_tt, c = 5G - 5F/3 and b = 8F/3 - 5G put
  * the curve through t_tt (x -> 0), t_full (x = 1) and t_avg as the mean over

@@ -77,10 +77,39 @@ enum opts_result opts_parse(struct cli *cli, int argc, char **argv);
 #define OPTS_GO_ON (-1)
 int opts_parse_status(struct cli *cli, int argc, char **argv);
 
-/* --output-format, the same in every tool: one JSON document or a text summary. */
-enum output_format { OUTPUT_JSON, OUTPUT_NORMAL };
-extern const char *const output_format_names[];
-struct opt opt_output_format(int *dest, const char *default_text, const char *help);
+/*
+ * --output-format and --output, the same in every tool (as fio's): what the
+ * report is, and where it goes.
+ *
+ * --output-format normal|json: a text summary for people (the default in every
+ * tool) or one JSON document for programs (what the harness asks for).
+ */
+enum output_format { OUTPUT_NORMAL, OUTPUT_JSON };
+extern const char *const output_format_names[];   /* "normal", "json" */
+struct opt opt_output_format(int *dest);
+
+/*
+ * --output FILE: the report goes to FILE instead of stdout, whole or not at
+ * all. output_begin (after the options are checked) sends stdout to a new
+ * temporary file beside FILE; the command calls output_complete once its
+ * report is written and flushed; output_finish (when the command ends, in
+ * subcmd_main or the tool's main) renames the file to FILE if the report was
+ * completed, and removes it otherwise (a failure, a signal that ended the run).
+ */
+struct opt opt_output(const char **dest);
+
+/* No path: nothing to do. Returns 0, or EXIT_USAGE naming FILE when its
+ * temporary file cannot be made (no such directory, no permission). */
+int output_begin(const struct cli *cli, const char *path);
+
+/* The report on stdout is whole (it may accompany a non-zero status, such as
+ * residency's files that could not be measured). */
+void output_complete(void);
+
+/* Restores stdout and commits or removes the temporary file. Returns status,
+ * or 1 when the completed report could not be written or renamed. A no-op
+ * without an output_begin. */
+int output_finish(int status);
 
 /* Writes the help text generated from the table. */
 void opts_print_help(const struct cli *cli, FILE *out);

@@ -34,7 +34,7 @@ int subcmd_main(const struct subcommand_table *t, int argc, char **argv)
 	}
 	for (int i = 0; i < t->ncommands; i++)
 		if (strcmp(argv[1], t->commands[i].name) == 0)
-			return t->commands[i].run(argc - 1, argv + 1);
+			return output_finish(t->commands[i].run(argc - 1, argv + 1));
 	fprintf(stderr, "%s: unknown command '%s'\n", t->prog, argv[1]);
 	print_help(t, stderr);
 	return EXIT_USAGE;

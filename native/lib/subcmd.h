@@ -20,7 +20,8 @@ struct subcommand_table {
 	int ncommands;
 };
 
-/* Runs the chosen subcommand and returns its exit status (2 for a usage error here). */
+/* Runs the chosen subcommand and returns its exit status (2 for a usage error here), after
+ * output_finish (opts.h): a report the subcommand sent to --output is committed or removed. */
 int subcmd_main(const struct subcommand_table *t, int argc, char **argv);
 
 #endif

@@ -248,6 +248,7 @@ static int measure_all(struct run *run, char **files, int count)
 			fprintf(stderr, "residency: writing the report: %s\n", strerror(errno));
 			return 1;
 		}
+		output_complete();
 	} else {
 		printf("%12" PRIu64 " %12" PRIu64 " %15" PRIu64 " %15" PRIu64 " %7.1f %%  total: "
 		       "%" PRIu64 " files, %" PRIu64 " skipped, %zu errors\n",
@@ -258,6 +259,7 @@ static int measure_all(struct run *run, char **files, int count)
 			fprintf(stderr, "residency: writing the report: %s\n", strerror(errno));
 			return 1;
 		}
+		output_complete();
 	}
 	return run->nerrors || run->out_of_memory ? 1 : 0;
 }
@@ -272,10 +274,12 @@ int main(int argc, char **argv)
 		return 0;
 	}
 	struct run run = { .page_size = pagecache_page_size() };
+	const char *output = NULL;
 	struct opt opts[] = {
 		{ .name = "recursive", .kind = OPT_FLAG, .dest = &run.recursive,
 		  .help = "(-r) measure every regular file under a directory" },
-		opt_output_format(&run.format, "json", "what to print on stdout"),
+		opt_output_format(&run.format),
+		opt_output(&output),
 		{ .name = NULL },
 	};
 	struct cli cli = {
@@ -292,6 +296,8 @@ int main(int argc, char **argv)
 		if (ops.count == 0)
 			status = usage_error(&cli, "no files given");
 		else
+			status = output_begin(&cli, output);
+		if (!status)
 			status = measure_all(&run, ops.words, ops.count);
 	}
 	for (size_t i = 0; i < run.nerrors; i++) {
@@ -300,5 +306,5 @@ int main(int argc, char **argv)
 	}
 	free(run.errors);
 	operands_free(&ops);
-	return status;
+	return output_finish(status);
 }

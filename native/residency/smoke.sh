@@ -9,7 +9,8 @@ head -c 5000 /dev/urandom >"$d/sub/b"
 : >"$d/empty"
 ln -s a "$d/link"
 "$bin" "$d/a" "$d/empty" >/dev/null
-"$bin" -r "$d" --output-format normal >/dev/null
+"$bin" -r "$d" --output-format json --output "$d.json"
+grep -q '"files"' "$d.json" && rm "$d.json"
 status=0; "$bin" "$d/a" "$d/missing" "$d" >/dev/null 2>&1 || status=$?
 test "$status" = 1
 status=0; "$bin" 2>/dev/null || status=$?

@@ -40,16 +40,17 @@
  * nice -20 (unless --normal-priority) so a busy machine does not make it late:
  * it only ever runs to serve a request or a short spin before a deadline.
  *
- * Why nice -20 in the normal class and not SCHED_FIFO (session 27, make
- * bench's simdisk cases and three busy loops on this 2-vCPU VM): a SCHED_FIFO
+ * Why nice -20 in the normal class and not SCHED_FIFO (measured with make
+ * bench's simdisk cases beside three busy loops on a 2-vCPU VM): a SCHED_FIFO
  * task that wakes the reader cannot be preempted by it, so the scheduler sends
- * the reader to another CPU, an inter-processor wake-up that added 40-90 us to
+ * the reader to another CPU, an inter-processor wake-up that adds 40-90 us to
  * every IO; sending the replies from the normal class instead (two class
- * changes per IO) cost 21-43 us of added latency at the zero profile, and under
- * load the reply then waited behind the busy loops: p99 timing error 2.7-4.5
- * ms at hdd5400-2008 settings. At nice -20 the reader is woken on this CPU and
- * runs once the daemon blocks, nothing changes per IO (18.7 us added, 1.25x
- * passthrough_ll's 15.0), and the same load gave a p99 error of 19-340 us.
+ * changes per IO) costs 21-43 us of added latency at the zero profile, and
+ * under load the reply then waits behind the busy loops: p99 timing error
+ * 2.7-4.5 ms at hdd5400-2008 settings. At nice -20 the reader is woken on this
+ * CPU and runs once the daemon blocks, nothing changes per IO (18.7 us added,
+ * 1.25x passthrough_ll's 15.0), and the same load gives a p99 error of 19-340
+ * us.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -126,12 +127,49 @@ static void learn_reply_time(struct daemon *d, uint64_t bytes, uint64_t took)
 	*lead = (*lead * 15 + took) / 16;
 }
 
-/* One request on the disk: model, backing IO, deadline, reply, counters. */
+/*
+ * Waits until `until` unless a stop signal comes first (true then; the signal
+ * stays in the pipe for the loop). For the injected waits, which can be long:
+ * a stalled device must not keep the daemon from stopping.
+ */
+static bool wait_or_signal(struct daemon *d, uint64_t until)
+{
+	struct pollfd pfd = { .fd = d->signal_pipe[0], .events = POLLIN };
+
+	for (;;) {
+		uint64_t now = monotonic_ns();
+
+		if (now >= until)
+			return false;
+		uint64_t left = until - now;
+		struct timespec ts = { .tv_sec = (time_t)(left / NS_PER_SEC),
+				       .tv_nsec = (long)(left % NS_PER_SEC) };
+
+		if (ppoll(&pfd, 1, &ts, NULL) > 0)
+			return true;
+	}
+}
+
+/* Answers a request with EIO for an injected fault; the trace shows it. */
+static void fail_io(struct daemon *d, fuse_req_t req, const struct io_request *r, uint64_t arrival,
+		    enum fault_kind kind)
+{
+	fuse_reply_err(req, EIO);
+	uint64_t done = monotonic_ns();
+
+	account_failed(d, r, &(struct io_times){ .arrival = arrival, .start = arrival, .done = done,
+						 .fault = kind });
+	d->last_activity = done;
+	d->idle_done = false;
+}
+
+/* One request on the disk: faults, model, backing IO, deadline, reply, counters. */
 void serve_io(struct daemon *d, fuse_req_t req, enum io_op op, uint64_t off, size_t len,
 		     const char *data)
 {
 	uint64_t arrival = monotonic_ns();
 	struct io_cost cost = { 0 };
+	struct fault_plan fault;
 	char *out = NULL;
 	int err = 0;
 
@@ -149,7 +187,22 @@ void serve_io(struct daemon *d, fuse_req_t req, enum io_op op, uint64_t off, siz
 	uint64_t start = arrival > d->busy_until ? arrival : d->busy_until;
 	struct io_request r = { .op = op, .offset = off, .length = len, .data = data };
 
-	d->model->service(d->dev, &r, start, &cost);
+	/* A timeout waits, then fails the request and takes the device offline; an
+	 * error fails it at once; a delay or a stall moves the model's start. */
+	faults_plan(&d->faults, op, off, len, arrival, start, &fault);
+	if (fault.kind == FAULT_TIMEOUT) {
+		if (!wait_or_signal(d, fault.fail_ns))
+			faults_timed_out(&d->faults);
+		fail_io(d, req, &r, arrival, fault.kind);
+		return;
+	}
+	if (fault.error || (fault.start_ns > start && wait_or_signal(d, fault.start_ns))) {
+		fail_io(d, req, &r, arrival, fault.kind);
+		return;
+	}
+	d->model->service(d->dev, &r, fault.start_ns, &cost);
+	cost.fault_ns = fault.start_ns - start;
+	cost.total_ns += cost.fault_ns;
 	uint64_t deadline = start + cost.total_ns;
 	uint64_t backing_start = monotonic_ns();
 
@@ -173,7 +226,8 @@ void serve_io(struct daemon *d, fuse_req_t req, enum io_op op, uint64_t off, siz
 	uint64_t replying = monotonic_ns();
 	struct io_times tm = { .arrival = arrival, .start = start,
 			       .backing_ns = backing_end - backing_start,
-			       .start_late_ns = replying > planned ? replying - planned : 0 };
+			       .start_late_ns = replying > planned ? replying - planned : 0,
+			       .fault = fault.kind };
 
 	if (tm.start_late_ns > LATE_START_NS)
 		tm.cause = backing_end > planned ? LATE_BACKING : LATE_WAKEUP;
@@ -336,6 +390,8 @@ int daemon_run(struct daemon *d, const struct mount_opts *o)
 	d->dev = d->model->create(d->profile, &env, err, sizeof(err));
 	if (!d->dev)
 		return runtime_error("%s", err);
+	if (faults_init(&d->faults, &d->profile->faults, monotonic_ns(), err, sizeof(err)))
+		return runtime_error("%s", err);
 	if (d->cache_state[0]) {
 		int loaded = d->model->load_state(d->dev, d->cache_state, err, sizeof(err));
 
@@ -381,6 +437,7 @@ int daemon_run(struct daemon *d, const struct mount_opts *o)
 	set_up_process(o);
 	d->t0 = d->last_activity = monotonic_ns();
 	d->mount_time = time(NULL);
+	d->faults.armed_ns = d->t0;        /* the fault schedule starts with the mount */
 	status = loop(d);
 	if (d->cache_state[0] && d->model->save_state(d->dev, d->cache_state, err, sizeof(err)))
 		status = runtime_error("%s", err);

@@ -9,7 +9,7 @@
 
 #define SIMDISK_VERSION "simdisk-0.1.0"
 
-/* `simdisk MOUNTPOINT --profile P --backing F ...`: the FUSE daemon (mount_cmd.c). */
+/* `simdisk mount MOUNTPOINT --profile P --backing F ...`: the FUSE daemon (mount_cmd.c). */
 int mount_command(int argc, char **argv);
 
 /* `simdisk model --profile P --rw R --bs B`: the analytic mean (model_cmd.c). */

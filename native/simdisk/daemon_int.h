@@ -1,12 +1,12 @@
 /*
  * daemon_int.h - the mount daemon's state, shared by its files (internal to simdisk).
  *
- * daemon.c      the request loop: serve_io (model, backing IO, deadline, reply),
- *               background work, signals, process set-up, mount and shutdown
- * fuse_ops.c    the FUSE operations on MOUNTPOINT/, disk and stats
+ * daemon.c      the request loop: serve_io (faults, model, backing IO, deadline,
+ *               reply), background work, signals, process set-up, mount and shutdown
+ * fuse_ops.c    the FUSE operations on MOUNTPOINT/, disk, stats and control
  * backing.c     the backing file (O_DIRECT through aligned buffers) and file helpers
  * stats.c       counters, the stats document and the per-IO trace
- * mount_cmd.c   `simdisk MOUNTPOINT ...`: the command line
+ * mount_cmd.c   `simdisk mount MOUNTPOINT ...`: the command line
  */
 #ifndef SIMDISK_DAEMON_INT_H
 #define SIMDISK_DAEMON_INT_H
@@ -32,7 +32,7 @@
 #define SIZE_CLASSES 10              /* reply times kept for <= 4K, 8K, ..., >= 1M */
 #define DAEMON_NICE (-20)            /* the normal class at its highest weight (daemon.c) */
 
-enum { INO_ROOT = 1, INO_DISK = 2, INO_STATS = 3 };
+enum { INO_ROOT = 1, INO_DISK = 2, INO_STATS = 3, INO_CONTROL = 4 };
 
 #define NOPS 4
 extern const char *const op_names[NOPS];   /* by enum io_op: read, write, flush, prefetch */
@@ -52,11 +52,12 @@ struct io_times {
 	uint64_t backing_ns;             /* the backing file's IO */
 	uint64_t start_late_ns;          /* the reply's start after its planned start */
 	enum late_cause cause;
+	enum fault_kind fault;           /* what faults.c did to the request */
 };
 
 struct op_totals {
 	uint64_t ios, bytes;
-	uint64_t queue, device_wait, overhead, seek, rotation, transfer, gc, service, measured;
+	uint64_t queue, device_wait, overhead, seek, rotation, transfer, gc, fault, service, measured;
 };
 
 struct daemon {
@@ -69,6 +70,7 @@ struct daemon {
 	struct profile *profile;
 	const struct device_model *model;
 	struct device *dev;
+	struct faults faults;           /* injected faults (faults.h) */
 	/* backing file */
 	int fd;
 	bool direct;
@@ -96,7 +98,7 @@ struct daemon {
 };
 
 struct mount_opts {
-	const char *profile, *backing, *profile_dir, *overrides;
+	const char *backing;
 	const char *pidfile, *ready, *trace, *cache_state;
 	uint64_t size, spin_ns;
 	int backing_io;
@@ -123,6 +125,8 @@ int env_identity(void *ctx, uint64_t out[4]);
 extern const char trace_header[];
 void account(struct daemon *d, const struct io_request *r, const struct io_times *tm,
 	     const struct io_cost *c);
+/* The trace line of a request answered with EIO by an injected fault (no other counters). */
+void account_failed(struct daemon *d, const struct io_request *r, const struct io_times *tm);
 char *stats_json(struct daemon *d, size_t *len);
 
 /* daemon.c */

@@ -11,6 +11,7 @@ void io_cost_add(struct io_cost *a, const struct io_cost *b)
 	a->rotation_ns += b->rotation_ns;
 	a->transfer_ns += b->transfer_ns;
 	a->gc_ns += b->gc_ns;
+	a->fault_ns += b->fault_ns;
 	a->total_ns += b->total_ns;
 	a->hit_bytes += b->hit_bytes;
 	a->cache_lookup = a->cache_lookup || b->cache_lookup;
@@ -19,5 +20,10 @@ void io_cost_add(struct io_cost *a, const struct io_cost *b)
 void io_cost_close(struct io_cost *c)
 {
 	c->total_ns = c->queue_ns + c->overhead_ns + c->seek_ns + c->rotation_ns + c->transfer_ns +
-		      c->gc_ns;
+		      c->gc_ns + c->fault_ns;
+}
+
+uint64_t rate_time_ns(uint64_t bytes, double rate)
+{
+	return (uint64_t)((double)bytes / rate * 1e9 + 0.5);
 }

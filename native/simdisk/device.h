@@ -1,7 +1,7 @@
 /*
  * device.h - the interface every simdisk device model implements.
  *
- * For: one file per model (hdd.c, flash.c, tiered.c, zero.c), each exporting
+ * For: one file per model (hdd.c, flash.c, ssd.c, tiered.c, zero.c), each exporting
  * one `struct device_model`: its profile keys, a constructor, and `service`,
  * which says how long one request takes and advances the model's state
  * (head position, buffers, open erase blocks, cache contents). A new device
@@ -42,6 +42,7 @@ struct io_cost {
 	uint64_t rotation_ns;
 	uint64_t transfer_ns;    /* media or interface transfer */
 	uint64_t gc_ns;          /* flash: erase-block merges (copies) and erases */
+	uint64_t fault_ns;       /* injected by the daemon (faults.h): a delay or a stall */
 	uint64_t total_ns;
 	uint64_t hit_bytes;      /* bytes served from a cache tier */
 	bool cache_lookup;       /* a cache tier was consulted (hit/miss applies) */
@@ -51,6 +52,8 @@ struct io_cost {
 void io_cost_add(struct io_cost *a, const struct io_cost *b);
 /* Sets total_ns to the sum of the parts. */
 void io_cost_close(struct io_cost *c);
+/* Nanoseconds to move bytes at rate (bytes/s), rounded. */
+uint64_t rate_time_ns(uint64_t bytes, double rate);
 
 /* What the device may ask of its surroundings. */
 struct device_env {
@@ -100,13 +103,17 @@ struct device_model {
 	uint64_t (*idle_delay_ns)(const struct device *d);
 	/* Optional: model-specific counters, written as keys into an open object. */
 	void (*stats)(const struct device *d, struct json *j);
-	/* Optional: persistent state (the cache tier's contents). */
+	/* Optional: persistent state (the cache tier's contents). check_state checks a
+	 * state file's form before anything is set up: 0 (also when there is no file), or
+	 * -1 with one line naming the file in err. */
+	int (*check_state)(const struct profile *p, const char *path, char *err, size_t errlen);
 	int (*load_state)(struct device *d, const char *path, char *err, size_t errlen);
 	int (*save_state)(const struct device *d, const char *path, char *err, size_t errlen);
 };
 
 extern const struct device_model hdd_model;
 extern const struct device_model flash_model;
+extern const struct device_model ssd_model;
 extern const struct device_model tiered_model;
 extern const struct device_model zero_model;
 

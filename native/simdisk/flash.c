@@ -3,8 +3,8 @@
  * rate; writes go through a block-mapped FTL with a few open allocation
  * units, so small random writes pay for erase-block merges.
  *
- * For: the `flash` model (research NOTES section 4; flashbench README and
- * LWN 428584 describe the FTL of cheap sticks).
+ * For: the `flash` model, the FTL of cheap sticks as flashbench's README and
+ * Bergmann's LWN article 428584 describe it (refs.bib: flashbench, lwn428584).
  * Not for: page-mapped FTLs (SSDs), wear levelling, read disturb, or the
  * stick's own write caching (there is none on such sticks).
  *
@@ -125,15 +125,10 @@ static void flash_destroy(struct device *d)
 	free(d);
 }
 
-static uint64_t time_for(uint64_t bytes, double rate)
-{
-	return (uint64_t)((double)bytes / rate * 1e9 + 0.5);
-}
-
 static uint64_t copy_time(struct flash *f, uint64_t bytes)
 {
 	f->copied_bytes += bytes;
-	return time_for(bytes, f->p.copy_rate);
+	return rate_time_ns(bytes, f->p.copy_rate);
 }
 
 /* Closing copies the unit's unwritten rest from the old block. */
@@ -198,11 +193,11 @@ static void flash_service(struct device *d, const struct io_request *r, uint64_t
 	case IO_READ:
 	case IO_PREFETCH:
 		c->overhead_ns = f->p.read_latency;
-		c->transfer_ns = time_for(len, f->p.read_rate);
+		c->transfer_ns = rate_time_ns(len, f->p.read_rate);
 		break;
 	case IO_WRITE:
 		c->overhead_ns = f->p.write_latency;
-		c->transfer_ns = time_for(len, f->p.write_rate);
+		c->transfer_ns = rate_time_ns(len, f->p.write_rate);
 		for (uint64_t at = r->offset; at < r->offset + len;) {
 			uint64_t unit = at / e, in = at % e;
 			uint64_t piece = e - in < r->offset + len - at ? e - in : r->offset + len - at;
@@ -228,22 +223,22 @@ static int flash_expect(const struct profile *prof, const struct workload *w, st
 	case WL_READ:
 	case WL_RANDREAD:
 		mean->overhead_ns = p->read_latency;
-		mean->transfer_ns = time_for(w->bs, p->read_rate);
+		mean->transfer_ns = rate_time_ns(w->bs, p->read_rate);
 		snprintf(note, notelen, "reads: latency + size / read rate, wherever they are");
 		break;
 	case WL_WRITE:
 		mean->overhead_ns = p->write_latency;
-		mean->transfer_ns = time_for(w->bs, p->write_rate);
+		mean->transfer_ns = rate_time_ns(w->bs, p->write_rate);
 		mean->gc_ns = (uint64_t)((double)p->erase * (double)w->bs / (double)e + 0.5);
 		snprintf(note, notelen, "sequential writes fill open units in order: one erase per "
 			 "erase block, no copying");
 		break;
 	case WL_RANDWRITE:
 		mean->overhead_ns = p->write_latency;
-		mean->transfer_ns = time_for(w->bs, p->write_rate);
+		mean->transfer_ns = rate_time_ns(w->bs, p->write_rate);
 		/* open a unit (erase, copy (E - bs)/2 before the write on average) and
 		 * close the least recently used one (copy its rest, (E - bs)/2 on average) */
-		mean->gc_ns = p->erase + time_for(e - bs, p->copy_rate);
+		mean->gc_ns = p->erase + rate_time_ns(e - bs, p->copy_rate);
 		snprintf(note, notelen, "random writes over a span much larger than open_units erase "
 			 "blocks: each opens a unit and closes another, copying about one erase "
 			 "block less the write");

@@ -1,7 +1,9 @@
 /*
  * fuse_ops.c - the FUSE operations of the mount: a root directory holding
  * disk (the emulated device: every read, write and fsync goes to serve_io in
- * daemon.c) and stats (a JSON snapshot of the counters taken at open).
+ * daemon.c), stats (a JSON snapshot of the counters taken at open) and control
+ * (write-only: messages to the fault injection, `enable` or `disable`, as
+ * dmsetup message passes them to dm-dust).
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -13,6 +15,7 @@
 #include <unistd.h>
 
 #include "daemon_int.h"
+#include "timing.h"
 
 static struct daemon *daemon_of(fuse_req_t req)
 {
@@ -40,6 +43,10 @@ static void fill_attr(const struct daemon *d, fuse_ino_t ino, struct stat *st)
 		break;
 	case INO_STATS:
 		st->st_mode = S_IFREG | 0444;
+		st->st_nlink = 1;
+		break;
+	case INO_CONTROL:
+		st->st_mode = S_IFREG | 0200;
 		st->st_nlink = 1;
 		break;
 	}
@@ -74,6 +81,8 @@ static void sd_lookup(fuse_req_t req, fuse_ino_t parent, const char *name)
 		e.ino = INO_DISK;
 	else if (strcmp(name, "stats") == 0)
 		e.ino = INO_STATS;
+	else if (strcmp(name, "control") == 0)
+		e.ino = INO_CONTROL;
 	else {
 		fuse_reply_err(req, ENOENT);
 		return;
@@ -87,7 +96,7 @@ static void sd_getattr(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi
 	struct stat st;
 
 	(void)fi;
-	if (ino < INO_ROOT || ino > INO_STATS) {
+	if (ino < INO_ROOT || ino > INO_CONTROL) {
 		fuse_reply_err(req, ENOENT);
 		return;
 	}
@@ -102,8 +111,9 @@ static void sd_setattr(fuse_req_t req, fuse_ino_t ino, struct stat *attr, int to
 	struct stat st;
 
 	(void)fi;
-	if ((to_set & FUSE_SET_ATTR_SIZE) && (ino != INO_DISK || (uint64_t)attr->st_size != d->size)) {
-		fuse_reply_err(req, EPERM);   /* the disk has a fixed size */
+	if ((to_set & FUSE_SET_ATTR_SIZE) && !(ino == INO_CONTROL && attr->st_size == 0) &&
+	    (ino != INO_DISK || (uint64_t)attr->st_size != d->size)) {
+		fuse_reply_err(req, EPERM);   /* the disk has a fixed size; control is always empty */
 		return;
 	}
 	fill_attr(d, ino, &st);
@@ -115,6 +125,7 @@ static void sd_readdir(fuse_req_t req, fuse_ino_t ino, size_t size, off_t off,
 {
 	static const struct { const char *name; fuse_ino_t ino; } entries[] = {
 		{ ".", INO_ROOT }, { "..", INO_ROOT }, { "disk", INO_DISK }, { "stats", INO_STATS },
+		{ "control", INO_CONTROL },
 	};
 	char buf[1024];
 	size_t used = 0;
@@ -124,7 +135,7 @@ static void sd_readdir(fuse_req_t req, fuse_ino_t ino, size_t size, off_t off,
 		fuse_reply_err(req, ENOTDIR);
 		return;
 	}
-	for (off_t i = off; i < 4; i++) {
+	for (off_t i = off; i < (off_t)(sizeof(entries) / sizeof(entries[0])); i++) {
 		struct stat st = { .st_ino = entries[i].ino,
 				   .st_mode = entries[i].ino == INO_ROOT ? S_IFDIR : S_IFREG };
 		size_t need = fuse_add_direntry(req, buf + used, sizeof(buf) - used, entries[i].name,
@@ -149,6 +160,15 @@ static void sd_open(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi)
 	if (ino == INO_DISK) {
 		fi->direct_io = 1;
 		fi->keep_cache = 0;
+		fuse_reply_open(req, fi);
+		return;
+	}
+	if (ino == INO_CONTROL) {
+		if ((fi->flags & O_ACCMODE) != O_WRONLY) {
+			fuse_reply_err(req, EACCES);
+			return;
+		}
+		fi->direct_io = 1;
 		fuse_reply_open(req, fi);
 		return;
 	}
@@ -206,6 +226,15 @@ static void sd_write(fuse_req_t req, fuse_ino_t ino, const char *buf, size_t siz
 		     struct fuse_file_info *fi)
 {
 	(void)fi;
+	if (ino == INO_CONTROL) {
+		struct daemon *d = daemon_of(req);
+
+		if (faults_message(&d->faults, buf, size, monotonic_ns()))
+			fuse_reply_err(req, EINVAL);   /* not a message the faults know */
+		else
+			fuse_reply_write(req, size);
+		return;
+	}
 	if (ino != INO_DISK) {
 		fuse_reply_err(req, EBADF);
 		return;
@@ -240,7 +269,7 @@ static void sd_statfs(fuse_req_t req, fuse_ino_t ino)
 	struct daemon *d = daemon_of(req);
 	struct statvfs st = {
 		.f_bsize = ALIGN, .f_frsize = ALIGN, .f_blocks = d->size / ALIGN,
-		.f_files = 3, .f_namemax = 255,
+		.f_files = 4, .f_namemax = 255,
 	};
 
 	(void)ino;

@@ -4,7 +4,9 @@
  * read-ahead, and a write cache that acknowledges from the buffer and writes
  * to the platter in the background.
  *
- * For: the `hdd` model (research NOTES section 3; formulas in diskmath.h).
+ * For: the `hdd` model: command overhead, seek, rotation and transfer, with a
+ * track buffer, as Ruemmler & Wilkes model a disk (Ruemmler & Wilkes 1994;
+ * refs.bib: ruemmler94); the formulas are in diskmath.h.
  * Not for: command queueing or reordering (requests are served one at a
  * time, in order, like NCQ off), head and track switch times, spare sectors.
  *

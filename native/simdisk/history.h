@@ -3,8 +3,9 @@
  *
  * For: tiered.c's pre-population agent. Every random read of a block adds 1
  * to its score; scores decay exponentially with a half-life (Superfetch kept
- * use counts per hour, day and week and weighed recency: research NOTES
- * section 9), so a block read often and lately scores highest. The table is
+ * use counts per hour, day and week and weighed recency: Russinovich 2007,
+ * Windows Internals 6th ed.; refs.bib: russinovich07, windowsinternals6), so
+ * a block read often and lately scores highest. The table is
  * bounded (HISTORY_SLOTS blocks); when it fills, every score is halved and
  * the ones that fall below 1/4 are forgotten.
  * Not for: what is cached (tiered.c's index) or how a copy is written.

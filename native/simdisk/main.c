@@ -1,23 +1,28 @@
 /*
- * main.c - simdisk entry point: `simdisk model ...` or the mount daemon.
+ * main.c - simdisk entry point: picks the subcommand from a table (lib/subcmd).
  *
  * For: dispatch only. The daemon is mount_cmd.c and daemon.c (README), the
- * analytic predictions model_cmd.c, ReadyBoost's device test qualify_cmd.c, the device models one file each.
+ * analytic predictions model_cmd.c, ReadyBoost's device test qualify_cmd.c,
+ * the device models one file each.
  */
-#include <stdio.h>
-#include <string.h>
-
 #include "daemon.h"
+#include "subcmd.h"
 
 int main(int argc, char **argv)
 {
-	if (argc >= 2 && strcmp(argv[1], "model") == 0)
-		return model_command(argc - 1, argv + 1);
-	if (argc >= 2 && strcmp(argv[1], "qualify") == 0)
-		return qualify_command(argc - 1, argv + 1);
-	if (argc >= 2 && strcmp(argv[1], "--version") == 0) {
-		puts(SIMDISK_VERSION);
-		return 0;
-	}
-	return mount_command(argc, argv);
+	static const struct subcommand commands[] = {
+		{ "mount", "mount the emulated device at MOUNTPOINT (the FUSE daemon)", mount_command },
+		{ "model", "the model's mean service time of a steady workload; --help lists the "
+			   "profile keys", model_command },
+		{ "qualify", "ReadyBoost's device test (Windows Vista's thresholds) on the model",
+		  qualify_command },
+	};
+	static const struct subcommand_table table = {
+		.prog = "simdisk", .version = SIMDISK_VERSION,
+		.description = "A FUSE emulator of 2008 disks, USB sticks and a ReadyBoost-like cache "
+			       "tier, made from a file\n(native/simdisk/README.md).",
+		.commands = commands, .ncommands = sizeof(commands) / sizeof(commands[0]),
+	};
+
+	return subcmd_main(&table, argc, argv);
 }

@@ -1,10 +1,12 @@
 /*
  * model_cmd.c - `simdisk model`: the device model's expected mean service
- * time for a steady workload, computed analytically, as JSON.
+ * time for a steady workload, computed analytically.
  *
  * For: putting model and measurement side by side (fio on the mount against
  * this prediction). The arithmetic is each model's `expect` (diskmath.h for
- * the disk); this file only parses options and prints.
+ * the disk); this file only parses options and prints (a text summary, or
+ * one JSON document with --output-format json). --help also lists every
+ * model's profile keys.
  * Not for: simulating a run (mount the device and measure it).
  */
 #include <stdio.h>
@@ -23,18 +25,69 @@ static const char description[] =
 	"1 on the device of --profile: requests of --bs bytes, sequential or uniformly random in\n"
 	"[--offset, --offset + --span). Parts: overhead, seek, rotation, transfer, gc (flash\n"
 	"merges), queue; 'assumes' says what the prediction neglects. For tiered profiles\n"
-	"--hit-ratio is the share of reads served by the cache.\n"
+	"--hit-ratio is the share of reads served by the cache. Faults (the fault keys) are not\n"
+	"part of the prediction.\n"
 	"Exit status: 0 done, 2 usage error (including a bad profile).";
+
+static void print_json(const struct profile *p, const struct workload *w, const struct io_cost *mean,
+		       const char *note)
+{
+	struct json j;
+
+	json_init(&j, stdout, true);
+	json_object_begin(&j);
+	json_kv_string(&j, "profile", p->name);
+	json_kv_string(&j, "model", p->model->name);
+	json_kv_string(&j, "rw", rw_names[w->rw]);
+	json_kv_uint(&j, "bs", w->bs);
+	json_kv_uint(&j, "offset", w->offset);
+	json_kv_uint(&j, "span", w->span);
+	json_kv_double(&j, "hit_ratio", w->hit_ratio);
+	json_kv_uint(&j, "mean_service_ns", mean->total_ns);
+	json_kv_double(&j, "mean_service_ms", (double)mean->total_ns / 1e6);
+	json_kv_double(&j, "iops", mean->total_ns ? 1e9 / (double)mean->total_ns : 0);
+	json_kv_double(&j, "bw_bytes", mean->total_ns ? (double)w->bs * 1e9 / (double)mean->total_ns : 0);
+	json_kv_object_begin(&j, "components_ns");
+	json_kv_uint(&j, "queue", mean->queue_ns);
+	json_kv_uint(&j, "overhead", mean->overhead_ns);
+	json_kv_uint(&j, "seek", mean->seek_ns);
+	json_kv_uint(&j, "rotation", mean->rotation_ns);
+	json_kv_uint(&j, "transfer", mean->transfer_ns);
+	json_kv_uint(&j, "gc", mean->gc_ns);
+	json_object_end(&j);
+	json_kv_string(&j, "assumes", note);
+	json_object_end(&j);
+	json_finish(&j);
+}
+
+static void print_normal(const struct profile *p, const struct workload *w, const struct io_cost *mean,
+			 const char *note)
+{
+	double ms = (double)mean->total_ns / 1e6;
+
+	printf("simdisk model: %s (%s), %s of %llu bytes in [%llu, %llu)%s\n", p->name, p->model->name,
+	       rw_names[w->rw], (unsigned long long)w->bs, (unsigned long long)w->offset,
+	       (unsigned long long)(w->offset + w->span), w->hit_ratio > 0 ? ", with cache hits" : "");
+	if (w->hit_ratio > 0)
+		printf("  hit ratio       %.3f\n", w->hit_ratio);
+	printf("  mean service    %.4f ms   %.1f IOPS   %.3f MB/s\n", ms, ms > 0 ? 1e3 / ms : 0,
+	       ms > 0 ? (double)w->bs / ms / 1e3 : 0);
+	printf("  parts (ms)      queue %.4f, overhead %.4f, seek %.4f, rotation %.4f, transfer %.4f, "
+	       "gc %.4f\n", (double)mean->queue_ns / 1e6, (double)mean->overhead_ns / 1e6,
+	       (double)mean->seek_ns / 1e6, (double)mean->rotation_ns / 1e6,
+	       (double)mean->transfer_ns / 1e6, (double)mean->gc_ns / 1e6);
+	printf("  assumes         %s\n", note);
+}
 
 int model_command(int argc, char **argv)
 {
-	const char *profile_name = NULL, *profile_dir = NULL, *overrides = NULL;
-	int rw = 0;
+	struct profile_opts po = { 0 };
+	const char *output = NULL;
+	int rw = 0, format = OUTPUT_NORMAL;
 	uint64_t bs = 0, span = 0, offset = 0;
 	double hit_ratio = 0;
 	struct opt table[] = {
-		{ .name = "profile", .kind = OPT_STRING, .dest = &profile_name, .metavar = "P",
-		  .help = "device profile: a name in --profile-dir or a path", .required = true },
+		opt_profile(&po),
 		{ .name = "rw", .kind = OPT_ENUM, .dest = &rw, .choices = rw_names,
 		  .help = "access pattern", .required = true },
 		{ .name = "bs", .kind = OPT_SIZE, .dest = &bs, .help = "request size", .required = true },
@@ -44,29 +97,31 @@ int model_command(int argc, char **argv)
 		  .help = "where the span starts" },
 		{ .name = "hit-ratio", .kind = OPT_DOUBLE, .dest = &hit_ratio, .default_text = "0",
 		  .help = "tiered: share of reads served by the cache, 0 to 1" },
-		{ .name = "profile-dir", .kind = OPT_STRING, .dest = &profile_dir, .metavar = "DIR",
-		  .help = "where profile names are looked up (default: config/devices)" },
-		{ .name = "set", .kind = OPT_STRING, .dest = &overrides, .metavar = "K=V,...",
-		  .help = "override profile keys" },
+		opt_profile_dir(&po),
+		opt_profile_set(&po),
+		opt_output_format(&format),
+		opt_output(&output),
 		{ 0 },
 	};
 	struct cli cli = { .prog = "simdisk model", .command = "simdisk model",
 			   .description = description, .opts = table };
-	char dir[4096], err[2048], note[512] = "";
+	char note[512] = "";
 	struct profile *p;
 	struct io_cost mean;
-	struct json j;
-	int status = opts_parse_status(&cli, argc, argv);
+	int status;
 
-	if (status != OPTS_GO_ON)
-		return status;
-	if (!profile_dir) {
-		profile_default_dir(dir, sizeof(dir));
-		profile_dir = dir;
+	switch (opts_parse(&cli, argc, argv)) {
+	case OPTS_HELP:
+		profile_keys_help(stdout);
+		return 0;
+	case OPTS_ERROR:
+		return EXIT_USAGE;
+	case OPTS_OK:
+		break;
 	}
-	p = profile_load(profile_name, profile_dir, overrides, err, sizeof(err));
+	p = profile_from_opts(&cli, &po);
 	if (!p)
-		return usage_error(&cli, "%s", err);
+		return EXIT_USAGE;
 	uint64_t capacity = p->model->capacity(p);
 
 	status = 0;
@@ -82,6 +137,8 @@ int model_command(int argc, char **argv)
 				     (unsigned long long)span, (unsigned long long)bs);
 	else if (!(hit_ratio >= 0 && hit_ratio <= 1))
 		status = usage_error(&cli, "--hit-ratio must be between 0 and 1");
+	else
+		status = output_begin(&cli, output);
 	if (status) {
 		profile_free(p);
 		return status;
@@ -94,29 +151,13 @@ int model_command(int argc, char **argv)
 		fprintf(stderr, "simdisk model: %s\n", note);
 		return 1;
 	}
-	json_init(&j, stdout, true);
-	json_object_begin(&j);
-	json_kv_string(&j, "profile", p->name);
-	json_kv_string(&j, "model", p->model->name);
-	json_kv_string(&j, "rw", rw_names[rw]);
-	json_kv_uint(&j, "bs", bs);
-	json_kv_uint(&j, "offset", offset);
-	json_kv_uint(&j, "span", span);
-	json_kv_double(&j, "hit_ratio", hit_ratio);
-	json_kv_uint(&j, "mean_service_ns", mean.total_ns);
-	json_kv_double(&j, "mean_service_ms", (double)mean.total_ns / 1e6);
-	json_kv_double(&j, "iops", mean.total_ns ? 1e9 / (double)mean.total_ns : 0);
-	json_kv_double(&j, "bw_bytes", mean.total_ns ? (double)bs * 1e9 / (double)mean.total_ns : 0);
-	json_kv_object_begin(&j, "components_ns");
-	json_kv_uint(&j, "queue", mean.queue_ns);
-	json_kv_uint(&j, "overhead", mean.overhead_ns);
-	json_kv_uint(&j, "seek", mean.seek_ns);
-	json_kv_uint(&j, "rotation", mean.rotation_ns);
-	json_kv_uint(&j, "transfer", mean.transfer_ns);
-	json_kv_uint(&j, "gc", mean.gc_ns);
-	json_object_end(&j);
-	json_kv_string(&j, "assumes", note);
-	json_object_end(&j);
+	if (format == OUTPUT_JSON)
+		print_json(p, &w, &mean, note);
+	else
+		print_normal(p, &w, &mean, note);
 	profile_free(p);
-	return json_finish(&j) ? 1 : 0;
+	if (fflush(stdout) || ferror(stdout))
+		return 1;
+	output_complete();
+	return 0;
 }

@@ -1,6 +1,6 @@
 /*
- * mount_cmd.c - `simdisk MOUNTPOINT --profile P --backing F ...`: the mount
- * daemon's command line (options, checks, the profile) before daemon_run.
+ * mount_cmd.c - `simdisk mount MOUNTPOINT --profile P --backing F ...`: the
+ * mount daemon's command line (options, checks, the profile) before daemon_run.
  */
 #include <errno.h>
 #include <stdlib.h>
@@ -21,39 +21,39 @@ static const char description[] =
 	"request is served one at a time, in arrival order, and completes when the device model\n"
 	"says. MOUNTPOINT/stats is a JSON snapshot of the counters (reads, writes, bytes, cache\n"
 	"hits and hit bytes, time in queue, seek, rotation, transfer, overhead, ...), taken when\n"
-	"it is opened. --trace writes one CSV line per IO:\n"
+	"it is opened; writing `enable` or `disable` to MOUNTPOINT/control arms or disarms the\n"
+	"profile's fault keys. --trace writes one CSV line per IO:\n"
 	"  t_ns,op,offset,size,queue_ns,device_wait_ns,overhead_ns,seek_ns,rotation_ns,\n"
 	"  transfer_ns,gc_ns,service_ns,measured_ns,hit_bytes,hit,backing_ns,start_late_ns,\n"
-	"  late_cause\n"
+	"  late_cause,fault_ns,fault\n"
 	"t is the arrival since the mount; queue is the wait for the device (background work);\n"
 	"service is the model's time from start to completion (its parts: device_wait ... gc);\n"
 	"measured is the daemon's own start-to-reply time; hit is hit, miss, partial or - (no\n"
 	"cache); backing is the backing file's IO; start_late is how long after its planned\n"
 	"start the reply began, and late_cause says why when that is over 10 us: backing (its IO\n"
 	"ended after the planned start) or wakeup (it ended in time; the daemon woke or ran\n"
-	"late), - otherwise. The stats count late starts by cause. A profile is a NAME in\n"
-	"--profile-dir or a path to a flat YAML file; --set overrides its keys\n"
-	"(key=value,key=value). Stop with SIGTERM, SIGINT or fusermount3 -u;\n"
-	"the cache state (--cache-state, tiered profiles) is then saved.\n"
-	"'simdisk model --help' describes the analytic predictions.\n"
-	"Exit status: 0 clean shutdown, 1 runtime failure, 2 usage error.";
+	"late), - otherwise; fault_ns and fault are what an injected fault added (a delay, a\n"
+	"stall) or did (read_error, write_error, bad_block, timeout, offline). The stats count\n"
+	"late starts by cause and the faults by kind. A profile is a NAME in --profile-dir or a\n"
+	"path to a flat YAML file; --set overrides its keys (key=value,key=value; 'simdisk\n"
+	"model --help' lists them). Stop with SIGTERM, SIGINT or fusermount3 -u; the cache\n"
+	"state (--cache-state, tiered profiles) is then saved.\n"
+	"Exit status: 0 clean shutdown, 1 runtime failure, 2 usage error (a bad profile, a\n"
+	"corrupt or truncated --cache-state).";
 
 int mount_command(int argc, char **argv)
 {
 	struct mount_opts o = { 0 };
+	struct profile_opts po = { 0 };
 	struct opt table[] = {
-		{ .name = "profile", .kind = OPT_STRING, .dest = &o.profile, .metavar = "P",
-		  .help = "device profile: a name in --profile-dir or a path", .required = true },
+		opt_profile(&po),
 		{ .name = "backing", .kind = OPT_STRING, .dest = &o.backing, .metavar = "FILE",
 		  .help = "sparse file holding the data (created if missing)", .required = true },
 		{ .name = "size", .kind = OPT_SIZE, .dest = &o.size,
 		  .help = "size of MOUNTPOINT/disk: the first SIZE bytes of the device "
 			  "(default: the profile's capacity)" },
-		{ .name = "profile-dir", .kind = OPT_STRING, .dest = &o.profile_dir, .metavar = "DIR",
-		  .help = "where profile names are looked up (default: config/devices of this "
-			  "repository)" },
-		{ .name = "set", .kind = OPT_STRING, .dest = &o.overrides, .metavar = "K=V,...",
-		  .help = "override profile keys" },
+		opt_profile_dir(&po),
+		opt_profile_set(&po),
 		{ .name = "foreground", .kind = OPT_FLAG, .dest = &o.foreground,
 		  .help = "stay in the foreground (default: go to the background once mounted)" },
 		{ .name = "pidfile", .kind = OPT_STRING, .dest = &o.pidfile, .metavar = "FILE",
@@ -81,12 +81,12 @@ int mount_command(int argc, char **argv)
 		  .help = "run at nice 0 (default: nice -20, so deadlines are met on a busy machine)" },
 		{ 0 },
 	};
-	struct cli cli = { .prog = "simdisk", .command = "simdisk MOUNTPOINT",
+	struct cli cli = { .prog = "simdisk mount", .command = "simdisk mount MOUNTPOINT",
 			   .description = description, .opts = table };
 	struct operands ops;
 	const char *mountpoint = NULL;
 	struct daemon *d = NULL;
-	char dir[PATH_MAX], err[2048];
+	char err[2048];
 	struct stat st;
 	int status;
 
@@ -108,19 +108,15 @@ int mount_command(int argc, char **argv)
 		return usage_error(&cli, "more than one MOUNTPOINT");
 	if (stat(mountpoint, &st) || !S_ISDIR(st.st_mode))
 		return usage_error(&cli, "MOUNTPOINT %s is not a directory", mountpoint);
-	if (!o.profile_dir) {
-		profile_default_dir(dir, sizeof(dir));
-		o.profile_dir = dir;
-	}
 	d = calloc(1, sizeof(*d));
 	if (!d)
 		return runtime_error("out of memory");
 	d->fd = -1;
 	d->signal_pipe[0] = d->signal_pipe[1] = -1;
-	d->profile = profile_load(o.profile, o.profile_dir, o.overrides, err, sizeof(err));
+	d->profile = profile_from_opts(&cli, &po);
 	if (!d->profile) {
 		free(d);
-		return usage_error(&cli, "%s", err);
+		return EXIT_USAGE;
 	}
 	d->model = d->profile->model;
 	uint64_t capacity = d->model->capacity(d->profile);
@@ -144,6 +140,11 @@ int mount_command(int argc, char **argv)
 		 absolute(o.trace, d->trace_path, sizeof(d->trace_path)) ||
 		 absolute(o.cache_state, d->cache_state, sizeof(d->cache_state)))
 		status = usage_error(&cli, "a path is too long");
+	else if (d->cache_state[0] && d->model->check_state &&
+		 d->model->check_state(d->profile, d->cache_state, err, sizeof(err))) {
+		fprintf(stderr, "simdisk: %s\n", err);   /* bad input: one line, nothing touched */
+		status = EXIT_USAGE;
+	}
 	if (!status) {
 		char mnt[PATH_MAX];
 
@@ -156,6 +157,7 @@ int mount_command(int argc, char **argv)
 	}
 	if (d->dev)
 		d->model->destroy(d->dev);
+	faults_free(&d->faults);
 	if (d->trace)
 		fclose(d->trace);
 	free(d->trace_buffer);

@@ -15,7 +15,7 @@
 #define MAX_DEPTH 2   /* a tiered profile names its disk and cache, which name nothing */
 
 const struct device_model *const device_models[] = {
-	&hdd_model, &flash_model, &tiered_model, &zero_model, NULL,
+	&hdd_model, &flash_model, &ssd_model, &tiered_model, &zero_model, NULL,
 };
 
 static const struct device_model *find_model(const char *name)
@@ -97,11 +97,11 @@ static int check_bounds(const struct profile_key *k, const struct flat_entry *e,
 static struct profile *load(const char *name_or_path, const char *dir, const char *overrides,
 			    int depth, char *err, size_t errlen);
 
-/* Parses e's value as key k into p->params. */
-static int set_key(struct profile *p, const struct profile_key *k, const struct flat_entry *e,
-		   int depth, char *err, size_t errlen)
+/* Parses e's value as key k into base (p->params, or p->faults for the fault keys). */
+static int set_key(struct profile *p, void *base, const struct profile_key *k,
+		   const struct flat_entry *e, int depth, char *err, size_t errlen)
 {
-	void *dest = (char *)p->params + k->offset;
+	void *dest = (char *)base + k->offset;
 	double v = 0;
 
 	switch (k->kind) {
@@ -153,6 +153,9 @@ static int set_key(struct profile *p, const struct profile_key *k, const struct 
 		if (flat_value_number(e->value, &v) || !(v >= 1))
 			return key_error(e, err, errlen, "expected lz4 or a ratio >= 1, got '%s'", e->value);
 		*(double *)dest = v;
+		return 0;
+	case KEY_TEXT:
+		snprintf(dest, FLAT_VALUE_MAX, "%s", e->value);
 		return 0;
 	case KEY_PROFILE: {
 		char sub[1024];
@@ -212,12 +215,36 @@ static int apply_overrides(struct flat_doc *doc, const char *overrides, char *er
 	return 0;
 }
 
-static const struct profile_key *find_key(const struct device_model *m, const char *name)
+static const struct profile_key *find_key(const struct profile_key *keys, const char *name)
 {
-	for (const struct profile_key *k = m->keys; k->name; k++)
+	for (const struct profile_key *k = keys; k->name; k++)
 		if (strcmp(k->name, name) == 0)
 			return k;
 	return NULL;
+}
+
+/* Fills base from doc's entries for keys, the optional ones from their fallbacks. */
+static int fill_keys(struct profile *p, void *base, const struct profile_key *keys,
+		     const struct flat_doc *doc, int depth, char *err, size_t errlen)
+{
+	for (const struct profile_key *k = keys; k->name; k++) {
+		const struct flat_entry *e = flat_yaml_get(doc, k->name);
+		struct flat_entry fallback;
+
+		if (!e && !k->optional) {
+			snprintf(err, errlen, "missing key '%s' (%s)", k->name, k->help);
+			return -1;
+		}
+		if (!e) {
+			fallback = (struct flat_entry){ .line = -1 };
+			snprintf(fallback.key, sizeof(fallback.key), "%s", k->name);
+			snprintf(fallback.value, sizeof(fallback.value), "%s", k->fallback);
+			e = &fallback;
+		}
+		if (set_key(p, base, k, e, depth, err, errlen))
+			return -1;
+	}
+	return 0;
 }
 
 /* Fills p from doc; err is "what is wrong" without the file's name. */
@@ -243,35 +270,26 @@ static int fill(struct profile *p, const struct flat_doc *doc, int depth, char *
 	for (size_t i = 0; i < doc->count; i++) {
 		const struct flat_entry *e = &doc->entries[i];
 
-		if (strcmp(e->key, "model") && strcmp(e->key, "description") &&
-		    !find_key(p->model, e->key))
+		if (!strcmp(e->key, "model") || !strcmp(e->key, "description") ||
+		    find_key(p->model->keys, e->key))
+			continue;
+		if (!find_key(fault_keys, e->key))
 			return key_error(e, err, errlen, "unknown key for model %s", p->model->name);
+		if (depth > 0)
+			return key_error(e, err, errlen, "fault keys belong in the mounted profile, not "
+					 "in one it refers to");
 	}
 	p->params = calloc(1, p->model->params_size);
 	if (!p->params) {
 		snprintf(err, errlen, "out of memory");
 		return -1;
 	}
-	for (const struct profile_key *k = p->model->keys; k->name; k++) {
-		const struct flat_entry *e = flat_yaml_get(doc, k->name);
-		struct flat_entry fallback;
-
-		if (!e && !k->optional) {
-			snprintf(err, errlen, "missing key '%s' (%s)", k->name, k->help);
-			return -1;
-		}
-		if (!e) {
-			fallback = (struct flat_entry){ .line = -1 };
-			snprintf(fallback.key, sizeof(fallback.key), "%s", k->name);
-			snprintf(fallback.value, sizeof(fallback.value), "%s", k->fallback);
-			e = &fallback;
-		}
-		if (set_key(p, k, e, depth, err, errlen))
-			return -1;
-	}
+	if (fill_keys(p, p->params, p->model->keys, doc, depth, err, errlen) ||
+	    fill_keys(p, &p->faults, fault_keys, doc, depth, err, errlen))
+		return -1;
 	if (p->model->check && p->model->check(p, err, errlen))
 		return -1;
-	return 0;
+	return faults_check(&p->faults, p->model->capacity(p), err, errlen);
 }
 
 static struct profile *load(const char *name_or_path, const char *dir, const char *overrides,

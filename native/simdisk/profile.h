@@ -8,8 +8,9 @@
  * times), unknown models, and what a model's own check finds.
  * Not for: the models' behaviour (hdd.c, flash.c, ...).
  *
- * Every profile has `model:` (hdd, flash, tiered, zero) and may have
- * `description:`; the rest are the model's keys. Units are in the key names
+ * Every profile has `model:` (hdd, flash, ssd, tiered, zero) and may have
+ * `description:`; the rest are the model's keys and the optional fault keys
+ * (faults.h), which the mounted profile may have and a referenced one may not. Units are in the key names
  * (_ms, _mb_s with MB = 10^6 bytes, _bytes), so YAML numbers stay plain.
  */
 #ifndef SIMDISK_PROFILE_H
@@ -19,9 +20,12 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <stdio.h>
 
 #include "device.h"
+#include "faults.h"
 #include "flatyaml.h"
+#include "opts.h"
 
 enum key_kind {
 	KEY_BYTES,        /* uint64_t: a whole number of bytes */
@@ -33,6 +37,7 @@ enum key_kind {
 	KEY_CHOICE,       /* int: index into choices */
 	KEY_PROFILE,      /* struct profile *: another profile, by name */
 	KEY_COMPRESSION,  /* double: a fixed ratio >= 1, or 0 for "lz4" (measured) */
+	KEY_TEXT,         /* char[FLAT_VALUE_MAX]: the value as written */
 };
 
 struct profile_key {
@@ -47,6 +52,9 @@ struct profile_key {
 	const char *help;
 };
 
+/* The optional fault keys every profile accepts (faults.c; offsets into struct fault_params). */
+extern const struct profile_key fault_keys[];
+
 #define PROFILE_NAME_MAX 128
 
 struct profile {
@@ -56,6 +64,7 @@ struct profile {
 	char description[FLAT_VALUE_MAX];
 	const struct device_model *model;
 	void *params;                    /* model->params_size bytes */
+	struct fault_params faults;      /* the fault keys (all optional) */
 	struct profile *children[4];     /* profiles referenced by KEY_PROFILE keys */
 	int nchildren;
 };
@@ -74,6 +83,25 @@ void profile_default_dir(char *buf, size_t len);
 
 /* The registered models, NULL-terminated. */
 extern const struct device_model *const device_models[];
+
+/* --- the command line: the profile options of every subcommand (profile_cli.c) --- */
+
+struct profile_opts {
+	const char *name, *dir, *overrides;
+	char default_dir[PATH_MAX];
+};
+
+/* The rows --profile (required), --profile-dir and --set, for a subcommand's table. */
+struct opt opt_profile(struct profile_opts *po);
+struct opt opt_profile_dir(struct profile_opts *po);
+struct opt opt_profile_set(struct profile_opts *po);
+
+/* Loads the profile the options name (from config/devices without --profile-dir); NULL
+ * after reporting the problem, naming file and key, as a usage error on cli. */
+struct profile *profile_from_opts(const struct cli *cli, struct profile_opts *po);
+
+/* Every model's profile keys and the fault keys, with their help (simdisk model --help). */
+void profile_keys_help(FILE *out);
 
 /* Field access for models: the member at key->offset of p->params. */
 #define PARAMS(p, type) ((const type *)(p)->params)

@@ -16,8 +16,11 @@ trap cleanup EXIT
 for p in hdd5400-2008 usbstick-2008 tiered-readyboost zero; do
   for rw in read write randread randwrite; do
     "$bin" model --profile "$p" --rw "$rw" --bs 64k --span 1G --hit-ratio 0.5 >/dev/null
+    "$bin" model --profile "$p" --rw "$rw" --bs 64k --span 1G --output-format json >/dev/null
   done
 done
+"$bin" qualify --profile usbstick-2008 --output-format json --output "$dir/q.json" >/dev/null
+grep -q '"readyboost": true' "$dir/q.json"
 printf 'model: hdd\nrpm: -1\n' > "$dir/bad.yaml"
 if "$bin" model --profile "$dir/bad.yaml" --rw read --bs 4k 2>/dev/null; then
   echo "not ok simdisk smoke: a bad profile was accepted"; exit 1
@@ -31,7 +34,7 @@ fi
 mount_run() {   # profile size extra-args...: mount, do IO, unmount
   local profile=$1 size=$2; shift 2
   mkdir -p "$dir/mnt"
-  "$bin" "$dir/mnt" --profile "$profile" --backing "$dir/backing-$profile" --size "$size" \
+  "$bin" mount "$dir/mnt" --profile "$profile" --backing "$dir/backing-$profile" --size "$size" \
     --foreground --ready "$dir/ready" --trace "$dir/trace.csv" "$@" 2>"$dir/log" &
   pid=$!
   for _ in $(seq 500); do [ -e "$dir/ready" ] && break; sleep 0.01; done

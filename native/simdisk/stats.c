@@ -1,7 +1,8 @@
 /*
  * stats.c - the daemon's counters: per operation, times (queue, seek, rotation,
  * transfer, ... as the model gave them, and measured), cache hits, timing
- * error; MOUNTPOINT/stats (a JSON snapshot) and the --trace CSV, one line per IO.
+ * error, injected faults; MOUNTPOINT/stats (a JSON snapshot) and the --trace CSV, one line
+ * per IO.
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -20,6 +21,25 @@ static const char *hit_word(const struct io_cost *c, uint64_t len)
 	return c->hit_bytes == 0 ? "miss" : c->hit_bytes >= len ? "hit" : "partial";
 }
 
+static void trace_line(struct daemon *d, const struct io_request *r, const struct io_times *tm,
+		       const struct io_cost *c)
+{
+	if (!d->trace)
+		return;
+	fprintf(d->trace, "%llu,%s,%llu,%llu,%llu,%llu,%llu,%llu,%llu,%llu,%llu,%llu,%llu,%llu,%s,%llu,"
+		"%llu,%s,%llu,%s\n",
+		(unsigned long long)(tm->arrival - d->t0), op_names[r->op],
+		(unsigned long long)r->offset, (unsigned long long)r->length,
+		(unsigned long long)(tm->start - tm->arrival), (unsigned long long)c->queue_ns,
+		(unsigned long long)c->overhead_ns, (unsigned long long)c->seek_ns,
+		(unsigned long long)c->rotation_ns, (unsigned long long)c->transfer_ns,
+		(unsigned long long)c->gc_ns, (unsigned long long)c->total_ns,
+		(unsigned long long)(tm->done - tm->start), (unsigned long long)c->hit_bytes,
+		hit_word(c, r->length), (unsigned long long)tm->backing_ns,
+		(unsigned long long)tm->start_late_ns, late_cause_names[tm->cause],
+		(unsigned long long)c->fault_ns, fault_kind_names[tm->fault]);
+}
+
 void account(struct daemon *d, const struct io_request *r, const struct io_times *tm,
 	     const struct io_cost *c)
 {
@@ -35,6 +55,7 @@ void account(struct daemon *d, const struct io_request *r, const struct io_times
 	t->rotation += c->rotation_ns;
 	t->transfer += c->transfer_ns;
 	t->gc += c->gc_ns;
+	t->fault += c->fault_ns;
 	t->service += c->total_ns;
 	t->measured += measured;
 	if (r->op != IO_PREFETCH) {
@@ -53,22 +74,18 @@ void account(struct daemon *d, const struct io_request *r, const struct io_times
 			d->cache_partial_hits++;
 		d->cache_hit_bytes += c->hit_bytes;
 	}
-	if (d->trace)
-		fprintf(d->trace, "%llu,%s,%llu,%llu,%llu,%llu,%llu,%llu,%llu,%llu,%llu,%llu,%llu,%llu,%s,%llu,%llu,%s\n",
-			(unsigned long long)(arrival - d->t0), op_names[r->op],
-			(unsigned long long)r->offset, (unsigned long long)r->length,
-			(unsigned long long)(start - arrival), (unsigned long long)c->queue_ns,
-			(unsigned long long)c->overhead_ns, (unsigned long long)c->seek_ns,
-			(unsigned long long)c->rotation_ns, (unsigned long long)c->transfer_ns,
-			(unsigned long long)c->gc_ns, (unsigned long long)c->total_ns,
-			(unsigned long long)measured, (unsigned long long)c->hit_bytes,
-			hit_word(c, r->length), (unsigned long long)tm->backing_ns,
-			(unsigned long long)tm->start_late_ns, late_cause_names[tm->cause]);
+	trace_line(d, r, tm, c);
+}
+
+void account_failed(struct daemon *d, const struct io_request *r, const struct io_times *tm)
+{
+	trace_line(d, r, tm, &(struct io_cost){ 0 });
 }
 
 const char trace_header[] =
 	"t_ns,op,offset,size,queue_ns,device_wait_ns,overhead_ns,seek_ns,rotation_ns,"
-	"transfer_ns,gc_ns,service_ns,measured_ns,hit_bytes,hit,backing_ns,start_late_ns,late_cause\n";
+	"transfer_ns,gc_ns,service_ns,measured_ns,hit_bytes,hit,backing_ns,start_late_ns,late_cause,"
+	"fault_ns,fault\n";
 
 static void write_times(struct json *j, const struct op_totals *t)
 {
@@ -79,6 +96,7 @@ static void write_times(struct json *j, const struct op_totals *t)
 	json_kv_uint(j, "rotation", t->rotation);
 	json_kv_uint(j, "transfer", t->transfer);
 	json_kv_uint(j, "gc", t->gc);
+	json_kv_uint(j, "fault", t->fault);
 	json_kv_uint(j, "service", t->service);
 	json_kv_uint(j, "measured", t->measured);
 }
@@ -103,6 +121,7 @@ char *stats_json(struct daemon *d, size_t *len)
 		host.rotation += t->rotation;
 		host.transfer += t->transfer;
 		host.gc += t->gc;
+		host.fault += t->fault;
 		host.service += t->service;
 		host.measured += t->measured;
 	}
@@ -155,6 +174,9 @@ char *stats_json(struct daemon *d, size_t *len)
 	for (int cause = LATE_BACKING; cause < NLATE; cause++)
 		json_kv_uint(&j, late_cause_names[cause], d->late_starts[cause]);
 	json_object_end(&j);
+	json_object_end(&j);
+	json_kv_object_begin(&j, "faults");
+	faults_stats(&d->faults, monotonic_ns(), &j);
 	json_object_end(&j);
 	json_kv_object_begin(&j, "device");
 	if (d->model->stats)

@@ -25,12 +25,13 @@
  * caused a copy never waits for it; a later flash read waits for the copy
  * being written.
  *
- * Population policies (research NOTES section 9: how ReadyBoost and
- * Superfetch filled the cache):
+ * Population policies (how ReadyBoost and Superfetch filled the cache:
+ * Russinovich 2007, Windows Internals 6th ed.; refs.bib: russinovich07,
+ * windowsinternals6):
  *   none        the cache is only what a loaded state file put there
  *   on-write    every block a write covers completely enters the cache, with an
- *               unbounded queue (copies are free): the first model, kept to
- *               compare with
+ *               unbounded queue (copies are free), an upper bound to compare
+ *               the bounded policy with
  *   readyboost  writes (whatever their pattern) and random-read misses are
  *               offered as copies through the bounded queue; a read that
  *               continues a sequential stream beyond seq_cutoff_bytes is served
@@ -715,6 +716,7 @@ const struct device_model tiered_model = {
 	.idle = tiered_idle,
 	.idle_delay_ns = tiered_idle_delay,
 	.stats = tiered_stats,
+	.check_state = tiered_check_state,
 	.load_state = tiered_load_state,
 	.save_state = tiered_save_state,
 };

@@ -19,7 +19,7 @@
 
 #define NIL UINT32_MAX
 #define LZ4_FLOOR_DIVISOR 4             /* a block never counts for less than 1/4 */
-#define STREAMS 128                     /* recent IOs watched for sequential streams (bcache) */
+#define STREAMS 128                     /* recent IOs watched for sequential streams (bcache; refs.bib: bcachedoc) */
 
 enum policy { POLICY_NONE, POLICY_ON_WRITE, POLICY_READYBOOST };
 
@@ -106,5 +106,6 @@ void invalidate(struct tiered *t, uint64_t block);
 /* tiered_state.c */
 int tiered_save_state(const struct device *d, const char *path, char *err, size_t errlen);
 int tiered_load_state(struct device *d, const char *path, char *err, size_t errlen);
+int tiered_check_state(const struct profile *p, const char *path, char *err, size_t errlen);
 
 #endif

@@ -2,11 +2,15 @@
  * tiered_state.c - the tiered cache's state file (--cache-state): the cached
  * blocks in LRU order and the use history, with the backing file's identity
  * (device, inode, size, mtime) and the block size; a state of another image
- * or block size is an error that names both, no file is a cold start.
+ * or block size is an error that names both, no file is a cold start. A file
+ * that is not a state, or whose length does not hold exactly the records its
+ * header counts (truncated, or bytes after them), is refused before anything
+ * is touched (check_state: the mount exits 2).
  */
 #include <errno.h>
 #include <stdio.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -94,26 +98,95 @@ int tiered_save_state(const struct device *d, const char *path, char *err, size_
 	return 0;
 }
 
+/*
+ * Opens a state file and checks its form: the magic, the block size against the profile's,
+ * and a length that holds exactly the records its header counts. 1: no file (a cold start),
+ * 0: *out is open after the header, -1: err says what is wrong, naming the file.
+ */
+static int open_state(const char *path, uint64_t block_bytes, struct state_header *h, FILE **out,
+		      char *err, size_t errlen)
+{
+	FILE *f = fopen(path, "rb");
+	struct stat st;
+
+	*out = NULL;
+	if (!f) {
+		if (errno == ENOENT)
+			return 1;
+		snprintf(err, errlen, "--cache-state %s: cannot read it: %s", path, strerror(errno));
+		return -1;
+	}
+	if (fstat(fileno(f), &st)) {
+		snprintf(err, errlen, "--cache-state %s: cannot stat it: %s", path, strerror(errno));
+		fclose(f);
+		return -1;
+	}
+	uint64_t size = (uint64_t)st.st_size, records;
+	size_t got = fread(h, 1, sizeof(*h), f);
+
+	if (got < sizeof(h->magic) || memcmp(h->magic, STATE_MAGIC, sizeof(h->magic))) {
+		snprintf(err, errlen, "--cache-state %s: not a simdisk cache state (no %s header)", path,
+			 STATE_MAGIC);
+		goto fail;
+	}
+	if (got < sizeof(*h)) {
+		snprintf(err, errlen, "--cache-state %s: truncated: %llu bytes, less than its %zu-byte "
+			 "header", path, (unsigned long long)size, sizeof(*h));
+		goto fail;
+	}
+	uint64_t room = (size - sizeof(*h)) / sizeof(struct state_record);
+
+	if (h->entries > room || h->history > room - h->entries) {
+		snprintf(err, errlen, "--cache-state %s: truncated: its header counts %llu cached blocks "
+			 "and %llu history records, its %llu bytes hold %llu", path,
+			 (unsigned long long)h->entries, (unsigned long long)h->history,
+			 (unsigned long long)size, (unsigned long long)room);
+		goto fail;
+	}
+	records = h->entries + h->history;
+	if (size != sizeof(*h) + records * sizeof(struct state_record)) {
+		snprintf(err, errlen, "--cache-state %s: corrupt: %llu bytes follow the %llu records its "
+			 "header counts", path,
+			 (unsigned long long)(size - sizeof(*h) - records * sizeof(struct state_record)),
+			 (unsigned long long)records);
+		goto fail;
+	}
+	if (h->block_bytes != block_bytes) {
+		snprintf(err, errlen, "--cache-state %s: has %llu-byte blocks, the profile's "
+			 "cache_block_bytes is %llu", path, (unsigned long long)h->block_bytes,
+			 (unsigned long long)block_bytes);
+		goto fail;
+	}
+	*out = f;
+	return 0;
+fail:
+	fclose(f);
+	return -1;
+}
+
+int tiered_check_state(const struct profile *p, const char *path, char *err, size_t errlen)
+{
+	struct state_header h;
+	FILE *f;
+	int form = open_state(path, PARAMS(p, struct tiered_params)->cache_block, &h, &f, err, errlen);
+
+	if (f)
+		fclose(f);
+	return form < 0 ? -1 : 0;
+}
+
 /* Loads the state; returns the number of cached blocks loaded (0: no file), -1 on error. */
 int tiered_load_state(struct device *d, const char *path, char *err, size_t errlen)
 {
 	struct tiered *t = tiered_of(d);
 	struct state_header h;
 	uint64_t ours[4], now = monotonic_now();
-	FILE *f = fopen(path, "rb");
 	struct state_record rec;
+	FILE *f;
+	int form = open_state(path, t->p.cache_block, &h, &f, err, errlen);
 
-	if (!f) {
-		if (errno == ENOENT)
-			return 0;   /* no state yet: start cold */
-		snprintf(err, errlen, "cannot read %s: %s", path, strerror(errno));
-		return -1;
-	}
-	if (fread(&h, sizeof(h), 1, f) != 1 || memcmp(h.magic, STATE_MAGIC, sizeof(h.magic))) {
-		fclose(f);
-		snprintf(err, errlen, "%s is not a simdisk cache state (%s)", path, STATE_MAGIC);
-		return -1;
-	}
+	if (form)
+		return form > 0 ? 0 : -1;   /* no state yet: start cold */
 	if (identity(t, ours) == 0 && memcmp(ours, h.identity, sizeof(ours))) {
 		char saved[160], now_text[160];
 
@@ -122,12 +195,6 @@ int tiered_load_state(struct device *d, const char *path, char *err, size_t errl
 		identity_text(ours, now_text, sizeof(now_text));
 		snprintf(err, errlen, "%s belongs to another disk image: it was saved for %s, the "
 			 "backing file is %s (delete the state to start cold)", path, saved, now_text);
-		return -1;
-	}
-	if (h.block_bytes != t->p.cache_block) {
-		fclose(f);
-		snprintf(err, errlen, "%s has %llu-byte blocks, the profile's cache_block_bytes is %llu",
-			 path, (unsigned long long)h.block_bytes, (unsigned long long)t->p.cache_block);
 		return -1;
 	}
 	for (uint64_t i = 0; i < h.entries; i++) {
@@ -154,6 +221,6 @@ int tiered_load_state(struct device *d, const char *path, char *err, size_t errl
 	return t->loaded_blocks > (uint64_t)INT32_MAX ? INT32_MAX : (int)t->loaded_blocks;
 truncated:
 	fclose(f);
-	snprintf(err, errlen, "%s is truncated", path);
+	snprintf(err, errlen, "--cache-state %s: truncated while it was read", path);
 	return -1;
 }

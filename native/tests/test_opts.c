@@ -1,8 +1,11 @@
 /*
- * test_opts.c - option values (sizes, durations, integers) and the
- * table-driven parser: defaults, errors, and the generated help.
+ * test_opts.c - option values (sizes, durations, integers), the
+ * table-driven parser (defaults, errors, the generated help) and --output
+ * (a report whole or not at all).
  */
+#include <dirent.h>
 #include <stdint.h>
+#include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 
@@ -202,6 +205,82 @@ static void test_help(void)
 	CHECK(strstr(help, "--help") != NULL, "help mentions --help");
 }
 
+
+/* Entries in dir other than . and .. */
+static int entries(const char *dir)
+{
+	DIR *d = opendir(dir);
+	struct dirent *e;
+	int n = 0;
+
+	if (!d)
+		return -1;
+	while ((e = readdir(d)))
+		n += strcmp(e->d_name, ".") && strcmp(e->d_name, "..");
+	closedir(d);
+	return n;
+}
+
+static const char *contents(const char *path)
+{
+	static char buf[64];
+	FILE *f = fopen(path, "r");
+	size_t n = 0;
+
+	buf[0] = '\0';
+	if (f) {
+		n = fread(buf, 1, sizeof(buf) - 1, f);
+		fclose(f);
+	}
+	buf[n] = '\0';
+	return f ? buf : "(none)";
+}
+
+static void test_output(void)
+{
+	char dir[] = "/tmp/test_opts.XXXXXX", path[128], missing[160];
+	struct opt opts[] = { { .name = NULL } };
+	FILE *quiet = fopen("/dev/null", "w");
+	struct cli cli = { .prog = "t", .command = "t", .opts = opts, .err = quiet };
+	int begun, status;
+
+	CHECK(mkdtemp(dir) != NULL, "a scratch directory for --output");
+	snprintf(path, sizeof(path), "%s/report", dir);
+	snprintf(missing, sizeof(missing), "%s/no-such-dir/report", dir);
+
+	begun = output_begin(&cli, path);
+	printf("whole\n");
+	output_complete();
+	status = output_finish(0);
+	CHECK(begun == 0 && status == 0 && strcmp(contents(path), "whole\n") == 0 &&
+	      entries(dir) == 1, "a completed report is renamed to FILE, nothing else is left");
+
+	begun = output_begin(&cli, path);
+	printf("half");
+	status = output_finish(1);
+	CHECK(begun == 0 && status == 1 && strcmp(contents(path), "whole\n") == 0 &&
+	      entries(dir) == 1, "a report never completed is removed; FILE keeps what it held");
+
+	begun = output_begin(&cli, path);
+	printf("partial run, whole report\n");
+	output_complete();
+	status = output_finish(1);
+	CHECK(begun == 0 && status == 1 &&
+	      strcmp(contents(path), "partial run, whole report\n") == 0 && entries(dir) == 1,
+	      "a completed report is kept beside a non-zero status");
+
+	CHECK(output_begin(&cli, missing) == EXIT_USAGE && entries(dir) == 1,
+	      "--output in a directory that does not exist: a usage error, nothing made");
+	CHECK(output_begin(&cli, NULL) == 0 && output_finish(3) == 3,
+	      "no --output: nothing to commit, the status passes through");
+	printf("stdout is stdout again\n");
+	CHECK(strcmp(contents(path), "partial run, whole report\n") == 0,
+	      "stdout is restored after output_finish");
+	unlink(path);
+	rmdir(dir);
+	fclose(quiet);
+}
+
 int main(void)
 {
 	test_sizes();
@@ -209,5 +288,6 @@ int main(void)
 	test_numbers_and_formatting();
 	test_parser();
 	test_help();
+	test_output();
 	return 0;
 }

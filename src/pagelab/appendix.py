@@ -96,7 +96,7 @@ def write(results: Path | str, out_dir: Path | str, experiments: list[str], prof
     }
     from pagelab.latex import write_macros
 
-    write_macros(out_dir / "macros.tex", {**macros, **device_macros()})
+    write_macros(out_dir / "macros.tex", {**macros, **device_macros(), **write_changelog(out_dir)})
     import pandas as pd
 
     knob_rows = pd.DataFrame({"Setting": [escape(k) for k in knobs], "Value": [escape(str(v)) for v in knobs.values()]})
@@ -127,6 +127,43 @@ def write(results: Path | str, out_dir: Path | str, experiments: list[str], prof
         "n": [escape(n_by_claim.get(c) or "--") for c in claims["id"]],
     }), column_format="llll")
 
+
+
+CHANGELOG_CELL = 140  # characters of an old or new value the paper prints (the CSV has all)
+
+
+def write_changelog(out_dir: Path) -> dict[str, str]:
+    """The pre-registration's changelog (data/published/claims_changelog.csv) as a longtable
+    (changelog.tex); returns the macros saying how many rows it has and what the check against
+    the recordings' commits finds."""
+    import pandas as pd
+
+    from pagelab.published import changelog_problems, load_changelog
+
+    log = load_changelog()
+
+    def cell(text: str) -> str:
+        text = text or "(empty)"
+        return escape(text if len(text) <= CHANGELOG_CELL else text[:CHANGELOG_CELL].rsplit(" ", 1)[0] + " [...]")
+
+    rag = ">{\\raggedright\\arraybackslash}p"
+    write_table(out_dir / "changelog.tex", pd.DataFrame({
+        "Date": log["date"],
+        "Claim": [f"{escape(c)}\\newline\\texttt{{{escape(col)}}}"
+                  for c, col in zip(log["claim"], log["column"], strict=True)],
+        "Old": log["old"].map(cell), "New": log["new"].map(cell), "Reason": log["reason"].map(escape),
+        "Verdicts before": log["verdicts_before"].map(escape), "Verdicts after": log["verdicts_after"].map(escape),
+    }), column_format=f"l {rag}{{0.1\\linewidth}} {rag}{{0.13\\linewidth}} {rag}{{0.13\\linewidth}} "
+                      f"{rag}{{0.22\\linewidth}} {rag}{{0.11\\linewidth}} {rag}{{0.11\\linewidth}}",
+        caption="The pre-registration's changelog: every change to a judging column of "
+                "\\texttt{data/published/claims.csv} since the first recorded run, with its reason and the verdicts "
+                "before and after on each recorded run.", label="tab:app-changelog", environment="longtable")
+    problems, skip = changelog_problems()
+    check = (f"the check against the recordings' commits could not run here: {skip}" if skip else
+             "the check against every recording's commit finds " +
+             (f"{len(problems)} judging change(s) without a row: {'; '.join(problems)}" if problems else
+              "no judging change without a row"))
+    return {"AppendixChangelogRows": str(len(log)), "AppendixChangelogCheck": escape(check)}
 
 
 def data_source(results: Path) -> str:

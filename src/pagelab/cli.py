@@ -1,48 +1,196 @@
-"""The `pagelab` command: what Snakemake rules (and researchers) call.
+"""The `pagelab` command: what a researcher runs beside `make`, and the steps the pipeline runs.
 
-  pagelab config show [--configfile F] [--set KEY=VALUE ...]   effective config as JSON
-  pagelab trial EXPERIMENT --config JSON --outdir DIR          run or resume the trials
-  pagelab tidy EXPERIMENT --config JSON --results DIR --out PARQUET  tidy table + checks
-  pagelab state show|restore                                   paging state; undo journaled changes
-  pagelab provenance [--path P]                                machine, git and disk facts
-  pagelab paper --out PDF                                       build the LaTeX paper
+  pagelab --version                                          the package's version
+  pagelab config show [--configfile F] [--set KEY=VALUE ...] the effective configuration, as JSON
+  pagelab trial EXPERIMENT --config JSON --output DIR         run or resume an experiment's trials
+  pagelab state show|restore|recover|clear-orphans            the paging state; undo what a run changed
+  pagelab compare A B [--format text|json|tex] [--noise X] [--output FILE]
+                                                             two runs side by side
+  pagelab record RESULTS MACHINE [--experiment NAME ...]     keep a finished run in data/recorded/
+  pagelab provenance [--path P]                              machine, git and disk facts
+  pagelab fleet show [--configfile F]                        the fleet's jobs and their configs, as JSON
+  pagelab fleet trial HOST EXPERIMENT --config JSON --output DIR   one fleet job, as HOST
+  pagelab fleet merge --plan JSON --csv CSV --tex TEX [--results DIR] [--logs DIR]
+                                                             one row per host from what came back
+  pagelab pipeline write-json --output FILE JSON             a rule's params, written atomically
+  pagelab pipeline tidy EXPERIMENT --config JSON --results DIR --output PARQUET
+                                                             the checked Parquet table of the trials
+  pagelab pipeline published --claims CSV --table TEX --macros TEX   the published claims
+  pagelab pipeline verdicts --results DIR --claims CSV --profile P --tex TEX --csv CSV --macros TEX
+                                                             each claim's verdict
+  pagelab pipeline compare-section --results DIR --output TEX [--reference DIR]
+                                                             this run against the reference machine's
+  pagelab pipeline appendix --results DIR --output DIR --profile P EXPERIMENT...
+                                                             the reproducibility appendix
+  pagelab claims recorded [--recording MACHINE/PROFILE]    rebuild the recordings' stored measurements
+  pagelab claims stale                                     recordings whose stored measurements are stale
+  pagelab claims history [ID ...]                          each claim's verdict on every recording
+  pagelab claims changelog                                 judging changes without a changelog row
+  pagelab claims figure --results DIR --profile P --output PDF --html HTML --claims CSV
+                                                             the verdict figure and its page
+  pagelab pipeline index --results DIR --output HTML          results/index.html
+  pagelab pipeline paper --output PDF                        the LaTeX paper (latexmk)
 
-Exit status: 0 success, 1 failure while running, 2 bad usage or bad config.
+Every command has --help. Exit status: 0 success, 1 failure while running, 2 bad input (a bad
+command line, a setting the schema refuses, a missing, malformed, truncated or foreign file),
+with one line on stderr naming the key or the file; bad input changes nothing.
 """
 
 from __future__ import annotations
 
 import argparse
-import importlib
 import json
 import sys
+from collections.abc import Callable
 from pathlib import Path
-from typing import Any
+from typing import Any, NoReturn
 
 import yaml
 
+from pagelab import __version__
 from pagelab import config as _config
 
 
+# --------------------------------------------------------------------------- user commands
 def _overrides(pairs: list[str]) -> dict[str, Any]:
     out: dict[str, Any] = {}
     for pair in pairs:
         if "=" not in pair:
             raise _config.ConfigError(f"--set {pair!r}: expected KEY=VALUE")
         key, value = pair.split("=", 1)
-        out[key] = yaml.safe_load(value)
+        try:
+            out[key] = yaml.safe_load(value)
+        except yaml.YAMLError as exc:
+            raise _config.ConfigError(f"--set {pair!r}: the value is not YAML ({exc})") from exc
     return out
 
 
-def _load(args: argparse.Namespace) -> dict[str, Any]:
-    return _config.load(args.configfile, _overrides(args.set))
-
-
 def cmd_config_show(args: argparse.Namespace) -> int:
-    print(json.dumps(_load(args), indent=2))
+    print(json.dumps(_config.load(args.configfile, _overrides(args.set)), indent=2))
     return 0
 
 
+def cmd_trial(args: argparse.Namespace) -> int:
+    """The config block is checked whole (the schema, then this machine) before anything runs."""
+    from pagelab import recording
+
+    name = _config.check_experiment(args.experiment)
+    raw = _config.read_document(args.config)
+    if isinstance(raw, dict) and raw.get("recording"):  # make PROFILE=recorded: the recorded run, not a new one
+        block = _config.check_block(name, raw, source=args.config, machine=False)
+        recorded = recording.resolve(block["recording"])
+        recording.check_run(recorded, [name], recording.REQUIRED)
+        recording.replay(recorded, name, Path(args.output))
+        print(f"pagelab: {name}: replayed from {recorded}")
+        return 0
+    block = _config.check_block(name, raw, source=args.config)
+    scratch = Path(block.pop("scratch_dir", "scratch"))
+    from pagelab.experiment import descriptor
+
+    descriptor(name).run(block, Path(args.output), scratch)
+    return 0
+
+
+def cmd_state(args: argparse.Namespace) -> int:
+    from pagelab import state
+
+    if args.action == "restore":
+        with state.exclusive(wait=False):
+            undone = state.restore()
+        print(f"restored {len(undone)} change(s)" + (": " + ", ".join(undone) if undone else ""))
+        return 0
+    if args.action in ("recover", "clear-orphans"):
+        # What `make` runs first: a run that was killed (kill -9, power loss) left its journal;
+        # when no other run holds the state lock, undo it before anything else happens. Then
+        # look for state that no journal explains: make refuses to run on top of it.
+        with state.exclusive(wait=False):
+            pending = state.Journal().entries()
+            if pending:
+                undone = state.restore()
+                print(f"pagelab: restored {len(undone)} change(s) an interrupted run left: " + ", ".join(undone))
+            if args.action == "clear-orphans":
+                cleared = state.clear_orphans()
+                print(f"pagelab: cleared {len(cleared)} thing(s) no journal explained" +
+                      "".join(f"\n  {c}" for c in cleared))
+                return 0
+            left = state.orphans()
+        if left:
+            print("pagelab: state that no journal explains (left by a run this journal does not know):" +
+                  "".join(f"\n  {o.what}" for o in left) +
+                  "\nnot starting a run on top of it; clear it with `pagelab state clear-orphans`", file=sys.stderr)
+            return 1
+        return 0
+    print(json.dumps(state.show(), indent=2))
+    return 0
+
+
+def cmd_compare(args: argparse.Namespace) -> int:
+    """Two runs (results directories or recordings), each checked whole first, side by side."""
+    from pagelab import compare, recording
+
+    a, b = recording.check_run(args.a), recording.check_run(args.b)
+    if not set(a) & set(b):
+        raise recording.RecordingError(f"{args.a} ({', '.join(a)}) and {args.b} ({', '.join(b)}) "
+                                       "have no experiment in common")
+    rows = compare.compare(args.a, args.b, noise=args.noise)
+    text = compare.render(rows, args.format, str(args.a), str(args.b), args.noise)
+    if args.output:
+        from pagelab.records import write_text_atomic
+
+        write_text_atomic(args.output, text)
+        # the figure beside the table: same name, .pdf and .png
+        compare.write_figure(rows, Path(args.output).with_suffix(".pdf"), f"A ({args.a.name})", f"B ({args.b.name})",
+                             args.noise)
+    else:
+        sys.stdout.write(text)
+    return 0
+
+
+def cmd_record(args: argparse.Namespace) -> int:
+    from pagelab.recording import record
+
+    for name in args.experiment:
+        _config.check_experiment(name)
+    dest = record(args.results, args.machine, args.experiment or _config.experiments(),
+                  keep_others=bool(args.experiment))
+    print(f"pagelab: recorded {args.results} as {dest}")
+    return 0
+
+
+def cmd_provenance(args: argparse.Namespace) -> int:
+    from pagelab.provenance import provenance
+
+    print(json.dumps(provenance("n/a", disk_path=args.path), indent=2))
+    return 0
+
+
+def cmd_fleet_show(args: argparse.Namespace) -> int:
+    from pagelab import fleet
+
+    cfg = fleet.raw_config(args.configfile)
+    print(json.dumps({"plan": fleet.plan(cfg), "jobs": fleet.jobs(cfg),
+                      "blocks": {f"{h}/{e}": fleet.block(cfg, h, e) for h, e in fleet.jobs(cfg)}}, indent=1))
+    return 0
+
+
+def cmd_fleet_trial(args: argparse.Namespace) -> int:
+    from pagelab import fleet
+
+    return fleet.trial(args.host, args.experiment, args.config, args.output)
+
+
+def cmd_fleet_merge(args: argparse.Namespace) -> int:
+    from pagelab import fleet
+
+    frame = fleet.write_merge(args.plan, args.results, args.csv, args.tex, args.logs)
+    lacking = fleet.missing_hosts(frame)
+    print(frame.to_string(index=False))
+    if lacking:
+        print("pagelab fleet: hosts without complete results: " + ", ".join(lacking))
+    return 0
+
+
+# --------------------------------------------------------------------------- pipeline steps
 def cmd_write_json(args: argparse.Namespace) -> int:
     """A JSON document given on the command line (a rule's params), written atomically."""
     from pagelab.records import write_json_atomic
@@ -50,8 +198,35 @@ def cmd_write_json(args: argparse.Namespace) -> int:
     try:
         doc = json.loads(args.json)
     except json.JSONDecodeError as exc:
-        raise _config.ConfigError(f"write-json: not JSON: {exc}") from exc
-    write_json_atomic(args.out, doc)
+        raise _config.ConfigError(f"the document for {args.output} is not JSON: {exc}") from exc
+    write_json_atomic(args.output, doc)
+    return 0
+
+
+def cmd_tidy(args: argparse.Namespace) -> int:
+    """One Parquet row per trial; then the checks (failed trials, missing configurations,
+    empty columns or counters), which fail the command."""
+    from pagelab import tidy
+    from pagelab.experiment import descriptor
+    from pagelab.records import write_text_atomic
+
+    name = _config.check_experiment(args.experiment)
+    block = _config.check_block(name, _config.read_document(args.config), source=args.config, machine=False)
+    results = Path(args.results)
+    frame = tidy.tidy(results) if (results / "trials").is_dir() else tidy.pd.DataFrame()
+    tmp = Path(args.output).with_name(f".{Path(args.output).name}.tmp")
+    frame.to_parquet(tmp, index=False)
+    tmp.replace(args.output)
+    if (results / "skipped.txt").exists() and frame.empty:
+        problems: list[str] = []
+    else:
+        desc = descriptor(name)
+        problems = tidy.check(frame, desc.configurations(block), list(desc.required_columns),
+                              int(block["repetitions"]["n_min"]))
+    if problems:
+        print(f"pagelab: {name}: " + "; ".join(problems), file=sys.stderr)
+        return 1
+    write_text_atomic(Path(args.output).with_name("check.txt"), "ok\n")
     return 0
 
 
@@ -73,202 +248,196 @@ def cmd_verdicts(args: argparse.Namespace) -> int:
 def cmd_compare_section(args: argparse.Namespace) -> int:
     from pagelab.compare import write_reference_section
 
-    write_reference_section(args.reference, args.results, args.out)
+    write_reference_section(args.reference, args.results, args.output)
     return 0
 
 
 def cmd_appendix(args: argparse.Namespace) -> int:
     from pagelab import appendix
 
-    appendix.write(args.results, args.out, args.experiments, args.profile)
+    for name in args.experiments:
+        _config.check_experiment(name)
+    appendix.write(args.results, args.output, args.experiments, args.profile)
     return 0
 
 
-def cmd_trial(args: argparse.Namespace) -> int:
-    _known(args.experiment)
-    block = json.loads(Path(args.config).read_text())
-    if block.get("recording"):  # make PROFILE=recorded: the recorded run, not a new one
-        from pagelab.recording import replay
+def cmd_index(args: argparse.Namespace) -> int:
+    from pagelab.report import write_index
 
-        replay(block["recording"], args.experiment, Path(args.outdir))
-        print(f"pagelab: {args.experiment}: replayed from {block['recording']}")
-        return 0
-    scratch = Path(block.pop("scratch_dir", "scratch"))
-    from pagelab.experiment import descriptor
-
-    descriptor(args.experiment).run(block, Path(args.outdir), scratch)
+    write_index(args.results, args.output, _config.experiments())
     return 0
 
 
-def cmd_record(args: argparse.Namespace) -> int:
-    from pagelab.recording import record
+def cmd_claims(args: argparse.Namespace) -> int:
+    from pagelab import claims
 
-    for name in args.experiment:
-        _known(name)
-    dest = record(args.results, args.machine, args.experiment or _config.experiments(),
-                  keep_others=bool(args.experiment))
-    print(f"pagelab: recorded {args.results} as {dest}")
-    return 0
-
-
-def _known(name: str) -> None:
-    if name not in _config.experiments():
-        raise _config.ConfigError(f"no experiment named {name!r}")
-
-
-def _experiment(name: str):  # noqa: ANN202
-    _known(name)
-    return importlib.import_module(f"pagelab.experiments.{name}")
-
-
-def cmd_tidy(args: argparse.Namespace) -> int:
-    """One Parquet row per trial; then the checks (failed trials, missing configurations,
-    empty columns or counters), which fail the command."""
-    from pagelab import tidy
-    from pagelab.records import write_text_atomic
-
-    module = _experiment(args.experiment)
-    block = json.loads(Path(args.config).read_text())
-    results = Path(args.results)
-    frame = tidy.tidy(results) if (results / "trials").is_dir() else tidy.pd.DataFrame()
-    tmp = Path(args.out).with_name(f".{Path(args.out).name}.tmp")
-    frame.to_parquet(tmp, index=False)
-    tmp.replace(args.out)
-    if (results / "skipped.txt").exists() and frame.empty:
-        problems: list[str] = []
-    else:
-        n_min = int(block.get("repetitions", {}).get("n_min", block.get("trials", 1)))
-        desc = module.EXPERIMENT
-        problems = tidy.check(frame, desc.configurations(block), list(desc.required_columns), n_min)
-    report = "ok\n" if not problems else "".join(f"{p}\n" for p in problems)
-    if problems:
-        print(f"pagelab: {args.experiment}: " + "; ".join(problems), file=sys.stderr)
-        return 1
-    write_text_atomic(Path(args.out).with_name("check.txt"), report)
-    return 0
-
-
-def cmd_provenance(args: argparse.Namespace) -> int:
-    from pagelab.provenance import provenance
-
-    print(json.dumps(provenance("n/a", disk_path=args.path), indent=2))
-    return 0
-
-
-def cmd_state(args: argparse.Namespace) -> int:
-    from pagelab import state
-
-    if args.action == "restore":
-        with state.exclusive(wait=False):
-            undone = state.restore()
-        print(f"restored {len(undone)} change(s)" + (": " + ", ".join(undone) if undone else ""))
-        return 0
-    if args.action == "recover":
-        # What `make` runs first: a run that was killed (kill -9, power loss) left its journal;
-        # when no other run holds the state lock, undo it before anything else happens.
-        with state.exclusive(wait=False):
-            pending = state.Journal().entries()
-            if pending:
-                undone = state.restore()
-                print(f"pagelab: restored {len(undone)} change(s) an interrupted run left: " + ", ".join(undone))
-        return 0
-    print(json.dumps(state.show(), indent=2))
-    return 0
-
-
-def cmd_compare(args: argparse.Namespace) -> int:
-    """Two runs (results directories or recordings) side by side, Criterion-style."""
-    from pagelab import compare
-
-    rows = compare.compare(args.a, args.b, noise=args.noise)
-    text = compare.render(rows, args.format, str(args.a), str(args.b), args.noise)
-    if args.out:
-        from pagelab.records import write_text_atomic
-
-        write_text_atomic(args.out, text)
-    else:
-        sys.stdout.write(text)
-    return 0
+    return claims.run(args)
 
 
 def cmd_paper(args: argparse.Namespace) -> int:
     from pagelab.paper import build
 
-    build(Path(args.out))
+    build(Path(args.output))
     return 0
 
 
-def cmd_fleet(args: argparse.Namespace) -> int:
-    from pagelab import fleet
+# --------------------------------------------------------------------------- the parser
+def _add_claims(sub: Any) -> argparse.ArgumentParser:
+    """`pagelab claims ACTION`: recorded | stale | history | changelog | figure, on `sub` (the
+    command's subparsers)."""
+    p = sub.add_parser("claims", help="the claims' pre-registration: recorded verdicts, changelog, figure",
+                       description="The claims' pre-registration and verdicts.")
+    actions = p.add_subparsers(dest="action", required=True, metavar="ACTION")
+    r = actions.add_parser("recorded", help="rebuild data/published/recorded_measurements.json from data/recorded/")
+    r.add_argument("--recording", action="append", default=[], metavar="MACHINE/PROFILE",
+                   help="only this recording (repeatable; default: every one)")
+    actions.add_parser("stale", help="recordings whose stored measurements no longer match them (exit 1 if any)")
+    h = actions.add_parser("history",
+                           help="each claim's verdict on every stored recording ('quick: X; full: Y; seed: Z')")
+    h.add_argument("--claims", default=None, help="a claims file (default: data/published/claims.csv)")
+    h.add_argument("ids", nargs="*", help="only these claims")
+    actions.add_parser("changelog", help="judging changes since a recording's commit without a changelog row (exit 1)")
+    f = actions.add_parser("figure", help="the verdict figure and its HTML page")
+    for opt in ("results", "profile", "output", "html", "claims"):
+        f.add_argument(f"--{opt}", required=True)
+    f.add_argument("--recording", default="", help="the recording this run was rebuilt from (empty: a live run)")
+    return p
 
-    return fleet.main(args.args)
+
+Adder = Callable[[argparse.ArgumentParser], None]
+
+
+def _files(*options: str) -> Adder:
+    """Required --options given as "name=METAVAR", each naming a file, a directory or a value."""
+    def add(sp: argparse.ArgumentParser) -> None:
+        for option in options:
+            name, metavar = option.split("=")
+            sp.add_argument(f"--{name}", required=True, metavar=metavar)
+    return add
+
+
+def _add_tidy(sp: argparse.ArgumentParser) -> None:
+    sp.add_argument("experiment")
+    _files("config=JSON", "results=DIR", "output=PARQUET")(sp)
+
+
+def _add_write_json(sp: argparse.ArgumentParser) -> None:
+    sp.add_argument("--output", required=True, metavar="FILE")
+    sp.add_argument("json", help="the document")
+
+
+def _add_compare_section(sp: argparse.ArgumentParser) -> None:
+    _files("results=DIR", "output=TEX")(sp)
+    sp.add_argument("--reference", default="", metavar="DIR", help="the reference recording (empty: none)")
+
+
+def _add_appendix(sp: argparse.ArgumentParser) -> None:
+    _files("results=DIR", "output=DIR", "profile=PROFILE")(sp)
+    sp.add_argument("experiments", nargs="+", metavar="EXPERIMENT")
+
+
+# The pipeline's own steps (what the Snakemake rules run), in the order a run reaches them.
+PIPELINE_STEPS: list[tuple[str, Callable[[argparse.Namespace], int], str, Adder]] = [
+    ("write-json", cmd_write_json, "write a JSON document (a rule's params) to a file, atomically",
+     _add_write_json),
+    ("tidy", cmd_tidy, "an experiment's trials as one checked Parquet table (and check.txt)", _add_tidy),
+    ("published", cmd_published, "the published claims' table and macros (data/published/claims.csv)",
+     _files("claims=CSV", "table=TEX", "macros=TEX")),
+    ("verdicts", cmd_verdicts, "each claim's verdict from the experiments' measurements.json",
+     _files("results=DIR", "claims=CSV", "profile=PROFILE", "tex=TEX", "csv=CSV", "macros=TEX")),
+    ("compare-section", cmd_compare_section, "the paper's section comparing this run with the reference machine's",
+     _add_compare_section),
+    ("appendix", cmd_appendix, "the generated reproducibility appendix", _add_appendix),
+    ("index", cmd_index, "results/index.html: the paper, verdicts, comparison and each experiment's HTML",
+     _files("results=DIR", "output=HTML")),
+    ("paper", cmd_paper, "build paper/main.tex with latexmk", _files("output=PDF")),
+]
+
+
+def _output_dir(sp: argparse.ArgumentParser) -> None:
+    sp.add_argument("--output", type=Path, metavar="DIR",
+                    help="the results directory, results/EXPERIMENT (required)")
+    sp.add_argument("--outdir", dest="output", type=Path, help=argparse.SUPPRESS)  # the name before --output
+
+
+class _Parser(argparse.ArgumentParser):
+    """Options spelled in full (a recorded command line must not depend on what prefixes are
+    unique today), and a usage error as one line: what is wrong, and where the help is."""
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        kwargs.setdefault("allow_abbrev", False)
+        kwargs.setdefault("formatter_class", _formatter)
+        super().__init__(*args, **kwargs)
+
+    def error(self, message: str) -> NoReturn:
+        self.exit(2, f"{self.prog}: {message} (see '{self.prog} --help')\n")
+
+
+class _Formatter(argparse.RawDescriptionHelpFormatter):
+    """argparse's, with the help column past the longest subcommand name (argparse measures
+    subcommands without the extra indent it prints them with, and wraps the longest)."""
+
+    def add_argument(self, action: argparse.Action) -> None:
+        super().add_argument(action)
+        if isinstance(action, argparse._SubParsersAction):
+            longest = max(map(len, action.choices), default=0)
+            self._action_max_length = max(self._action_max_length,
+                                          longest + self._current_indent + self._indent_increment)
+
+
+def _formatter(prog: str) -> argparse.HelpFormatter:
+    return _Formatter(prog, max_help_position=30, width=100)
 
 
 def parser() -> argparse.ArgumentParser:
-    p = argparse.ArgumentParser(prog="pagelab", description=__doc__.split("\n")[0])
-    sub = p.add_subparsers(dest="command", required=True)
+    steps = "\n".join(f"  {name:<18}{help_}" for name, _, help_, _ in PIPELINE_STEPS)
+    p = _Parser(
+        prog="pagelab",
+        description="Paging and storage-cache experiments: run an experiment's trials, look at the paging "
+                    "state,\ncompare and keep runs. `make` runs the whole pipeline; `pagelab COMMAND --help` "
+                    "describes a command.",
+        epilog=f"pipeline steps (pagelab pipeline STEP; the Snakemake rules run them):\n{steps}\n\n"
+               "Exit status: 0 success, 1 failure while running, 2 bad input (one line naming the key or file; "
+               "nothing changed).")
+    p.add_argument("--version", action="version", version=f"pagelab {__version__}")
+    sub = p.add_subparsers(dest="command", required=True, title="commands", metavar="COMMAND")
 
-    def with_config(sp: argparse.ArgumentParser) -> None:
-        sp.add_argument("--configfile", default=None,
-                        help="config file (default: config/config.yaml)")
-        sp.add_argument("--set", action="append", default=[], metavar="KEY=VALUE",
-                        help="override a top-level key (value parsed as YAML)")
-
-    c = sub.add_parser("config", help="show or write the effective configuration")
-    csub = c.add_subparsers(dest="action", required=True)
-    show = csub.add_parser("show")
-    with_config(show)
+    c = sub.add_parser("config", help="show the effective configuration",
+                       description="The configuration after the profile is applied and every default filled, "
+                                   "as JSON; refused settings exit 2 naming the key.")
+    csub = c.add_subparsers(dest="action", required=True, metavar="ACTION")
+    show = csub.add_parser("show", help="print the effective configuration as JSON")
+    show.add_argument("--configfile", default=None, metavar="FILE", help="config file (default: config/config.yaml)")
+    show.add_argument("--set", action="append", default=[], metavar="KEY=VALUE",
+                      help="override a top-level key (value parsed as YAML); repeatable")
     show.set_defaults(func=cmd_config_show)
 
-    wj = sub.add_parser("write-json", help="write a JSON document (a workflow rule's params) to a file")
-    wj.add_argument("out")
-    wj.add_argument("json")
-    wj.set_defaults(func=cmd_write_json)
-
-    # The workflow's file-writing steps: each takes only required --options naming its files.
-    for cmd, func, help_, options in (
-        ("published", cmd_published, "the published claims' table and macros (data/published/claims.csv)",
-         ("claims", "table", "macros")),
-        ("verdicts", cmd_verdicts, "each claim's verdict from the experiments' measurements.json",
-         ("results", "claims", "profile", "tex", "csv", "macros")),
-        ("compare-section", cmd_compare_section,
-         "the paper's section comparing this run with the reference machine's", ("results", "out")),
-    ):
-        step = sub.add_parser(cmd, help=help_)
-        for option in options:
-            step.add_argument(f"--{option}", required=True)
-        step.set_defaults(func=func)
-        if cmd == "compare-section":
-            step.add_argument("--reference", default="", help="the reference recording's directory (empty: none)")
-
-    ap = sub.add_parser("appendix", help="the generated reproducibility appendix")
-    ap.add_argument("--results", required=True)
-    ap.add_argument("--out", required=True)
-    ap.add_argument("--profile", required=True)
-    ap.add_argument("experiments", nargs="+")
-    ap.set_defaults(func=cmd_appendix)
-
-    t = sub.add_parser("trial", help="run or resume an experiment's trials")
+    t = sub.add_parser("trial", help="run or resume an experiment's trials",
+                       description="Runs (or resumes) an experiment's trials with a resolved config block, "
+                                   "checked against the schema and this machine first.")
     t.add_argument("experiment")
-    t.add_argument("--config", required=True,
-                   help="the resolved config block as JSON (the pipeline writes results/EXP/config.json)")
-    t.add_argument("--outdir", required=True)
+    t.add_argument("--config", required=True, metavar="JSON",
+                   help="the resolved config block (the pipeline writes results/EXPERIMENT/config.json)")
+    _output_dir(t)
     t.set_defaults(func=cmd_trial)
 
-    st = sub.add_parser("state", help="show the paging state, or restore what a run changed")
-    st.add_argument("action", choices=["show", "restore", "recover"])
+    st = sub.add_parser("state", help="show the paging state; restore or recover what a run changed")
+    st.add_argument("action", choices=["show", "restore", "recover", "clear-orphans"],
+                    help="show: swap, zswap, zram, loop devices, FUSE mounts, knobs, cgroups as JSON; restore: undo "
+                         "the journaled changes; recover: restore only what an interrupted run left, then refuse "
+                         "(exit 1) if state no journal explains is present; clear-orphans: remove that state")
     st.set_defaults(func=cmd_state)
 
-    td = sub.add_parser("tidy", help="one Parquet table of an experiment's trials, checked")
-    td.add_argument("experiment")
-    td.add_argument("--config", required=True)
-    td.add_argument("--results", required=True)
-    td.add_argument("--out", required=True)
-    td.set_defaults(func=cmd_tidy)
-
-    pv = sub.add_parser("provenance", help="print machine, git and disk facts")
-    pv.add_argument("--path", default=".")
-    pv.set_defaults(func=cmd_provenance)
+    cp = sub.add_parser("compare", help="two runs side by side: medians, ratio B/A with CI, same/faster/slower")
+    cp.add_argument("a", type=Path, help="the baseline: a results directory or a recording")
+    cp.add_argument("b", type=Path, help="the run to compare with it")
+    cp.add_argument("--format", choices=["text", "json", "tex"], default="text")
+    cp.add_argument("--noise", type=float, default=0.05,
+                    help="the noise band: a change needs the ratio's CI outside 1 +- this (default 0.05)")
+    cp.add_argument("--output", default=None, metavar="FILE",
+                    help="write here (atomically) instead of stdout, and the figure beside it (.pdf, .png)")
+    cp.add_argument("--out", dest="output", help=argparse.SUPPRESS)  # the name before --output
+    cp.set_defaults(func=cmd_compare)
 
     rc = sub.add_parser("record", help="keep a finished, clean run in data/recorded/<machine>/<profile>/")
     rc.add_argument("results", type=Path, help="the results directory of a complete run")
@@ -277,35 +446,63 @@ def parser() -> argparse.ArgumentParser:
                     help="record only this experiment (repeatable); the recording's others are kept")
     rc.set_defaults(func=cmd_record)
 
-    cp = sub.add_parser("compare", help="two runs side by side: medians, ratio B/A with CI, same/faster/slower")
-    cp.add_argument("a", type=Path, help="the baseline: a results directory or a recording")
-    cp.add_argument("b", type=Path, help="the run to compare with it")
-    cp.add_argument("--format", choices=["text", "json", "tex"], default="text")
-    cp.add_argument("--noise", type=float, default=0.05,
-                    help="the noise band: a change needs the ratio's CI outside 1 +- this (default 0.05)")
-    cp.add_argument("--out", default=None, help="write here (atomically) instead of stdout")
-    cp.set_defaults(func=cmd_compare)
+    pv = sub.add_parser("provenance", help="print machine, git and disk facts as JSON")
+    pv.add_argument("--path", default=".", help="the file system whose disk is described (default: .)")
+    pv.set_defaults(func=cmd_provenance)
 
-    fl = sub.add_parser("fleet", help="the experiment matrix on many hosts: show, trial, merge",
-                        add_help=False)
-    fl.add_argument("args", nargs=argparse.REMAINDER)
-    fl.set_defaults(func=cmd_fleet)
+    fl = sub.add_parser("fleet", help="the experiment matrix on many hosts: show, trial, merge")
+    fsub = fl.add_subparsers(dest="action", required=True, metavar="ACTION")
+    fs = fsub.add_parser("show", help="the fleet's jobs, plan and each job's config block, as JSON")
+    fs.add_argument("--configfile", default=None, metavar="FILE", help="config file (default: config/config.yaml)")
+    fs.set_defaults(func=cmd_fleet_show)
+    ft = fsub.add_parser("trial", help="one fleet job: `pagelab trial` as HOST")
+    ft.add_argument("host")
+    ft.add_argument("experiment")
+    ft.add_argument("--config", required=True, type=Path, metavar="JSON")
+    _output_dir(ft)
+    ft.set_defaults(func=cmd_fleet_trial)
+    fm = fsub.add_parser("merge", help="one row per host from whatever came back")
+    fm.add_argument("--plan", required=True, type=Path, help="results/fleet/fleet.json")
+    fm.add_argument("--results", default=Path("results/fleet"), type=Path)
+    fm.add_argument("--logs", default=Path("results/logs/fleet"), type=Path)
+    fm.add_argument("--csv", required=True, type=Path)
+    fm.add_argument("--tex", required=True, type=Path, help="the section (headlines.pdf is written beside it)")
+    fm.set_defaults(func=cmd_fleet_merge)
 
-    pp = sub.add_parser("paper", help="build paper/main.tex with latexmk")
-    pp.add_argument("--out", required=True)
-    pp.set_defaults(func=cmd_paper)
+    _add_claims(sub).set_defaults(func=cmd_claims)
+
+    pl = sub.add_parser("pipeline", help="the pipeline's internal steps, which the Snakemake rules run",
+                        description="The steps the Snakemake rules run; `make` runs them, a user need not.")
+    psub = pl.add_subparsers(dest="step", required=True, metavar="STEP")
+    for name, func, help_, add in PIPELINE_STEPS:
+        step = psub.add_parser(name, help=help_, description=help_[0].upper() + help_[1:] + ".")
+        add(step)
+        step.set_defaults(func=func)
+    # the commands before the options in --help (argparse lists its groups in creation order)
+    p._action_groups.insert(0, p._action_groups.pop())
     return p
 
 
+def _one_line(exc: BaseException) -> str:
+    return " ".join(str(exc).split())
+
+
 def main(argv: list[str] | None = None) -> int:
+    from pagelab.recording import RecordingError
+
     args = parser().parse_args(argv)
+    what = " ".join(w for w in (args.command, getattr(args, "action", None), getattr(args, "step", None)) if w)
+    if "output" in args and args.output is None and args.func in (cmd_trial, cmd_fleet_trial):  # not --outdir either
+        print(f"pagelab {what}: the following arguments are required: --output (see 'pagelab {what} --help')",
+              file=sys.stderr)
+        return 2
     try:
         return args.func(args)
-    except _config.ConfigError as exc:
-        print(f"pagelab: config: {exc}", file=sys.stderr)
+    except (_config.ConfigError, RecordingError) as exc:
+        print(f"pagelab {what}: {_one_line(exc)}", file=sys.stderr)
         return 2
-    except (OSError, RuntimeError, ValueError) as exc:  # RecordingError is a ValueError
-        print(f"pagelab: {exc}", file=sys.stderr)
+    except (OSError, RuntimeError, ValueError) as exc:  # a trial record or tool that failed while running
+        print(f"pagelab {what}: {_one_line(exc)}", file=sys.stderr)
         return 1
 
 

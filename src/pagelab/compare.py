@@ -8,8 +8,8 @@ bootstrap interval, and Welch's t-test on the logarithms (Mann-Whitney where a v
 positive), Holm-corrected across the whole family of comparisons. As Criterion decides: a
 change is claimed only when the corrected test rejects AND the whole interval of the ratio lies
 outside 1 +- noise. The default noise band, 5 %, is the run-to-run spread of a configuration's
-median on one machine (two quick runs of the same commit on the development VM moved medians by
-up to a few per cent; see the README), so smaller moves are never called a change.
+median on one machine (two quick runs of the same commit on the reference machine moved medians
+by up to a few per cent), so smaller moves are never called a change.
 
 Words: "faster"/"slower" for rates (higher is better) and times (lower is better), "different"
 for counts and ratios whose direction has no better side, "same" when no change is shown.
@@ -31,6 +31,11 @@ from pagelab import experiment, stats
 from pagelab.latex import escape, fmt
 
 NOISE = 0.05
+FIGURE = ("\\begin{figure*}[htbp]\n\\centering\n\\includegraphics[width=0.9\\linewidth]{compare/compare.pdf}\n"
+          "\\caption{Every comparison of this run with the reference machine's: the ratio of the medians "
+          "(this run over the reference) with its 95\\,\\% interval, per experiment, sorted; grey: the same, "
+          "coloured: a change. The shaded band is the noise band, inside which no change is claimed.}\n"
+          "\\label{fig:compare}\n\\end{figure*}\n")
 _BOOKKEEPING = {"order", "repetition", "seed", "warmup", "valid", "start", "end", "trial_id", "status",
                 "invalid_reason", "tool_version"}
 _HIGHER_IS_FASTER = ("mbps", "iops", "bw_bytes", "per_s", "mb_s")
@@ -189,6 +194,19 @@ def render(rows: list[Row], fmt_name: str, a_name: str, b_name: str, noise: floa
     return head + table.to_string(index=False) + foot
 
 
+def write_figure(rows: list[Row], path: Path | str, a_name: str = "A", b_name: str = "B",
+                 noise: float = NOISE) -> None:
+    """The comparison as a picture (plots.ratios_by_experiment), PDF and PNG, beside the table."""
+    from pagelab import plots
+
+    plots.theme()
+    frame = to_frame(rows) if rows else pd.DataFrame(columns=["experiment", "ratio", "ratio_low", "ratio_high",
+                                                              "word"])
+    fig = plots.ratios_by_experiment(frame, noise, a_name, b_name)
+    plots.save(fig, path)
+    plots.plt.close(fig)
+
+
 def section(rows: list[Row], reference: str, this: str, limit: int = 15) -> str:
     """The paper's section "This machine against the reference machine": per experiment the
     count of each word, then the measurements that changed (at most `limit`, largest first)."""
@@ -197,7 +215,7 @@ def section(rows: list[Row], reference: str, this: str, limit: int = 15) -> str:
             f"the run recorded on the reference machine ({escape(reference)}): per experiment, configuration "
             "and result column, the ratio of the medians (this run over the reference) with its 95\\,\\% "
             "interval; a change is claimed only when the Holm-corrected test (Welch on logarithms) rejects at "
-            f"0.05 and the whole interval lies outside $1 \\pm {NOISE:g}$.\n")
+            f"0.05 and the whole interval lies outside $1 \\pm {NOISE:g}$ (Figure~\\ref{{fig:compare}}).\n")
     if not rows:
         return head + "No experiment ran in both.\n"
     frame = to_frame(rows)
@@ -214,7 +232,7 @@ def section(rows: list[Row], reference: str, this: str, limit: int = 15) -> str:
     changed = changed.sort_values("size", ascending=False).head(limit)
     out = head + "\\begin{table}[htbp]\n\\centering\\small\n" + body + \
         "\\caption{Comparisons per experiment by outcome (this run against the reference).}\n" \
-        "\\label{tab:compare-summary}\n\\end{table}\n"
+        "\\label{tab:compare-summary}\n\\end{table}\n" + FIGURE
     if len(changed):
         detail = pd.DataFrame({
             "Experiment": changed["experiment"].map(escape), "Configuration": changed["configuration"].map(escape),
@@ -232,15 +250,22 @@ def section(rows: list[Row], reference: str, this: str, limit: int = 15) -> str:
 
 
 def write_reference_section(reference: str, results_dir: Path | str, out: Path | str) -> None:
-    """results/compare/section.tex: this run against the reference recording, or a comment
-    when there is no reference to compare with."""
+    """results/compare/section.tex: this run against the reference recording, with the table
+    (compare.txt) and the figure (compare.pdf, .png) beside it; without a reference to compare
+    with, a comment, and no table or figure."""
     from pagelab import recording
     from pagelab.records import write_text_atomic
 
+    out = Path(out)
+    beside = [out.with_name(n) for n in ("compare.txt", "compare.pdf", "compare.png")]
     if not reference:
+        for f in beside:
+            f.unlink(missing_ok=True)
         write_text_atomic(out, "% no reference recording of this profile to compare with\n")
         return
     rows = compare(reference, results_dir)
     this = recording.source(results_dir)
     name = str(Path(reference).relative_to(recording.recorded_dir().resolve()))
+    write_text_atomic(beside[0], render(rows, "text", f"the reference machine's run ({name})", "this run"))
+    write_figure(rows, beside[1], "reference", "this run")
     write_text_atomic(out, section(rows, name, f"{this['machine']}, commit {this['commit']}"))

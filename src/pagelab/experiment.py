@@ -10,6 +10,7 @@ scalar result fields it wants as columns.
 from __future__ import annotations
 
 import json
+import sys
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager, nullcontext
 from dataclasses import dataclass
@@ -18,7 +19,7 @@ from typing import Any
 
 import pandas as pd
 
-from pagelab import records, state, trials
+from pagelab import devices, records, state, trials
 from pagelab.config import config_hash
 from pagelab.provenance import provenance
 from pagelab.tools import tool_path
@@ -80,21 +81,30 @@ class Experiment:
     paper_order: int = 100                                         # where its section stands in the paper
 
     def run(self, cfg: Cfg, outdir: Path, scratch_dir: Path) -> pd.DataFrame:
-        """Skip check, preparation, the trials (execute), clean-up, extra outputs."""
+        """Skip check, preparation, the trials (execute), clean-up, extra outputs. An experiment
+        that changes state runs all but the extra outputs in one state session, which journals
+        its scratch files (`State.scratch`): a killed run's are removed by the next recovery."""
         reason = self.skip_reason(cfg)
         extra: dict[str, Any] = {}
-        try:
-            if reason is None and self.prepare is not None:
-                extra = self.prepare(cfg, scratch_dir)
-            frame = execute(
-                self.name, cfg, outdir, scratch_dir, [] if reason else self.configurations(cfg), self.conf_name,
-                lambda st, t, scratch: self.trial(st, cfg, t, scratch), self.metric, list(self.columns),
-                self.tools(cfg), skip_reason=reason, changes_state=self.changes_state(cfg),
-                warmups=self.warmups(cfg) if reason is None else [], extra_provenance=extra,
-                validity=self.validity)
-        finally:
-            if self.cleanup is not None:
-                self.cleanup(cfg, scratch_dir)
+        changes = reason is None and self.changes_state(cfg)
+        with state.session() if changes else nullcontext(None) as st:
+            if st is not None:
+                st.scratch(scratch_dir, self.name)
+            try:
+                # the trials' state (an emulated disk kept across trials, say) is undone before
+                # the clean-up removes the directories it lived in
+                with st.scope() if st is not None else nullcontext(None):
+                    if reason is None and self.prepare is not None:
+                        extra = self.prepare(cfg, scratch_dir)
+                    frame = execute(
+                        self.name, cfg, outdir, scratch_dir, [] if reason else self.configurations(cfg),
+                        self.conf_name, lambda st, t, scratch: self.trial(st, cfg, t, scratch), self.metric,
+                        list(self.columns), self.tools(cfg), skip_reason=reason, changes_state=changes,
+                        warmups=self.warmups(cfg) if reason is None else [], extra_provenance=extra,
+                        validity=self.validity, st=st)
+            finally:
+                if self.cleanup is not None:
+                    self.cleanup(cfg, scratch_dir)
         if reason is None and self.finish is not None:
             self.finish(cfg, outdir)
         note = self.note(cfg) if self.note is not None else None
@@ -126,10 +136,12 @@ def execute(
     warmups: list[dict[str, Any]] | None = None,
     extra_provenance: dict[str, Any] | None = None,
     validity: trials.Validity | None = None,
+    st: state.State | None = None,
 ) -> pd.DataFrame:
     """Run the experiment (or record why it is skipped) and write trials.csv: one row per
     trial with its configuration, status, validity (`valid`, `invalid_reason`: see
-    trials.Validity) and the `scalars` of its result."""
+    trials.Validity) and the `scalars` of its result. The trials run in the state session `st`,
+    or in one of their own when the experiment changes state and none is given."""
     outdir.mkdir(parents=True, exist_ok=True)
     (outdir / "skipped.txt").unlink(missing_ok=True)
     if skip_reason:
@@ -144,16 +156,23 @@ def execute(
     prov = provenance(config_hash(cfg), tools={t: tool_path(t) for t in tools}, disk_path=scratch_dir)
     prov.update(extra_provenance or {})
     reps = cfg["repetitions"]
-    with state.session() if changes_state else nullcontext(None) as st:
+    from pagelab import progress
+
+    watch = progress.for_run(name, cfg, [conf_name(c) for c in configurations], prov,
+                             log=lambda line: print(line, file=sys.stderr, flush=True))
+    watch.begin()
+    own = state.session() if changes_state and st is None else nullcontext(st)
+    with own as st:
         def run_one(t: trials.Trial) -> dict[str, Any]:
             if st is not None:
                 st.stop_if_signalled()
-            return run_trial(st, t, scratch_dir)
+            return devices.watched(lambda: run_trial(st, t, scratch_dir))  # a failed paging device: invalid
 
         recs, stops = trials.run_adaptive(
             name, configurations, conf_name, run_one, metric, outdir, prov,
             seed=cfg["rng_seed"], n_min=reps["n_min"], n_max=reps["n_max"], ci_pct=reps["ci_pct"], warmups=warmups,
-            validity=validity)
+            validity=devices.device_first(validity), progress=watch)
+    watch.end()
     rows = []
     for r in recs:
         res = r.get("result", {})
@@ -283,31 +302,30 @@ def pairs(frame: pd.DataFrame, by: str, metric: str, a: str, b: str) -> tuple[li
 @contextmanager
 def work_dir(path: Path) -> Iterator[Path]:
     """A trial's work directory, made on entry and removed on exit, also when the trial ends in
-    an exception (a SIGTERM becomes one): open it before the state scope (`with work_dir(..) as
-    w, st.scope():`) so the scope's restore (unmounts, swapoff) runs first. If removing fails while
-    an exception is on its way, that exception is the one reported."""
+    an exception (a SIGTERM becomes one). Inside a state session it is journaled in a scope of
+    its own (`State.work_dir`): open it before the trial's state scope (`with work_dir(..) as w,
+    st.scope():`) so the unmounts and swapoffs come first, and after kill -9 the next run's
+    recovery removes it."""
+    st = state.current()
+    if st is not None:
+        with st.scope():
+            yield st.work_dir(path)
+        return
     path.mkdir(parents=True, exist_ok=True)
     try:
         yield path
     except BaseException:
-        try:
+        try:  # the exception on its way is the one reported
             clean_dir(path)
-        except OSError:
+        except (OSError, state.StateError):
             pass
         raise
     clean_dir(path)
 
 
 def clean_dir(path: Path) -> None:
-    """Remove a trial's work directory and what is left in it (files only; mounts are gone)."""
-    if not path.exists():
-        return
-    for p in sorted(path.rglob("*"), reverse=True):
-        if p.is_dir():
-            p.rmdir()
-        else:
-            p.unlink()
-    path.rmdir()
+    """Remove a work directory and what is left in it (never through a mount: state.remove_tree)."""
+    state.remove_tree(path)
 
 
 def outliers(frame: pd.DataFrame, by: list[str], metric: str) -> pd.DataFrame:

@@ -9,7 +9,8 @@ came back: one row per host with its labels, the experiments that completed and 
 against the baseline host, and the host's verdict counts. A host that failed or never answered
 is named as missing; it never makes the merge fail.
 
-  pagelab fleet trial HOST EXPERIMENT --config JSON --outdir DIR   one job, on HOST
+The commands (defined in pagelab.cli, calling this module):
+  pagelab fleet trial HOST EXPERIMENT --config JSON --output DIR   one job, on HOST
   pagelab fleet merge --plan JSON --results DIR --csv CSV --tex TEX  (and headlines.pdf beside TEX)
   pagelab fleet show [--configfile F]                              the jobs, as JSON
 
@@ -18,7 +19,6 @@ Not for: reaching hosts (the executor plugin and the profile's submit script do 
 
 from __future__ import annotations
 
-import argparse
 import copy
 import json
 import os
@@ -30,6 +30,7 @@ from typing import Any
 from pagelab import config as _config
 
 ENV_HOST = "PAGELAB_FLEET_HOST"  # set by the submit path: the fleet host a job runs as
+ENV_SLURM_NODE = "SLURMD_NODENAME"  # set by Slurm in a job: the node it runs on
 RAN_ON = "ran_on.json"
 
 
@@ -85,15 +86,6 @@ def baseline(cfg: dict[str, Any]) -> str:
     return chosen
 
 
-def _profile_keys(schema: dict[str, Any], experiment: str, profile: str) -> set[str]:
-    props = schema["properties"][experiment]["properties"]
-    sub = props.get(profile) or props["quick"]
-    ref = sub.get("$ref", "")
-    if ref.startswith("#/definitions/"):
-        return set(schema["definitions"][ref.split("/")[-1]].get("properties", {}))
-    return set(sub.get("properties", {}))
-
-
 def block(cfg: dict[str, Any], host: str, experiment: str) -> dict[str, Any]:
     """The resolved config block of one fleet job: the experiment's block in the fleet's profile,
     fleet.set[experiment] over it (validated and resolved like the experiment's own block), and
@@ -106,9 +98,8 @@ def block(cfg: dict[str, Any], host: str, experiment: str) -> dict[str, Any]:
     raw = copy.deepcopy({k: v for k, v in cfg.items() if k not in ("fleet", "recording")})
     raw["profile"] = profile
     exp = dict(raw.get(experiment) or {})
-    props = schema["properties"][experiment]["properties"]
-    own = profile if profile in props or profile in exp else "quick"
-    pkeys = _profile_keys(schema, experiment, own)
+    own = _config.own_profile(schema, experiment, profile, exp)
+    pkeys = _config.profile_keys(schema, experiment, own)
     for key, value in (fb["set"].get(experiment) or {}).items():
         if key in pkeys:
             exp[own] = {**(exp.get(own) or {}), key: value}
@@ -138,18 +129,19 @@ def present(cfg: dict[str, Any], results: str | Path = "results/fleet", name: st
 # --------------------------------------------------------------------------- one job on a host
 def trial(host: str, experiment: str, config_path: Path, outdir: Path) -> int:
     """Run `pagelab trial` for one fleet job, after checking it runs as the host it is meant for
-    (the submit path sets PAGELAB_FLEET_HOST); writes ran_on.json (fleet host, hostname, pid)."""
+    (PAGELAB_FLEET_HOST, which the ssh submit path sets, or else the node Slurm ran the job on);
+    writes ran_on.json (fleet host, the host it ran as, hostname, pid)."""
     from pagelab import cli
     from pagelab.records import write_json_atomic
 
-    actual = os.environ.get(ENV_HOST)
+    actual = os.environ.get(ENV_HOST) or os.environ.get(ENV_SLURM_NODE)
     if actual is not None and actual != host:
         print(f"pagelab fleet: job for host {host!r} runs as {actual!r}: refusing", file=sys.stderr)
         return 2
     outdir.mkdir(parents=True, exist_ok=True)
     write_json_atomic(outdir / RAN_ON, {"host": host, "as": actual, "hostname": socket.gethostname(),
                                         "pid": os.getpid()})
-    return cli.main(["trial", experiment, "--config", str(config_path), "--outdir", str(outdir)])
+    return cli.main(["trial", experiment, "--config", str(config_path), "--output", str(outdir)])
 
 
 # --------------------------------------------------------------------------- the merge
@@ -345,44 +337,3 @@ def write_merge(plan_path: Path | str, results: Path | str, csv_path: Path | str
     write_text_atomic(csv_path, frame.to_csv(index=False))
     write_text_atomic(tex_path, section(frame, plan_, figure))
     return frame
-
-
-# --------------------------------------------------------------------------- command line
-def main(argv: list[str] | None = None) -> int:
-    p = argparse.ArgumentParser(prog="pagelab fleet", description=__doc__.split("\n")[0])
-    sub = p.add_subparsers(dest="command", required=True)
-    t = sub.add_parser("trial", help="one fleet job: `pagelab trial` as HOST")
-    t.add_argument("host")
-    t.add_argument("experiment")
-    t.add_argument("--config", required=True, type=Path)
-    t.add_argument("--outdir", required=True, type=Path)
-    m = sub.add_parser("merge", help="one row per host from whatever came back")
-    m.add_argument("--plan", required=True, type=Path, help="results/fleet/fleet.json")
-    m.add_argument("--results", default=Path("results/fleet"), type=Path)
-    m.add_argument("--logs", default=Path("results/logs/fleet"), type=Path)
-    m.add_argument("--csv", required=True, type=Path)
-    m.add_argument("--tex", required=True, type=Path)
-    s = sub.add_parser("show", help="the fleet's jobs and plan as JSON")
-    s.add_argument("--configfile", default=None)
-    args = p.parse_args(argv)
-    try:
-        if args.command == "trial":
-            return trial(args.host, args.experiment, args.config, args.outdir)
-        if args.command == "merge":
-            frame = write_merge(args.plan, args.results, args.csv, args.tex, args.logs)
-            lacking = missing_hosts(frame)
-            print(frame.to_string(index=False))
-            if lacking:
-                print("pagelab fleet: hosts without complete results: " + ", ".join(lacking))
-            return 0
-        cfg = raw_config(args.configfile)
-        print(json.dumps({"plan": plan(cfg), "jobs": jobs(cfg),
-                          "blocks": {f"{h}/{e}": block(cfg, h, e) for h, e in jobs(cfg)}}, indent=1))
-        return 0
-    except _config.ConfigError as exc:
-        print(f"pagelab fleet: config: {exc}", file=sys.stderr)
-        return 2
-
-
-if __name__ == "__main__":
-    sys.exit(main())

@@ -52,7 +52,7 @@ def errorbar_fit(
     color: Any = None,
     logy: bool = False,
 ) -> plt.Figure:
-    """Measured means with CI error bars, the individual trials faintly, and a fitted curve;
+    """Measured medians with CI error bars, the individual trials faintly, and a fitted curve;
     call again with the same `ax` to add another series (label names it)."""
     fig, ax = plt.subplots(figsize=(4.8, 3.2)) if ax is None else (ax.figure, ax)
     prefix = f"{label}: " if label else ""
@@ -60,7 +60,7 @@ def errorbar_fit(
         ax.scatter(points[x], points[y], s=6, color="0.6", alpha=0.7, label="trials", zorder=1)
     yerr = np.vstack([summary[y] - summary[lo], summary[hi] - summary[y]])
     ax.errorbar(summary[x], summary[y], yerr=yerr, fmt="o", capsize=3, color=color,
-                label=f"{prefix}mean, 95 % CI")
+                label=f"{prefix}median, 95 % CI")
     if fit is not None:
         xs = np.geomspace(summary[x].min() / 1.5, summary[x].max() * 1.5, 200)
         ax.plot(xs, fit.predict(xs) * fit_scale, "-", color=color, label=f"{prefix}fit")
@@ -198,5 +198,137 @@ def seek_figure(trials: pd.DataFrame, summaries: dict[str, pd.DataFrame], fits: 
     ax2.set_xlabel("span of the random 4 KiB reads (bytes)")
     ax2.set_ylabel("time per request (ms)")
     ax2.set_title("seek curve: 4 KiB reads within a span", fontsize="small")
-    ax2.legend(frameon=False, fontsize="x-small")
+    for a in (ax, ax2):  # legends below the panels, clear of the curves
+        handles, labels = a.get_legend_handles_labels()
+        uniq = dict(zip(labels, handles, strict=True))
+        a.legend(uniq.values(), uniq.keys(), frameon=False, fontsize="x-small", ncol=2, loc="upper center",
+                 bbox_to_anchor=(0.5, -0.18))
+    return fig
+
+
+COMPARE_COLOURS = {"same": "0.6", "faster": 2, "slower": 3, "different": 0}
+
+
+def ratios_by_experiment(frame: pd.DataFrame, noise: float, a_name: str = "A", b_name: str = "B") -> plt.Figure:
+    """pagelab compare's figure: every comparison's ratio B/A (frame: experiment, ratio,
+    ratio_low, ratio_high, word) as a dot with its 95 % CI, on a log scale. Each experiment has a
+    band of its own, its comparisons sorted by ratio; the colour is the verdict word, and the
+    noise band 1 +- noise, inside which no change is claimed, is shaded. An interval the data
+    cannot bound (a zero in a denominator) runs to the edge."""
+    fig, ax = plt.subplots(figsize=(7.2, 3.6))
+    palette = sns.color_palette()
+    shown = frame[np.isfinite(frame["ratio"]) & (frame["ratio"] > 0)] if len(frame) else frame
+    experiments = sorted(set(shown["experiment"])) if len(shown) else []
+    ax.axhspan(1 - noise, 1 + noise, color="0.9", zorder=0, label=f"noise band 1 ± {noise:g}")
+    ax.axhline(1.0, color="0.5", linewidth=0.6, zorder=1)
+    finite = shown[["ratio_low", "ratio_high"]].to_numpy(float).ravel() if len(shown) else np.array([1.0])
+    finite = finite[np.isfinite(finite) & (finite > 0)]
+    lo = min(float(finite.min()) if finite.size else 1.0, 1 - noise) / 1.3
+    hi = max(float(finite.max()) if finite.size else 1.0, 1 + noise) * 1.3
+    counts: dict[str, int] = {}
+    for i, name in enumerate(experiments):
+        g = shown[shown["experiment"] == name].sort_values("ratio")
+        xs = i + (np.arange(len(g)) + 0.5) / max(len(g), 1) * 0.8 - 0.4
+        low = g["ratio_low"].to_numpy(float)
+        high = g["ratio_high"].to_numpy(float)
+        low = np.where(np.isfinite(low) & (low > 0), low, lo)
+        high = np.where(np.isfinite(high), high, hi)
+        for word in COMPARE_COLOURS:
+            sel = (g["word"] == word).to_numpy()
+            if not sel.any():
+                continue
+            counts[word] = counts.get(word, 0) + int(sel.sum())
+            c = COMPARE_COLOURS[word]
+            colour = palette[c] if isinstance(c, int) else c
+            ax.vlines(xs[sel], low[sel], high[sel], color=colour, linewidth=0.6, alpha=0.7, zorder=2)
+            ax.scatter(xs[sel], g["ratio"].to_numpy(float)[sel], s=6, color=colour, zorder=3,
+                       label=word if counts[word] == int(sel.sum()) else None)
+        if i:
+            ax.axvline(i - 0.5, color="0.85", linewidth=0.6, zorder=0)
+    ax.set_yscale("log")
+    ax.set_ylim(lo, hi)
+    ax.set_xlim(-0.5, max(len(experiments), 1) - 0.5)
+    ax.grid(axis="x", visible=False)
+    ax.set_xticks(range(len(experiments)), experiments, rotation=20, ha="right")
+    ax.set_ylabel(f"ratio {b_name} / {a_name} (median, 95 % CI)")
+    handles, labels = ax.get_legend_handles_labels()
+    labels = [f"{lab} ({counts[lab]})" if lab in counts else lab for lab in labels]
+    ax.legend(handles, labels, frameon=False, fontsize="x-small", ncol=5, loc="upper center",
+              bbox_to_anchor=(0.5, 1.14))
+    if not experiments:
+        ax.text(0.5, 0.5, "no measurement in common", transform=ax.transAxes, ha="center", va="center")
+    return fig
+
+
+# --------------------------------------------------------------------------- the verdict figure
+_CB = sns.color_palette("colorblind")
+VERDICT_COLOURS = {"reproduced": _CB[2], "not reproduced": _CB[3], "inconclusive": _CB[1], "by construction": _CB[0],
+                   "not applicable here": (0.6, 0.6, 0.6)}
+RUN_MARKERS = ["o", "s", "D", "^", "v", "P"]
+
+
+def verdict_forest(rows: pd.DataFrame, runs: list[str]) -> plt.Figure:
+    """Every claim (a row per step of an order) with its window and our median and 95 % CI on
+    each run (`runs`, top to bottom within a claim: quick, full, seed, this run), on an axis of
+    ours over the published value (log where the values span a decade or more), each marker
+    coloured by that run's verdict; a hollow marker where the run has no value for it.
+    rows: label, run, x, x_lo, x_hi (NaN: no value), w_lo, w_hi (the window, same scale),
+    verdict, gid."""
+    labels = list(dict.fromkeys(rows["label"]))
+    fig, ax = plt.subplots(figsize=(7.0, 0.085 * len(labels) * max(1, len(runs)) + 1.0))
+    finite = pd.concat([rows[c] for c in ("x", "x_lo", "x_hi", "w_lo", "w_hi")])
+    finite = finite[np.isfinite(finite) & (finite > 0)]
+    log = len(finite) > 0 and finite.max() / finite.min() >= 10
+    lo_edge = (finite.min() / 1.5) if log else min(0.0, finite.min() - 0.1)
+    hi_edge = finite.max() * 1.5 if log else finite.max() + 0.1
+    step = 1.0 / (len(runs) + 1)
+    for i, label in enumerate(labels):
+        y0 = len(labels) - 1 - i
+        g = rows[rows["label"] == label]
+        w_lo, w_hi = g["w_lo"].iloc[0], g["w_hi"].iloc[0]
+        if np.isfinite(w_lo) or np.isfinite(w_hi):
+            a = w_lo if np.isfinite(w_lo) and w_lo > (0 if log else -np.inf) else lo_edge
+            b = w_hi if np.isfinite(w_hi) else hi_edge
+            if a == b:
+                ax.plot([a, a], [y0 - 0.4, y0 + 0.4], color="0.55", linewidth=2, zorder=1)
+            else:
+                ax.fill_between([a, b], y0 - 0.42, y0 + 0.42, color="0.88", zorder=0, linewidth=0)
+        for j, run in enumerate(runs):
+            r = g[g["run"] == run]
+            if r.empty:
+                continue
+            r = r.iloc[0]
+            y = y0 + 0.5 - (j + 1) * step
+            colour = VERDICT_COLOURS[r["verdict"]]
+            marker = RUN_MARKERS[j % len(RUN_MARKERS)]
+            if np.isfinite(r["x"]):
+                xerr = [[max(r["x"] - r["x_lo"], 0)], [max(r["x_hi"] - r["x"], 0)]]
+                eb = ax.errorbar([r["x"]], [y], xerr=xerr, fmt=marker, color=colour, markersize=4.5,
+                                 capsize=1.5, linewidth=1, zorder=3)
+                eb.lines[0].set_gid(r["gid"])
+            else:
+                (line,) = ax.plot([1.0], [y], marker, mfc="none", color=colour, markersize=4.5, zorder=3)
+                line.set_gid(r["gid"])
+    ax.axvline(1.0, color="0.3", linestyle="--", linewidth=0.8, zorder=2)
+    if log:
+        from matplotlib.ticker import FixedLocator, FuncFormatter, NullFormatter
+
+        ax.set_xscale("log")
+        ticks = [t * 10.0 ** e for e in range(-4, 5) for t in (1, 2, 5) if lo_edge <= t * 10.0 ** e <= hi_edge]
+        ax.xaxis.set_major_locator(FixedLocator(ticks))
+        ax.xaxis.set_major_formatter(FuncFormatter(lambda v, _: f"{v:g}"))
+        ax.xaxis.set_minor_formatter(NullFormatter())
+    ax.set_xlim(lo_edge, hi_edge)
+    ax.set_ylim(-0.6, len(labels) - 0.4)
+    ax.set_yticks(range(len(labels)), list(reversed(labels)), fontsize="x-small")
+    ax.set_xlabel("ours / published value (an order's steps: ours / the seed's step)", fontsize="small")
+    ax.grid(axis="y", visible=False)
+    from matplotlib.lines import Line2D
+    from matplotlib.patches import Patch
+
+    handles = [Patch(color=c, label=v) for v, c in VERDICT_COLOURS.items()]
+    handles += [Line2D([], [], marker=RUN_MARKERS[j % len(RUN_MARKERS)], color="0.3", linestyle="", label=run)
+                for j, run in enumerate(runs)]
+    handles.append(Patch(color="0.88", label="window"))
+    ax.legend(handles=handles, frameon=False, fontsize="x-small", loc="upper left", bbox_to_anchor=(1.01, 1.0))
     return fig

@@ -7,15 +7,20 @@ from __future__ import annotations
 from pagelab.stats import Estimate
 
 
-def ratio_sentence(est: Estimate, subject: str, other: str, above: str, below: str, who: str) -> str:
+def ratio_sentence(est: Estimate, subject: str, other: str, above: str, below: str, who: str,
+                   compact: bool = False) -> str:
     """A comparison written from a paired ratio a/b and its CI, never typed: "<subject> 0.31
     times <other> (median of n paired rounds, 95 % CI 0.25--0.40): <who> <above|below>", or,
     when the interval contains 1, that no difference is shown. `above` is the word for a
-    ratio above 1 (e.g. "slower" for a time, "faster" for a rate)."""
+    ratio above 1 (e.g. "slower" for a time, "faster" for a rate). `compact` leaves out how the
+    interval was made ("(95 % CI 0.25--0.40)"), for a section that says it once for all its
+    comparisons."""
     from pagelab.latex import fmt
 
     ci = f"median of {est.n} paired rounds, 95\\,\\% CI {fmt(est.ci_low)}--{fmt(est.ci_high)}"
-    if est.coverage == est.coverage and est.coverage < 0.95:
+    if compact:
+        ci = f"95\\,\\% CI {fmt(est.ci_low)}--{fmt(est.ci_high)}"
+    elif est.coverage == est.coverage and est.coverage < 0.95:
         ci += f", exact coverage {100 * est.coverage:.1f}\\,\\%"
     if est.ci_low > 1:
         tail = f"{who} {above}"

@@ -76,6 +76,11 @@ def record(results_dir: Path | str, machine: str, experiments: list[str], dest_r
         if missing:
             problems.append(f"{exp}: no {', '.join(missing)}")
             continue
+        try:
+            check_run(results_dir, [exp], REQUIRED)
+        except RecordingError as exc:
+            problems.append(f"{exp}: {exc}")
+            continue
         skipped = (d / "skipped.txt").exists()
         if not skipped:
             if not (d / "trials").is_dir() or not any((d / "trials").glob("*.json")):
@@ -128,6 +133,95 @@ def record(results_dir: Path | str, machine: str, experiments: list[str], dest_r
     staging.rename(dest)
     shutil.rmtree(old, ignore_errors=True)
     return dest
+
+
+TRIALS_COLUMNS = ("trial_id", "status", "warmup")  # what every trials.csv starts with (experiment.execute)
+
+
+def _check_trials_csv(path: Path) -> list[str]:
+    """The trial ids of a trials.csv that is whole: a header naming TRIALS_COLUMNS, every row as
+    many fields as the header, and the final newline the writer ends with (a file cut short
+    lacks it). RecordingError naming the file otherwise."""
+    import csv
+
+    try:
+        text = path.read_text()
+    except (OSError, UnicodeDecodeError) as exc:
+        raise RecordingError(f"{path}: cannot be read ({getattr(exc, 'strerror', None) or exc})") from exc
+    if not text.endswith("\n"):
+        raise RecordingError(f"{path}: truncated (it does not end with a newline)")
+    rows = list(csv.reader(text.splitlines()))
+    header = rows[0] if rows else []
+    missing = [c for c in TRIALS_COLUMNS if c not in header]
+    if missing:
+        raise RecordingError(f"{path}: not a pagelab trials table (no {', '.join(missing)} column)")
+    for line, row in enumerate(rows[1:], start=2):
+        if len(row) != len(header):
+            raise RecordingError(f"{path}: line {line} has {len(row)} fields where the header has {len(header)}")
+    col = header.index("trial_id")
+    return [row[col] for row in rows[1:]]
+
+
+def check_run(run: Path | str, experiments: list[str] | None = None,
+              required: tuple[str, ...] | list[str] = ("trials.csv",)) -> dict[str, dict[str, Any]]:
+    """A results directory or a recording, checked whole before anything reads it (pagelab
+    compare, pagelab record, make PROFILE=recorded): each experiment's `required` files exist;
+    trials.csv is whole (_check_trials_csv); config.json and provenance.json, where present,
+    are JSON objects, and the config of an experiment this checkout knows validates against
+    the schema (config.check_block, without this machine's checks); trials.jsonl.gz, where
+    present, decompresses whole and holds a record of every trial in trials.csv. `experiments`:
+    these (each must be there), default every <experiment>/trials.csv found. Returns each
+    experiment's config block ({} without a config.json); RecordingError naming the file
+    otherwise."""
+    from pagelab import config
+
+    run = Path(run)
+    if not run.is_dir():
+        raise RecordingError(f"{run}: not a directory (a results directory or a recording)")
+    names = experiments if experiments is not None else sorted(p.parent.name for p in run.glob("*/trials.csv"))
+    if not names:
+        raise RecordingError(f"{run}: holds no run (no <experiment>/trials.csv)")
+    known = config.experiments()
+    blocks: dict[str, dict[str, Any]] = {}
+    for name in names:
+        d = run / name
+        for f in required:
+            if not (d / f).is_file():
+                raise RecordingError(f"{d / f}: missing (the run has no complete {name})")
+        ids = _check_trials_csv(d / "trials.csv") if (d / "trials.csv").exists() else []
+        docs: dict[str, Any] = {}
+        for f in ("config.json", "provenance.json"):
+            if (d / f).exists():
+                try:
+                    docs[f] = config.read_document(d / f)
+                except config.ConfigError as exc:
+                    raise RecordingError(str(exc)) from exc
+                if not isinstance(docs[f], dict):
+                    raise RecordingError(f"{d / f}: not a JSON object")
+        block = docs.get("config.json", {})
+        if name in known and "config.json" in docs:
+            try:
+                config.check_block(name, block, source=d / "config.json", machine=False)
+            except config.ConfigError as exc:
+                raise RecordingError(str(exc)) from exc
+        packed = d / "trials.jsonl.gz"
+        if packed.exists():
+            have = set()
+            try:
+                with gzip.open(packed, "rt") as fh:
+                    for line_no, line in enumerate(fh, start=1):
+                        rec = json.loads(line)
+                        if not isinstance(rec, dict) or "trial_id" not in rec:
+                            raise RecordingError(f"{packed}: line {line_no} is not a trial record")
+                        have.add(rec["trial_id"])
+            except (OSError, EOFError, UnicodeDecodeError, json.JSONDecodeError) as exc:
+                raise RecordingError(f"{packed}: damaged or truncated ({exc})") from exc
+            lacking = [i for i in ids if i not in have]
+            if lacking:
+                raise RecordingError(f"{packed}: no record of {len(lacking)} trial(s) of trials.csv "
+                                     f"({', '.join(lacking[:3])}{', ...' if len(lacking) > 3 else ''})")
+        blocks[name] = block
+    return blocks
 
 
 def resolve(name: str) -> Path:

@@ -1,26 +1,40 @@
 """The one module that changes system-wide paging state, and puts it back.
 
-Every change is journaled *before* it is made (write-ahead: one fsynced JSON line per change,
-holding what is needed to undo it), read back after it is made (a mismatch raises StateError),
-and undone by `restore()`, which replays the journal in reverse. Each undo checks the current
-state first, so restore is idempotent and also correct when the process died between the
-journal line and the change (kill -9 at any point). The harness calls restore on start-up
-and on exit.
+Every change is journaled *before* it is made (write-ahead: one fsynced JSON line per change),
+read back after it is made (a mismatch raises StateError), and undone by `restore()`, which
+replays the journal in reverse. A journal line holds what identifies the change by itself, so
+that its undo needs nothing but the line, whatever else is already gone: a loop device by name,
+major:minor and the disk sequence number the kernel gives each attach (plus the backing file's
+device and inode at attach time), a mount by its mount ID and file system device, a swap by
+device number or inode, a process by pid and start time. Each undo checks the current state
+first (restore is idempotent, also when the process died between the journal line and the
+change: kill -9 at any point), then verifies that the change is gone, and otherwise names what
+still holds it. The harness calls restore on start-up and on exit.
+
+Changes are made in this process (loop devices by ioctl, swapon/swapoff/umount by system
+call), not by a helper program that could outlive an interrupted run and make its change after
+the restore; SIGTERM, SIGHUP and SIGINT wait while a change or an undo is under way.
 
 What it changes: sysctls and module parameters (vm.page-cluster, vm.swappiness,
 vm.nr_hugepages, zswap's parameters, free page reporting's min_free_ms), zram devices, swap
 (files and block devices), loop devices, FUSE mounts of the emulator (with its daemon), memory
-and blkio cgroups (v1 here, v2 where mounted), and the page cache (drop_caches, an action with
-nothing to undo). One request is held, not journaled: a CPU wake-up latency limit
-(`cpu_latency_limit`), which the kernel itself drops when the file that holds it closes, also
-when the process dies.
+and blkio cgroups (v1 here, v2 where mounted), a run's scratch files and trials' work
+directories, and the page cache (drop_caches, an action with nothing to undo). One request is
+held, not journaled: a CPU wake-up latency limit (`cpu_latency_limit`), which the kernel itself
+drops when the file that holds it closes, also when the process dies.
+`orphans()` finds state of the kinds this module makes that no journal explains (left by a run
+that predates its journal, or by a bug), and `clear_orphans()` undoes it the same way.
 Not for: measuring; counters.py reads, this module writes.
 """
 
 from __future__ import annotations
 
+import ctypes
+import errno
+import fcntl
 import json
 import os
+import shutil
 import signal
 import struct
 import subprocess
@@ -36,6 +50,8 @@ from typing import Any
 CGROUP_ROOT = Path("/sys/fs/cgroup")
 CGROUP_PREFIX = "pagelab"  # every cgroup this module makes is named pagelab-*
 LOOP_DETACH_WAIT_S = 10.0  # how long an undo waits for a loop device's deferred detach
+UNMOUNT_WAIT_S = 10.0      # ... for a busy mount's last user (the emulator's ended first)
+HELD_SIGNALS = (signal.SIGTERM, signal.SIGHUP, signal.SIGINT)  # wait while a change or an undo runs
 
 
 class StateError(RuntimeError):
@@ -102,6 +118,52 @@ def _run(cmd: list[str], check: bool = True) -> str:
     if check and out.returncode != 0:
         raise StateError(f"{' '.join(cmd)} failed ({out.returncode}): {out.stderr.strip()}")
     return out.stdout
+
+
+# --------------------------------------------------------------------------------------------
+# System calls made in this process (a helper program killed with its run could still make its
+# change after the restore that should have undone it).
+
+_LIBC = ctypes.CDLL(None, use_errno=True)
+SWAP_FLAG_PREFER, SWAP_FLAG_PRIO_MASK = 0x8000, 0x7FFF  # include/linux/swap.h
+
+# include/uapi/linux/loop.h
+LOOP_CLR_FD, LOOP_GET_STATUS64, LOOP_CONFIGURE, LOOP_CTL_GET_FREE = 0x4C01, 0x4C05, 0x4C0A, 0x4C82
+LO_FLAGS_DIRECT_IO = 16
+_LOOP_INFO64 = struct.Struct("=QQQQQIIII64s64s32s2Q")  # struct loop_info64
+_LOOP_CONFIG = struct.Struct(f"=II{_LOOP_INFO64.size}s8Q")  # struct loop_config
+
+
+def _syscall(name: str, *args: Any) -> None:
+    if getattr(_LIBC, name)(*args) != 0:
+        err = ctypes.get_errno()
+        raise OSError(err, os.strerror(err))
+
+
+def _swapon(path: str, priority: int | None) -> None:
+    flags = SWAP_FLAG_PREFER | (priority & SWAP_FLAG_PRIO_MASK) if priority is not None else 0
+    try:
+        _syscall("swapon", os.fsencode(path), flags)
+    except OSError as exc:
+        raise StateError(f"swapon {path}: {exc.strerror}") from exc
+
+
+def _swapoff(path: str) -> None:
+    try:
+        _syscall("swapoff", os.fsencode(path))
+    except OSError as exc:
+        raise StateError(f"swapoff {path}: {exc.strerror}") from exc
+
+
+def _majmin(dev: int) -> str:
+    return f"{os.major(dev)}:{os.minor(dev)}"
+
+
+def _read(path: Path) -> str | None:
+    try:
+        return path.read_text().strip()
+    except OSError:
+        return None
 
 
 # --------------------------------------------------------------------------------------------
@@ -182,7 +244,9 @@ class State:
     def __init__(self, journal: Journal | None = None):
         self.journal = journal or Journal()
         self.effective: dict[str, str] = {}
-        self.signalled: int | None = None  # the SIGTERM/SIGHUP `session` turned into SystemExit
+        self.signalled: int | None = None  # the signal `session` turned into SystemExit
+        self._holding = 0                  # > 0 while a change or an undo runs (see `held`)
+        self._deferred: list[int] = []     # signals that came meanwhile
 
     def stop_if_signalled(self) -> None:
         """Raise the SystemExit a SIGTERM or SIGHUP asked for once more. The handler raises it
@@ -193,6 +257,27 @@ class State:
             raise SystemExit(128 + self.signalled)
 
     @contextmanager
+    def held(self) -> Iterator[None]:
+        """A stretch that a signal must not cut in two (a change and its journal line, an undo):
+        the session's handler keeps SIGTERM, SIGHUP and SIGINT that come meanwhile, and the
+        first of them stops the run once the stretch is over."""
+        self._holding += 1
+        try:
+            yield
+        finally:
+            self._holding -= 1
+        if not self._holding and self._deferred and self.signalled is None:
+            self.signalled = self._deferred[0]
+            raise SystemExit(128 + self.signalled)
+
+    def _on_signal(self, signum: int, frame: Any) -> None:
+        if self.signalled is not None or self._holding:
+            self._deferred.append(signum)
+            return
+        self.signalled = signum
+        raise SystemExit(128 + signum)
+
+    @contextmanager
     def scope(self) -> Iterator[State]:
         """Changes made inside are undone on leaving it (e.g. one trial's devices), while the
         session's earlier changes stay."""
@@ -200,13 +285,15 @@ class State:
         try:
             yield self
         finally:
-            restore(self.journal, keep=mark)
+            with self.held():
+                restore(self.journal, keep=mark)
 
     def _change(self, entry: dict[str, Any], act: Callable[[], None]) -> None:
-        self.journal.append(entry)
-        _fault_point()
-        act()
-        _fault_point()
+        with self.held():
+            self.journal.append(entry)
+            _fault_point()
+            act()
+            _fault_point()
 
     # -- knobs -------------------------------------------------------------------------------
     def set_knob(self, name: str, value: str | int) -> str:
@@ -248,11 +335,13 @@ class State:
         return path
 
     def swapon(self, device: Path | str, priority: int | None = None) -> None:
+        """Swap on a block device or a file; journaled by its device number (block) or its
+        device and inode (file) as well as its path."""
         device = str(Path(device).resolve())
         if device in active_swaps():
             raise StateError(f"{device} is already swap; refusing to take it over")
-        cmd = ["swapon"] + (["-p", str(priority)] if priority is not None else []) + [device]
-        self._change({"kind": "swapon", "device": device}, lambda: _run(cmd))
+        self._change({"kind": "swapon", "device": device, **_swap_identity(device)},
+                     lambda: _swapon(device, priority))
         if device not in active_swaps():
             raise StateError(f"swapon {device} returned but it is not in /proc/swaps")
 
@@ -284,16 +373,27 @@ class State:
 
     # -- loop devices -------------------------------------------------------------------------
     def loop(self, backing: Path, direct_io: bool = True) -> Path:
+        """Attach a free loop device to `backing`. The device is picked before the journal line
+        (LOOP_CTL_GET_FREE) and attached after it (LOOP_CONFIGURE), both in this process, so
+        the line names the device, its number and its disk sequence number before the attach
+        (the attach is that number + 1; a detach moves it on again): the undo recognises this
+        attach by that even when the backing file's file system no longer answers."""
         backing = Path(backing).resolve()
-        cmd = ["losetup", "--find", "--show"] + (["--direct-io=on"] if direct_io else []) + [str(backing)]
-        result: list[str] = []
         st = os.stat(backing)
-        # The backing file's identity (device and inode), not its path: a path can change under
-        # the loop device (a lazily unmounted FUSE file shows as "/disk"), an inode cannot.
-        self._change({"kind": "loop", "backing": str(backing), "inode": st.st_ino,
-                      "dev": f"{os.major(st.st_dev)}:{os.minor(st.st_dev)}"},
-                     lambda: result.append(_run(cmd).strip()))
-        dev = Path(result[0])
+        identity = {"backing": str(backing), "dev": _majmin(st.st_dev), "inode": st.st_ino}
+        for _ in range(5):
+            name = f"loop{_loop_get_free()}"
+            entry = {"kind": "loop", "device": f"/dev/{name}", "rdev": _read(Path("/sys/block", name, "dev")),
+                     "diskseq": _diskseq(name), **identity}
+            try:
+                self._change(entry, lambda d=entry["device"]: _loop_configure(d, backing, direct_io))
+                break
+            except _LoopTaken:  # another program took the device in between: not ours, try the next
+                with self.held():
+                    self.journal.truncate(len(self.journal.entries()) - 1)
+        else:
+            raise StateError(f"no free loop device for {backing} after 5 tries")
+        dev = Path(entry["device"])
         if direct_io:
             dio = Path(f"/sys/block/{dev.name}/loop/dio").read_text().strip()
             if dio != "1":
@@ -304,32 +404,73 @@ class State:
     def daemon(self, cmd: list[str], mountpoint: Path | None = None, ready: Path | None = None,
                timeout: float = 20.0) -> subprocess.Popen[bytes]:
         """Start a daemon (e.g. the FUSE emulator) whose pid, and mount if any, are journaled;
-        wait for `ready` to appear. Undo: unmount, then end that process (checked by start time)."""
+        wait for `ready` to appear. Undo: unmount, then end that process (checked by start time).
+        The mount is journaled twice: by its mount point before the daemon starts, and by its
+        mount ID and file system device once it is ready."""
         holder: list[subprocess.Popen[bytes]] = []
-        held = {signal.SIGTERM, signal.SIGHUP}
-
-        def act() -> None:
-            holder.append(subprocess.Popen(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
-                                           preexec_fn=lambda: signal.pthread_sigmask(signal.SIG_UNBLOCK, held)))
-
-        # The pid is only known after the start; journal the intent, then the pid. A SIGTERM in
-        # between would leave a daemon the undo cannot find (it then mounts after the restore):
-        # TERM and HUP wait until the pid is in the journal (the daemon itself gets them as usual).
         entry = {"kind": "daemon", "cmd": cmd, "mountpoint": str(mountpoint) if mountpoint else None}
-        old_mask = signal.pthread_sigmask(signal.SIG_BLOCK, held)
-        try:
-            self._change(entry, act)
+        # The pid is only known after the start: the intent, the start and the pid's line form
+        # one held stretch, so a SIGTERM cannot leave a daemon that the journal does not name.
+        # Its own session: a signal to the run's process group (make stopped as a whole, ^C)
+        # does not reach it, so it cannot end (and detach its mount) under a loop device and
+        # swap that still use it; the undo ends it once they are gone.
+        with self.held():
+            self._change(entry, lambda: holder.append(
+                subprocess.Popen(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, start_new_session=True)))
             proc = holder[0]
-            self.journal.append({**entry, "kind": "daemon_pid", "pid": proc.pid,
-                                 "starttime": _proc_starttime(proc.pid)})
-        finally:
-            signal.pthread_sigmask(signal.SIG_SETMASK, old_mask)
+            started = _proc_starttime(proc.pid)
+            self.journal.append({**entry, "kind": "daemon_pid", "pid": proc.pid, "starttime": started})
+            _leave_run_group(self.journal, proc.pid)
         if ready is not None and not _poll(lambda: Path(ready).exists() or proc.poll() is not None, timeout, 0.01):
             raise StateError(f"{cmd[0]} not ready after {timeout:.0f} s")
         if ready is not None and not Path(ready).exists():
             err = proc.stderr.read().decode(errors="replace") if proc.stderr else ""
             raise StateError(f"{cmd[0]} exited {proc.returncode} before it was ready: {err.strip()}")
+        if mountpoint is not None:
+            with self.held():
+                found = [m for m in mountinfo() if m.mountpoint == str(mountpoint) and m.fstype.startswith("fuse")]
+                if not found:
+                    raise StateError(f"{cmd[0]} is ready but nothing is mounted on {mountpoint}")
+                m = found[-1]
+                self.journal.append({"kind": "mount", "mountpoint": m.mountpoint, "mount_id": m.mount_id,
+                                     "fs": m.fs, "fstype": m.fstype, "pid": proc.pid, "starttime": started})
         return proc
+
+    # -- scratch ------------------------------------------------------------------------------
+    def work_dir(self, path: Path) -> Path:
+        """Make a trial's work directory; journaled, so the scope's restore (or the next run's
+        recovery, after kill -9) removes it and what is in it once the mounts in it are gone."""
+        path = Path(path).resolve()
+        self._change({"kind": "workdir", "path": str(path)}, lambda: path.mkdir(parents=True, exist_ok=True))
+        return path
+
+    def run_group(self) -> None:
+        """Put this process in a cgroup of its own (pagelab-run-PID, in the pids hierarchy, which
+        the memory and blkio groups of the trials do not touch): every program it starts from
+        now on is in it too, so a recovery after kill -9 finds and ends the ones that outlived
+        it (a test's iobench, a victim waiting for its go, a flood) before it undoes anything
+        they might hold. Daemons leave it: their own journal lines end them, after the loop
+        devices and swap that use them."""
+        base = CGROUP_ROOT / "pids" if (CGROUP_ROOT / "pids").is_dir() else CGROUP_ROOT
+        if not (base / "cgroup.procs").exists():
+            return  # no pids hierarchy to use
+        path = base / f"{CGROUP_PREFIX}-run-{os.getpid()}"
+
+        def act() -> None:
+            path.mkdir(exist_ok=True)
+            _write(path / "cgroup.procs", str(os.getpid()))
+
+        self._change({"kind": "run", "path": str(path), "pid": os.getpid(),
+                      "starttime": _proc_starttime(os.getpid())}, act)
+
+    def scratch(self, directory: Path, prefix: str) -> None:
+        """A run's scratch files: everything it makes in `directory` named `prefix`-* or
+        `prefix`.* (a test file, a flood set, a corpus, a tier state kept across trials) is
+        removed by the restore, also after kill -9; what was there before the run is kept."""
+        directory = Path(directory).resolve()
+        existing = sorted(p.name for p in _scratch_entries(directory, prefix))
+        self._change({"kind": "scratch", "dir": str(directory), "prefix": prefix, "existing": existing},
+                     lambda: None)  # the experiment makes its files; the line is what matters
 
     # -- cgroups ------------------------------------------------------------------------------
     def cgroup(self, name: str, memory_limit: int | None = None, memsw_limit: int | None = None,
@@ -527,17 +668,55 @@ class OomWatchdog:
 
 # --------------------------------------------------------------------------------------------
 # Undo.
+# Each `_undo_<kind>` takes a journal entry, acts only on what the entry identifies, and is safe
+# to run whatever happened after the entry was written; it verifies that the change is gone and
+# otherwise raises StateError naming what still holds it.
 
 
 def _undo_knob(e: dict[str, Any]) -> None:
     knob = KNOBS[e["name"]]
     if knob.exists() and knob.read() != e["old"]:
         _write(knob.path, e["old"])
+        if knob.read() != e["old"]:
+            raise StateError(f"{e['name']}: wrote {e['old']!r} back, the kernel reports {knob.read()!r}")
+
+
+def _swap_identity(path: str) -> dict[str, Any]:
+    """What identifies a swap area besides its path: a block device's number, a file's device
+    and inode."""
+    try:
+        st = os.stat(path)
+    except OSError:
+        return {}
+    if (st.st_mode & 0o170000) == 0o060000:  # a block device
+        return {"rdev": _majmin(st.st_rdev)}
+    return {"dev": _majmin(st.st_dev), "inode": st.st_ino}
+
+
+def _swaps_of(e: dict[str, Any]) -> list[str]:
+    """The active swap areas the entry names: by path, or by device number or inode when the
+    path now leads elsewhere."""
+    found = []
+    for name in active_swaps():
+        if name == e["device"]:
+            found.append(name)
+            continue
+        ident = _swap_identity(name)
+        if ("rdev" in e and ident.get("rdev") == e["rdev"]) or \
+                ("inode" in e and (ident.get("dev"), ident.get("inode")) == (e["dev"], e["inode"])):
+            found.append(name)
+    return found
+
+
+def _swap_off(name: str) -> None:
+    _swapoff(name)
+    if name in active_swaps():
+        raise StateError(f"swapoff {name} returned but it is still in /proc/swaps")
 
 
 def _undo_swapon(e: dict[str, Any]) -> None:
-    if e["device"] in active_swaps():
-        _run(["swapoff", e["device"]])
+    for name in _swaps_of(e):
+        _swap_off(name)
 
 
 def _undo_file(e: dict[str, Any]) -> None:
@@ -547,23 +726,278 @@ def _undo_file(e: dict[str, Any]) -> None:
 def _undo_zram(e: dict[str, Any]) -> None:
     dev = f"/dev/{e['device']}"
     if dev in active_swaps():
-        _run(["swapoff", dev])
+        _swap_off(dev)
     sysdir = Path("/sys/block") / e["device"]
-    if sysdir.exists() and (sysdir / "disksize").read_text().strip() != "0":
-        _write(sysdir / "reset", "1")
+
+    def reset() -> bool:
+        if (sysdir / "disksize").read_text().strip() == "0":
+            return True
+        try:
+            _write(sysdir / "reset", "1")
+        except StateError:
+            return False  # busy: something still has it open
+        return (sysdir / "disksize").read_text().strip() == "0"
+
+    if sysdir.exists() and not _poll(reset, LOOP_DETACH_WAIT_S, 0.05):
+        raise StateError(f"{dev} did not reset in {LOOP_DETACH_WAIT_S:g} s; held by: "
+                         f"{', '.join(_block_holders(dev)) or 'nothing found'}")
+
+
+# -- loop devices ------------------------------------------------------------------------------
+
+
+class _LoopTaken(Exception):
+    """LOOP_CONFIGURE found the device bound: another program took it after LOOP_CTL_GET_FREE."""
+
+
+def _loop_get_free() -> int:
+    fd = os.open("/dev/loop-control", os.O_RDWR | os.O_CLOEXEC)
+    try:
+        return fcntl.ioctl(fd, LOOP_CTL_GET_FREE)
+    except OSError as exc:
+        raise StateError(f"no free loop device: {exc.strerror}") from exc
+    finally:
+        os.close(fd)
+
+
+def _loop_configure(device: str, backing: Path, direct_io: bool) -> None:
+    """Attach `backing` to `device` (what `losetup --direct-io` does, in one ioctl)."""
+    flags = os.O_RDWR | os.O_CLOEXEC
+    try:
+        bfd = os.open(backing, flags | (os.O_DIRECT if direct_io else 0))
+    except OSError as exc:
+        raise StateError(f"cannot open {backing} for a loop device: {exc.strerror}") from exc
+    try:
+        lfd = os.open(device, os.O_RDWR | os.O_CLOEXEC)
+        try:
+            info = _LOOP_INFO64.pack(0, 0, 0, 0, 0, 0, 0, 0, LO_FLAGS_DIRECT_IO if direct_io else 0,
+                                     os.fsencode(backing)[-63:], b"", b"", 0, 0)
+            fcntl.ioctl(lfd, LOOP_CONFIGURE, _LOOP_CONFIG.pack(bfd, 0, info, *[0] * 8))
+        except OSError as exc:
+            if exc.errno == errno.EBUSY:
+                raise _LoopTaken(device) from exc
+            raise StateError(f"attaching {backing} to {device}: {exc.strerror}") from exc
+        finally:
+            os.close(lfd)
+    finally:
+        os.close(bfd)
+
+
+def _diskseq(name: str) -> int | None:
+    """The block device's disk sequence number (Linux >= 5.15): it moves on at every attach and
+    detach of a loop device, so it names one attach."""
+    raw = _read(Path("/sys/block", name, "diskseq"))
+    return int(raw) if raw and raw.isdigit() else None
+
+
+def loop_attached(device: str) -> bool:
+    return Path("/sys/block", Path(device).name, "loop", "backing_file").exists()
+
+
+def loop_backing_identity(device: str) -> tuple[str, int] | None:
+    """(device as major:minor, inode) of the file behind an attached loop device, from the
+    kernel (LOOP_GET_STATUS64); None when it is not attached or the file's file system no longer
+    answers (a FUSE file whose daemon is gone)."""
+    try:
+        fd = os.open(device, os.O_RDONLY | os.O_CLOEXEC | os.O_NONBLOCK)
+    except OSError:
+        return None
+    try:
+        buf = bytearray(_LOOP_INFO64.size)
+        fcntl.ioctl(fd, LOOP_GET_STATUS64, buf, True)
+    except OSError:
+        return None
+    finally:
+        os.close(fd)
+    lo_device, lo_inode = _LOOP_INFO64.unpack(bytes(buf))[:2]
+    return _majmin(lo_device), lo_inode
+
+
+def _loop_is_ours(e: dict[str, Any]) -> bool:
+    """Whether the entry's attach is the one on its device now: the device is attached, its
+    number is the journaled one, its disk sequence number is the journaled one + 1 (no other
+    attach or detach since), and its backing file, where the kernel can still tell, is the
+    journaled one."""
+    name = Path(e["device"]).name
+    if not loop_attached(e["device"]):
+        return False
+    if e.get("rdev") and _read(Path("/sys/block", name, "dev")) != e["rdev"]:
+        return False
+    seq = _diskseq(name)
+    if e.get("diskseq") is not None and seq is not None and seq != e["diskseq"] + 1:
+        return False
+    ident = loop_backing_identity(e["device"])
+    return ident is None or ident == (e["dev"], e["inode"])
+
+
+def _detach_loop(device: str, what: str) -> None:
+    """Swap off, detach (LOOP_CLR_FD), and wait for the detach: while something still has the
+    device open the kernel only marks it to detach on the last close."""
+    if device in active_swaps():
+        _swap_off(device)
+    try:
+        fd = os.open(device, os.O_RDONLY | os.O_CLOEXEC | os.O_NONBLOCK)
+    except FileNotFoundError:
+        return
+    try:
+        fcntl.ioctl(fd, LOOP_CLR_FD, 0)
+    except OSError as exc:
+        if exc.errno != errno.ENXIO:  # ENXIO: not attached (any more)
+            raise StateError(f"detaching {device} ({what}): {exc.strerror}") from exc
+    finally:
+        os.close(fd)
+    if not _poll(lambda: not loop_attached(device), LOOP_DETACH_WAIT_S, 0.02):
+        raise StateError(f"{device} ({what}) is still attached {LOOP_DETACH_WAIT_S:g} s after its detach; "
+                         f"held by: {', '.join(_block_holders(device)) or 'nothing found'}")
 
 
 def _undo_loop(e: dict[str, Any]) -> None:
-    for dev in loops_backed_by(e["backing"], e.get("inode"), e.get("dev")):
-        if dev in active_swaps():
-            _run(["swapoff", dev])
-        _run(["losetup", "-d", dev], check=False)
-        # While anything still has the device open, losetup -d only marks it to detach on the
-        # last close (autoclear): wait for that close.
-        attached = Path(f"/sys/block/{Path(dev).name}/loop/backing_file")
-        if not _poll(lambda f=attached: not f.exists(), LOOP_DETACH_WAIT_S, 0.05):
-            raise StateError(f"{dev} is still attached to {e['backing']} {LOOP_DETACH_WAIT_S:.0f} s after "
-                             f"losetup -d; open by: {', '.join(_openers(dev)) or 'no process'}")
+    if "device" not in e:  # a line journaled before loop devices were journaled by name
+        for dev in loops_backed_by():
+            path = _read(Path("/sys/block", Path(dev).name, "loop", "backing_file"))
+            if path == e["backing"] or loop_backing_identity(dev) == (e.get("dev"), e.get("inode")):
+                _detach_loop(dev, e["backing"])
+        return
+    if _loop_is_ours(e):
+        _detach_loop(e["device"], f"backing {e['backing']}")
+
+
+# -- mounts and daemons ------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class Mount:
+    """One line of /proc/self/mountinfo."""
+    mount_id: int
+    fs: str          # the mounted file system's device, major:minor (st_dev of its files)
+    mountpoint: str
+    fstype: str
+    source: str
+
+
+def _unescape(field: str) -> str:
+    """mountinfo's octal escapes (\\040 for a space, ...)."""
+    import re
+
+    return re.sub(r"\\([0-7]{3})", lambda m: chr(int(m.group(1), 8)), field)
+
+
+def mountinfo() -> list[Mount]:
+    out = []
+    for line in Path("/proc/self/mountinfo").read_text().splitlines():
+        left, _, right = line.partition(" - ")
+        f, r = left.split(), right.split()
+        if len(f) >= 5 and len(r) >= 2:
+            out.append(Mount(int(f[0]), f[2], _unescape(f[4]), r[0], _unescape(r[1])))
+    return out
+
+
+def _fs_holders(m: Mount) -> list[str]:
+    """What keeps a mounted file system busy: loop devices and swap files on it, processes with
+    a file, a directory or a mapping on it (by mount ID from fdinfo, or by path)."""
+    found = [f"{dev} (a loop device on {path})" for dev, path in _loops_on(m)]
+    found += [f"{s} (swap)" for s in active_swaps() if s.startswith(m.mountpoint + "/")]
+    inside = m.mountpoint.rstrip("/") + "/"
+    for proc in Path("/proc").glob("[0-9]*"):
+        why = []
+        try:
+            for link in ("cwd", "root"):
+                target = os.readlink(proc / link)
+                if target == m.mountpoint or target.startswith(inside):
+                    why.append(link)
+            for fdinfo in (proc / "fdinfo").iterdir():
+                for line in fdinfo.read_text().splitlines():
+                    if line.startswith("mnt_id:") and int(line.split()[1]) == m.mount_id:
+                        why.append(f"fd {fdinfo.name}")
+            if any(ln.split()[3:4] == [m.fs] for ln in (proc / "maps").read_text().splitlines()):
+                why.append("a mapping")
+        except (OSError, ValueError):
+            continue
+        if why:
+            found.append(f"pid {proc.name} ({_read(proc / 'comm')}: {', '.join(why)})")
+    return found
+
+
+def _loops_on(m: Mount) -> list[tuple[str, str]]:
+    """Attached loop devices whose backing file lies on this mount (by the kernel's device
+    number for it, or by path while that still leads into the mount)."""
+    found = []
+    for dev in loops_backed_by():
+        path = _read(Path("/sys/block", Path(dev).name, "loop", "backing_file")) or ""
+        ident = loop_backing_identity(dev)
+        if (ident is not None and ident[0] == m.fs) or path.startswith(m.mountpoint.rstrip("/") + "/"):
+            found.append((dev, path))
+    return found
+
+
+def _unmount(m: Mount, daemon: dict[str, Any] | None = None) -> None:
+    """Unmount one mount: first what this module put on it (loop devices, swap), then the mount
+    itself; while it is busy, kill its daemon (its file system then fails every request, so our
+    own programs reading it give up) and wait. Never a lazy unmount, which would hide a file
+    system that is still in use: SIGKILL, because a FUSE daemon ending cleanly detaches its
+    mount lazily (libfuse, as root)."""
+    for dev, path in _loops_on(m):
+        _detach_loop(dev, f"backing {path}")
+    for s in active_swaps():
+        if s.startswith(m.mountpoint.rstrip("/") + "/"):
+            _swap_off(s)
+
+    def gone() -> bool:
+        if all(x.mount_id != m.mount_id for x in mountinfo()):
+            return True
+        try:
+            _syscall("umount2", os.fsencode(m.mountpoint), 0)
+        except OSError as exc:
+            if exc.errno not in (errno.EBUSY, errno.EINVAL, errno.ENOENT):
+                raise StateError(f"unmounting {m.mountpoint}: {exc.strerror}") from exc
+        return all(x.mount_id != m.mount_id for x in mountinfo())
+
+    if gone():
+        return
+    if daemon is not None:
+        _end_process(daemon, signal.SIGKILL)
+    if not _poll(gone, UNMOUNT_WAIT_S, 0.05):
+        raise StateError(f"{m.mountpoint} ({m.fstype}) is still mounted {UNMOUNT_WAIT_S:g} s on; "
+                         f"held by: {', '.join(_fs_holders(m)) or 'nothing found'}")
+
+
+def _undo_mount(e: dict[str, Any]) -> None:
+    for m in mountinfo():
+        if m.mount_id == e["mount_id"] and m.fs == e["fs"]:
+            _unmount(m, e if e.get("pid") else None)
+
+
+def _undo_daemon(e: dict[str, Any]) -> None:
+    """Only the intent was journaled (the mount's ID was not known yet): a FUSE mount on the
+    journaled mount point."""
+    mp = e.get("mountpoint")
+    for m in mountinfo():
+        if mp and m.mountpoint == mp and m.fstype.startswith("fuse"):
+            _unmount(m, e if e.get("pid") else None)
+
+
+def _end_process(e: dict[str, Any], sig: int = signal.SIGTERM) -> None:
+    """End the process the entry names (pid and start time, so never a later process that got
+    the same pid): `sig`, then SIGKILL after 5 s."""
+    pid, start = e["pid"], e.get("starttime")
+    if start is None or _proc_starttime(pid) != start:
+        return  # gone, or the pid now belongs to someone else
+    os.kill(pid, sig)
+
+    def gone() -> bool:
+        _reap(pid)
+        return _proc_starttime(pid) != start
+
+    if not _poll(gone, 5, 0.01):
+        os.kill(pid, signal.SIGKILL)
+        if not _poll(gone, 5, 0.01):
+            raise StateError(f"pid {pid} ({' '.join(e.get('cmd', [])[:1])}) did not end after SIGKILL "
+                             f"(state {_proc_state(pid)})")
+
+
+def _undo_daemon_pid(e: dict[str, Any]) -> None:
+    _undo_daemon(e)
+    _end_process(e)
 
 
 def _poll(done: Callable[[], bool], seconds: float, step: float) -> bool:
@@ -576,40 +1010,27 @@ def _poll(done: Callable[[], bool], seconds: float, step: float) -> bool:
     return True
 
 
-def _openers(path: str) -> list[str]:
-    """'pid (comm)' of every process with `path` open, for an error message."""
-    found = []
+def _block_holders(device: str) -> list[str]:
+    """What keeps a block device busy: swap on it, a mount of it, a device stacked on it,
+    processes with it open."""
+    name = Path(device).name
+    found = [f"swap on {device}"] if device in active_swaps() else []
+    rdev = _read(Path("/sys/block", name, "dev"))
+    found += [f"mounted on {m.mountpoint}" for m in mountinfo() if rdev and m.fs == rdev]
+    holders = Path("/sys/block", name, "holders")
+    found += [f"{h.name} (stacked on it)" for h in (holders.iterdir() if holders.is_dir() else [])]
     for proc in Path("/proc").glob("[0-9]*"):
         try:
-            if any(os.readlink(fd) == path for fd in (proc / "fd").iterdir()):
-                found.append(f"{proc.name} ({(proc / 'comm').read_text().strip()})")
+            if any(os.readlink(fd) == device for fd in (proc / "fd").iterdir()):
+                found.append(f"pid {proc.name} ({_read(proc / 'comm')})")
         except OSError:
             continue
     return found
 
 
-def _undo_daemon(e: dict[str, Any]) -> None:
-    mp = e.get("mountpoint")
-    if mp and mp in mounts():
-        _run(["fusermount3", "-u", mp], check=False)
-        if mp in mounts():
-            _run(["umount", "-l", mp], check=False)
-
-
-def _undo_daemon_pid(e: dict[str, Any]) -> None:
-    _undo_daemon(e)
-    pid, start = e["pid"], e.get("starttime")
-    if start is None or _proc_starttime(pid) != start:
-        return  # gone, or the pid now belongs to someone else
-    os.kill(pid, signal.SIGTERM)
-
-    def gone() -> bool:
-        _reap(pid)
-        return _proc_starttime(pid) != start
-
-    if not _poll(gone, 5, 0.01):
-        os.kill(pid, signal.SIGKILL)
-        _reap(pid)
+def _proc_state(pid: int) -> str:
+    stat = _read(Path(f"/proc/{pid}/stat")) or ""
+    return stat.rsplit(")", 1)[1].split()[0] if ")" in stat else "gone"
 
 
 def _reap(pid: int) -> None:
@@ -619,47 +1040,119 @@ def _reap(pid: int) -> None:
         pass
 
 
+# -- cgroups -----------------------------------------------------------------------------------
+
+
+def _end_tasks(path: Path) -> None:
+    """End every task of one of our cgroups but this process (which leaves it): SIGKILL, which
+    also ends a wait on the group's OOM; StateError naming any that will not go."""
+    def tasks() -> list[int]:
+        return [int(p) for p in (_read(path / "cgroup.procs") or "").split() if p.isdigit()]
+
+    def emptied() -> bool:
+        for pid in tasks():
+            if pid == os.getpid():
+                _write(path.parent / "cgroup.procs", str(pid))
+                continue
+            try:
+                os.kill(pid, signal.SIGKILL)
+            except ProcessLookupError:
+                pass
+            _reap(pid)
+        return not tasks()
+
+    if path.exists() and not _poll(emptied, 10, 0.02):
+        raise StateError(f"cgroup {path} still holds tasks after SIGKILL: "
+                         + ", ".join(f"pid {p} ({_read(Path(f'/proc/{p}/comm'))}, state {_proc_state(p)})"
+                                     for p in tasks()))
+
+
 def _undo_cgroup(e: dict[str, Any]) -> None:
+    """Remove one of our pagelab-* cgroups. Its remaining tasks are this harness's programs
+    (hogs, victims, floods the trial put there, orphaned when the run was killed): they are
+    ended, then the group goes once its charges have drained."""
     path = Path(e["path"])
     if not path.exists():
         return
-    parent_procs = path.parent / "cgroup.procs"
-    for _ in range(50):
-        pids = [p for p in (path / "cgroup.procs").read_text().split() if p]
-        if not pids:
-            break
-        for pid in pids:  # move leftovers out so the group can go; never kill others' processes
-            try:
-                _write(parent_procs, pid)
-            except StateError:
-                pass
-        time.sleep(0.02)
-    for _ in range(100):
+    _end_tasks(path)
+
+    def removed() -> bool:
         try:
             path.rmdir()
-            return
+        except FileNotFoundError:
+            return True
         except OSError:
-            time.sleep(0.05)  # charges drain asynchronously after the last task leaves
-    raise StateError(f"cannot remove cgroup {path}")
+            return False  # charges drain asynchronously after the last task leaves
+        return True
+
+    if not _poll(removed, 5, 0.05):
+        raise StateError(f"cannot remove cgroup {path} (empty of tasks; its kernel objects are still busy)")
+
+
+def _leave_run_group(journal: Journal, pid: int) -> None:
+    """Move a process (a daemon) from this run's group to the hierarchy's root."""
+    for e in journal.entries():
+        if e.get("kind") == "run" and Path(e["path"]).exists():
+            _write(Path(e["path"]).parent / "cgroup.procs", str(pid))
+
+
+# -- scratch -----------------------------------------------------------------------------------
+
+
+def _scratch_entries(directory: Path, prefix: str) -> list[Path]:
+    if not directory.is_dir():
+        return []
+    return [p for p in directory.iterdir() if p.name.startswith(prefix + "-") or p.name.startswith(prefix + ".")]
+
+
+def remove_tree(path: Path) -> None:
+    """Remove a file or a directory and what is in it, never through a mount: a mount still
+    inside is an error naming it (its undo comes first)."""
+    path = Path(path)
+    if not os.path.lexists(path):
+        return
+    inside = str(path).rstrip("/") + "/"
+    mounted = [m.mountpoint for m in mountinfo() if m.mountpoint == str(path) or m.mountpoint.startswith(inside)]
+    if mounted:
+        raise StateError(f"not removing {path}: {', '.join(mounted)} is still mounted in it")
+    if path.is_dir() and not path.is_symlink():
+        shutil.rmtree(path)
+    else:
+        path.unlink()
+    if os.path.lexists(path):
+        raise StateError(f"{path} is still there after its removal")
+
+
+def _undo_workdir(e: dict[str, Any]) -> None:
+    remove_tree(Path(e["path"]))
+
+
+def _undo_scratch(e: dict[str, Any]) -> None:
+    keep = set(e.get("existing", []))
+    for p in _scratch_entries(Path(e["dir"]), e["prefix"]):
+        if p.name not in keep:
+            remove_tree(p)
 
 
 UNDO: dict[str, Callable[[dict[str, Any]], None]] = {
     "knob": _undo_knob, "swapon": _undo_swapon, "file": _undo_file, "zram": _undo_zram,
-    "loop": _undo_loop, "daemon": _undo_daemon, "daemon_pid": _undo_daemon_pid,
-    "cgroup": _undo_cgroup, "action": lambda e: None,
+    "loop": _undo_loop, "daemon": _undo_daemon, "daemon_pid": _undo_daemon_pid, "mount": _undo_mount,
+    "cgroup": _undo_cgroup, "run": _undo_cgroup, "workdir": _undo_workdir, "scratch": _undo_scratch,
+    "action": lambda e: None,
 }
 
 
-def restore(journal: Journal | None = None, keep: int = 0) -> list[str]:
-    """Undo every journaled change after the first `keep`, newest first; idempotent. Returns
-    what was undone.
+def describe(e: dict[str, Any]) -> str:
+    """A journal entry in a few words: its kind and what it names."""
+    what = (e.get("name") or e.get("device") or e.get("path") or e.get("mountpoint") or e.get("backing")
+            or (f"{e['dir']}/{e['prefix']}-*" if e.get("kind") == "scratch" else "") or e.get("what") or "")
+    return f"{e.get('kind')}:{what}"
 
-    Only when every undo succeeded is the journal shortened (removed when keep is 0);
-    otherwise it stays for another try and StateError lists what failed.
-    """
-    journal = journal or Journal()
+
+def _undo_all(entries: list[dict[str, Any]]) -> tuple[list[str], list[str]]:
+    """Undo `entries` in the order given: what was undone, and what could not be (with why)."""
     done, failed = [], []
-    for e in reversed(journal.entries()[keep:]):
+    for e in entries:
         undo = UNDO.get(e.get("kind", ""))
         if undo is None:
             failed.append(f"unknown journal entry {e}")
@@ -668,13 +1161,41 @@ def restore(journal: Journal | None = None, keep: int = 0) -> list[str]:
             _fault_point("restore")
             undo(e)
             _fault_point("restore")
-            done.append(e["kind"] + ":" + str(e.get("name") or e.get("device") or e.get("path")
-                                               or e.get("backing") or e.get("mountpoint") or ""))
+            done.append(describe(e))
         except (OSError, StateError) as exc:
-            failed.append(f"{e['kind']}: {exc}")
+            failed.append(f"{describe(e)}: {exc}")
+    return done, failed
+
+
+def restore(journal: Journal | None = None, keep: int = 0) -> list[str]:
+    """Undo every journaled change after the first `keep`, newest first; idempotent. Returns
+    what was undone.
+
+    The journal shrinks as the undos succeed (each line goes once it and every newer one are
+    undone, so that it always holds what is left to undo, also after a kill during the
+    restore); the older lines are still undone after a failure, but the failed one and the
+    older ones stay for another try, and StateError lists what failed and what holds it.
+    """
+    journal = journal or Journal()
+    entries = journal.entries()
+    done, failed = [], []
+    for e in entries[keep:]:
+        if e.get("kind") == "run" and _proc_starttime(e["pid"]) != e["starttime"]:
+            # the run is gone: first end the programs that outlived it (they may hold a device)
+            try:
+                _end_tasks(Path(e["path"]))
+            except StateError as exc:
+                failed.append(f"{describe(e)}: {exc}")
+    for i in range(len(entries) - 1, keep - 1, -1):
+        ok, bad = _undo_all([entries[i]])
+        done += ok
+        failed += bad
+        if not failed:
+            journal.truncate(i)
     if failed:
         raise StateError("restore incomplete: " + "; ".join(failed))
-    journal.truncate(keep)
+    if keep == 0:
+        journal.clear()  # also a torn last line
     return done
 
 
@@ -715,36 +1236,39 @@ def session(journal: Journal | None = None) -> Iterator[State]:
         yield from _session(journal)
 
 
+_CURRENT: State | None = None
+
+
+def current() -> State | None:
+    """The State of this process's open session, if any: for helpers that journal through it
+    without being handed it (experiment.work_dir)."""
+    return _CURRENT
+
+
 def _session(journal: Journal) -> Iterator[State]:
-    restore(journal)
-    # The first SIGTERM/SIGHUP becomes an exception, so the restore below runs; later ones (a
-    # make killed as a process group sends one to every process, Snakemake another) cannot cut
-    # that restore short and leave a loop device or a mount: they wait until it has run.
-    pending: list[int] = []  # signals that came while the final restore ran
-    restoring = False
+    global _CURRENT
+    # The first SIGTERM/SIGHUP/SIGINT becomes an exception (SystemExit 128 + signal), so the
+    # restore below runs; while a change or an undo is under way, and during the restores here,
+    # signals wait (State.held): later ones (a make killed as a process group sends one to every
+    # process, Snakemake another) cannot cut an undo short and leave a loop device or a mount.
     st = State(journal)
-
-    def on_signal(signum: int, frame: Any) -> None:
-        if st.signalled is not None or restoring:
-            pending.append(signum)
-            return
-        st.signalled = signum
-        raise SystemExit(128 + signum)
-
-    old = {s: signal.signal(s, on_signal) for s in (signal.SIGTERM, signal.SIGHUP)}
+    old = {s: signal.signal(s, st._on_signal) for s in HELD_SIGNALS}
     finished = False
     try:
+        with st.held():
+            restore(journal)  # what a killed run left
+        st.run_group()
+        _CURRENT = st
         yield st
         finished = True
     finally:
-        restoring = True
+        _CURRENT = None
         try:
-            restore(journal)
+            with st.held():
+                restore(journal)
         finally:
             for s, h in old.items():
                 signal.signal(s, h)
-        if pending and st.signalled is None:
-            raise SystemExit(128 + pending[0])
         if st.signalled is not None and finished:  # its SystemExit was lost (stop_if_signalled)
             raise SystemExit(128 + st.signalled)
 
@@ -811,42 +1335,25 @@ def active_swaps() -> list[str]:
 
 
 def mounts(fstype_prefix: str = "fuse") -> list[str]:
-    out = []
-    for line in Path("/proc/mounts").read_text().splitlines():
-        parts = line.split()
-        if len(parts) > 2 and parts[2].startswith(fstype_prefix):
-            out.append(parts[1])
-    return out
+    """Mount points of the mounts whose file system type starts with `fstype_prefix`."""
+    return [m.mountpoint for m in mountinfo() if m.fstype.startswith(fstype_prefix)]
 
 
-def loops_backed_by(backing: str | None = None, inode: int | None = None, dev: str | None = None) -> list[str]:
-    """Attached loop devices: all, or those whose backing file is `backing` (by path) or is
-    the file with this inode on this device (by identity, which survives path changes: the
-    file of a lazily unmounted FUSE mount shows as "/disk")."""
-    identity: dict[str, tuple[int, str]] = {}
-    if inode is not None:
-        out = subprocess.run(["losetup", "-l", "-n", "-O", "NAME,BACK-INO,BACK-MAJ:MIN"],
-                             capture_output=True, text=True, timeout=60)
-        for line in out.stdout.splitlines():
-            parts = line.split()
-            if len(parts) == 3 and parts[1].isdigit():
-                identity[parts[0]] = (int(parts[1]), parts[2])
+def loops_backed_by(backing: str | None = None) -> list[str]:
+    """Attached loop devices: all, or those whose backing file's path (as the kernel shows it
+    now) is `backing`."""
     found = []
     for d in sorted(Path("/sys/block").glob("loop*")):
-        bf = d / "loop" / "backing_file"
-        if not bf.exists():
-            continue
-        name = f"/dev/{d.name}"
-        same_file = name in identity and identity[name][0] == inode and (dev is None or identity[name][1] == dev)
-        if backing is None or bf.read_text().strip() == backing or same_file:
-            found.append(name)
+        path = _read(d / "loop" / "backing_file")
+        if path is not None and (backing is None or path == backing):
+            found.append(f"/dev/{d.name}")
     return found
 
 
 def cgroups() -> list[str]:
     """Cgroups this module makes (pagelab-*) that exist now."""
     found = set()
-    for base in ([CGROUP_ROOT / c for c in ("memory", "blkio")] + [CGROUP_ROOT]):
+    for base in ([CGROUP_ROOT / c for c in ("memory", "blkio", "pids")] + [CGROUP_ROOT]):
         if base.is_dir():
             found.update(str(p) for p in base.glob(f"{CGROUP_PREFIX}-*") if p.is_dir())
     return sorted(found)
@@ -871,3 +1378,108 @@ def show() -> dict[str, Any]:
         "cpu_latency_limit_us": cpu_latency_limit_now(),
         "journal": str(journal_path()) if journal_path().exists() else None,
     }
+
+
+# --------------------------------------------------------------------------------------------
+# State no journal explains.
+
+
+@dataclass(frozen=True)
+class Orphan:
+    what: str              # one line for the user: what it is and why it counts as left behind
+    entry: dict[str, Any]  # the journal entry whose undo clears it
+
+
+def scratch_dirs() -> list[Path]:
+    """Where this repository's runs and tests keep their scratch files."""
+    from pagelab.paths import root
+
+    return [root() / "scratch", root() / ".pytest-scratch"]
+
+
+def _under(path: str, dirs: list[Path]) -> bool:
+    return any(path == str(d) or path.startswith(str(d).rstrip("/") + "/") for d in dirs)
+
+
+def _emulator_mount(m: Mount) -> bool:
+    return m.fstype.startswith("fuse") and (m.fstype.endswith(".simdisk") or m.source == "simdisk")
+
+
+def orphans(journal: Journal | None = None) -> list[Orphan]:
+    """State of the kinds this module makes that no entry of the journal explains: a loop device
+    whose backing file is gone, lies under a scratch directory or on the emulator's FUSE file
+    system; a swap area on a deleted file or under a scratch directory; a FUSE mount of the
+    emulator; a pagelab-* cgroup. Nothing else on the machine is judged."""
+    entries = (journal or Journal()).entries()
+    scratch = scratch_dirs()
+    emulator = [m for m in mountinfo() if _emulator_mount(m)]
+    kinds: dict[str, list[dict[str, Any]]] = {}
+    for e in entries:
+        kinds.setdefault(e.get("kind", ""), []).append(e)
+    found: list[Orphan] = []
+
+    journaled_swaps = {s for e in kinds.get("swapon", []) + kinds.get("zram", []) for s in
+                       (_swaps_of(e) if e["kind"] == "swapon" else [f"/dev/{e['device']}"])}
+    for name in active_swaps():
+        if name not in journaled_swaps and ("(deleted)" in name or _under(name, scratch)):
+            found.append(Orphan(f"swap {name}: " + ("its file was deleted" if "(deleted)" in name
+                                                    else "a swap file under scratch"),
+                                {"kind": "swapon", "device": name}))
+
+    journaled_loops = {e.get("device") for e in kinds.get("loop", []) if e.get("device") and _loop_is_ours(e)}
+    for dev in loops_backed_by():
+        if dev in journaled_loops:
+            continue
+        name = Path(dev).name
+        path = _read(Path("/sys/block", name, "loop", "backing_file")) or "?"
+        ident = loop_backing_identity(dev)
+        why = None
+        if ident is None:
+            why = "the file system of its backing file no longer answers"
+        elif path.endswith("(deleted)"):
+            why = "its backing file was deleted"
+        else:
+            try:
+                st = os.stat(path)
+                same = (_majmin(st.st_dev), st.st_ino) == ident
+            except OSError:
+                same = False
+            if not same:
+                why = "its backing file is gone (the path leads nowhere, or to another file)"
+            elif any(m.fs == ident[0] for m in emulator):
+                why = "its backing file is on the emulator's FUSE file system"
+            elif _under(path, scratch):
+                why = "its backing file lies under scratch"
+        if why:
+            seq = _diskseq(name)
+            found.append(Orphan(
+                f"loop device {dev} (backing {path}{', swap on it' if dev in active_swaps() else ''}): {why}",
+                {"kind": "loop", "device": dev, "rdev": _read(Path("/sys/block", name, "dev")),
+                 "diskseq": seq - 1 if seq is not None else None, "backing": path,
+                 "dev": ident[0] if ident else None, "inode": ident[1] if ident else None}))
+
+    journaled_mounts = {(e["mount_id"], e["fs"]) for e in kinds.get("mount", [])}
+    journaled_points = {e.get("mountpoint") for e in kinds.get("daemon", []) + kinds.get("daemon_pid", [])}
+    for m in emulator:
+        if (m.mount_id, m.fs) not in journaled_mounts and m.mountpoint not in journaled_points:
+            found.append(Orphan(f"FUSE mount of the emulator on {m.mountpoint} (mount ID {m.mount_id})",
+                                {"kind": "mount", "mountpoint": m.mountpoint, "mount_id": m.mount_id, "fs": m.fs,
+                                 "fstype": m.fstype}))
+
+    journaled_groups = {e["path"] for e in kinds.get("cgroup", []) + kinds.get("run", [])}
+    for path in cgroups():
+        if path not in journaled_groups:
+            found.append(Orphan(f"cgroup {path}", {"kind": "cgroup", "path": path}))
+    return found
+
+
+def clear_orphans(journal: Journal | None = None) -> list[str]:
+    """Undo what `orphans` finds, with the same undos as a restore (swap, then loop devices, then
+    mounts, then cgroups), and check that none is left; returns what was cleared."""
+    found = orphans(journal)
+    order = {"swapon": 0, "loop": 1, "mount": 2, "cgroup": 3}
+    _, failed = _undo_all(sorted((o.entry for o in found), key=lambda e: order[e["kind"]]))
+    left = orphans(journal)
+    if failed or left:
+        raise StateError("could not clear: " + "; ".join(failed or [f"{o.what}: still there" for o in left]))
+    return [o.what for o in found]

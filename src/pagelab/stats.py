@@ -5,6 +5,8 @@ Not for: model fits (fit.py) or verdicts on claims.
 
 from __future__ import annotations
 
+import functools
+import warnings
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
@@ -29,10 +31,12 @@ class Estimate:
 def median_ci(values: Sequence[float] | np.ndarray, level: float = 0.95) -> Estimate:
     """The median with its distribution-free order-statistic CI [x(k), x(n-k+1)].
 
-    k is the largest rank whose interval still covers the population median with probability
-    >= `level` (binomial(n, 1/2)); the exact coverage is returned. Where even [min, max] covers
-    less than `level` (n < 6 at 95 %: 0.9375 at n = 5, 0.5 at n = 2), the interval is [min, max]
-    and its coverage says how much less: a reader sees that few trials give a weak interval.
+    The interval is scipy's `quantile_test(x, p=0.5).confidence_interval(level)`: the ranks k and
+    n-k+1 whose interval covers the population median with probability >= `level`
+    (binomial(n, 1/2)); the exact coverage of those ranks is returned beside it (median_rank).
+    Where even [min, max] covers less than `level` (n < 6 at 95 %: 0.9375 at n = 5, 0.5 at n = 2),
+    scipy has no interval (NaN); this one is then [min, max] with the coverage it has, so that
+    few trials give a visibly weak interval rather than none.
     """
     x = np.sort(np.asarray(values, dtype=float))
     n = x.size
@@ -42,9 +46,13 @@ def median_ci(values: Sequence[float] | np.ndarray, level: float = 0.95) -> Esti
     if n == 1:
         return Estimate(point, point, point, 1, "order statistics", 0.0)
     k, coverage = median_rank(n, level)
-    return Estimate(point, float(x[k - 1]), float(x[n - k]), int(n), "order statistics", coverage)
+    if coverage < level:
+        return Estimate(point, float(x[0]), float(x[-1]), int(n), "order statistics", coverage)
+    ci = _st.quantile_test(x, q=point, p=0.5).confidence_interval(level)
+    return Estimate(point, float(ci.low), float(ci.high), int(n), "order statistics", coverage)
 
 
+@functools.lru_cache(maxsize=256)
 def median_rank(n: int, level: float = 0.95) -> tuple[int, float]:
     """For median_ci of n >= 2 values: the rank k of its interval [x(k), x(n-k+1)] (the
     largest whose coverage is still >= `level`, else 1: [min, max]) and that coverage."""
@@ -76,33 +84,32 @@ def paired_ratio_ci(a: Sequence[float] | np.ndarray, b: Sequence[float] | np.nda
 def ratio_ci(
     a: Sequence[float] | np.ndarray,
     b: Sequence[float] | np.ndarray,
-    statistic: Callable[[np.ndarray], float] = np.median,
+    statistic: Callable[..., float] = np.median,  # a numpy reduction that takes axis=
     level: float = 0.95,
     n_resamples: int = 10_000,
     seed: int = 0,
 ) -> Estimate:
-    """statistic(a) / statistic(b) with a bootstrap CI, resampling a and b independently
-    (percentile method: BCa's jackknife is not defined across two samples of any sizes)."""
+    """statistic(a) / statistic(b) with scipy's bootstrap CI, resampling a and b independently
+    (percentile method: BCa's jackknife is not defined across two samples of any sizes).
+
+    A resample whose denominator's statistic is 0 gives an infinite ratio, and the interval then
+    reaches infinity: the data cannot bound the ratio (a denominator sample with zeros)."""
     x = np.asarray(a, dtype=float)
     y = np.asarray(b, dtype=float)
     if x.size == 0 or y.size == 0:
         raise ValueError("no values")
-    point = float(statistic(x) / statistic(y))
-    rng = np.random.default_rng(seed)
-    ix = rng.integers(0, x.size, size=(n_resamples, x.size))
-    iy = rng.integers(0, y.size, size=(n_resamples, y.size))
-    def along_rows(sample: np.ndarray) -> np.ndarray:
-        try:  # numpy reductions (median, mean) take an axis: one vectorised call
-            return np.asarray(statistic(sample, axis=1), dtype=float)
-        except TypeError:
-            return np.apply_along_axis(statistic, 1, sample)
 
-    with np.errstate(divide="ignore", invalid="ignore"):
-        boot = along_rows(x[ix]) / along_rows(y[iy])
-    boot = boot[np.isfinite(boot)]
-    alpha = (1 - level) / 2
-    lo, hi = np.quantile(boot, [alpha, 1 - alpha])
-    return Estimate(point, float(lo), float(hi), int(x.size + y.size), "percentile")
+    def ratio(xs: np.ndarray, ys: np.ndarray, axis: int = -1) -> np.ndarray:
+        return np.asarray(statistic(xs, axis=axis), dtype=float) / np.asarray(statistic(ys, axis=axis), dtype=float)
+
+    with np.errstate(divide="ignore", invalid="ignore"), warnings.catch_warnings():
+        # all resamples equal (identical trials): the interval is that one value, said quietly
+        warnings.simplefilter("ignore", _st.DegenerateDataWarning)
+        point = float(ratio(x, y))
+        res = _st.bootstrap((x, y), ratio, vectorized=True, paired=False, confidence_level=level,
+                            n_resamples=n_resamples, method="percentile", rng=np.random.default_rng(seed))
+    ci = res.confidence_interval
+    return Estimate(point, float(ci.low), float(ci.high), int(x.size + y.size), "percentile")
 
 
 @dataclass(frozen=True)
@@ -125,16 +132,14 @@ def welch(a: Sequence[float], b: Sequence[float]) -> Test:
 
 
 def holm(pvalues: Sequence[float]) -> list[float]:
-    """Holm-Bonferroni adjusted p-values (step-down, monotone, capped at 1), in input order."""
+    """Holm-Bonferroni adjusted p-values (step-down, monotone, capped at 1), in input order:
+    statsmodels' multipletests(method="holm")."""
+    from statsmodels.stats.multitest import multipletests
+
     p = np.asarray(pvalues, dtype=float)
-    m = p.size
-    order = np.argsort(p)
-    adjusted = np.empty(m)
-    running = 0.0
-    for rank, idx in enumerate(order):
-        running = max(running, (m - rank) * p[idx])
-        adjusted[idx] = min(1.0, running)
-    return adjusted.tolist()
+    if p.size == 0:
+        return []
+    return [float(v) for v in multipletests(p, method="holm")[1]]
 
 
 def tukey_outliers(values: Sequence[float], k: float = 1.5) -> list[str]:

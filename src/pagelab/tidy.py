@@ -14,30 +14,45 @@ import pandas as pd
 
 from pagelab.records import read_records
 
+_SHORT_LIST = 64
 
-def flatten(obj: dict[str, Any], prefix: str = "") -> dict[str, Any]:
-    """Nested dicts to dotted keys; lists are kept only when they are short lists of scalars
-    (joined as text), so a command line survives and a time series does not bloat the table."""
-    out: dict[str, Any] = {}
-    for key, value in obj.items():
-        name = f"{prefix}{key}"
-        if isinstance(value, dict):
-            out.update(flatten(value, name + "."))
-        elif isinstance(value, list):
-            if len(value) <= 64 and all(isinstance(v, str | int | float | bool) for v in value):
-                out[name] = " ".join(str(v) for v in value)
+
+def _short_scalar_list(value: Any) -> bool:
+    return len(value) <= _SHORT_LIST and all(isinstance(v, str | int | float | bool) for v in value)
+
+
+def frame(records: list[dict[str, Any]]) -> pd.DataFrame:
+    """Records to one row each, nested dicts as dotted columns (pandas.json_normalize). Lists
+    are kept only when they are short lists of scalars (joined as text), so a command line
+    survives and a time series does not bloat the table; a column that holds no such list is
+    dropped."""
+    flat = pd.json_normalize(records, sep=".")
+    for col in list(flat.columns):
+        cells = flat[col]
+        lists = cells.map(lambda v: isinstance(v, list))
+        if not lists.any():
+            continue
+        kept = cells.map(lambda v: " ".join(str(x) for x in v) if isinstance(v, list) and _short_scalar_list(v)
+                         else (None if isinstance(v, list) else v))
+        if kept[lists].isna().all() and not (~lists & cells.notna()).any():
+            flat = flat.drop(columns=col)
         else:
-            out[name] = value
-    return out
+            flat[col] = kept
+    return flat
+
+
+def flatten(obj: dict[str, Any]) -> dict[str, Any]:
+    """One record's dotted keys and values, as `frame` makes them."""
+    return frame([obj]).iloc[0].to_dict() if obj else {}
 
 
 def tidy(results_dir: Path | str) -> pd.DataFrame:
     """Every trial record of an experiment (results/<name>/trials/*.json), one row each."""
     recs = read_records(Path(results_dir) / "trials")
-    frame = pd.DataFrame([flatten(r) for r in recs])
-    if len(frame):
-        frame = frame.sort_values("order").reset_index(drop=True)
-    return frame
+    out = frame(recs) if recs else pd.DataFrame()
+    if len(out):
+        out = out.sort_values("order").reset_index(drop=True)
+    return out
 
 
 def check(frame: pd.DataFrame, configurations: list[dict[str, Any]], required: list[str],

@@ -113,8 +113,8 @@ def iobench_crystalmark_cmd(file: Path, size: int, sets: int, seed: int, set_tim
 def simdisk_mount_cmd(mountpoint: Path, profile: str, profile_dir: Path, backing: Path, ready: Path,
                       size: int | None = None, overrides: dict[str, Any] | None = None,
                       cache_state: Path | None = None, trace: Path | None = None) -> list[str]:
-    """`simdisk MOUNTPOINT`: the emulated device, in the foreground (the harness owns it)."""
-    cmd = [str(tool_path("simdisk")), str(mountpoint), "--profile", profile, "--profile-dir", str(profile_dir),
+    """`simdisk mount MOUNTPOINT`: the emulated device, in the foreground (the harness owns it)."""
+    cmd = [str(tool_path("simdisk")), "mount", str(mountpoint), "--profile", profile, "--profile-dir", str(profile_dir),
            "--backing", str(backing), "--foreground", "--ready", str(ready)]
     if size is not None:
         cmd += ["--size", str(size)]
@@ -130,7 +130,7 @@ def simdisk_mount_cmd(mountpoint: Path, profile: str, profile_dir: Path, backing
 def simdisk_model_cmd(profile: str, profile_dir: Path, rw: str, bs: int, span: int | None = None) -> list[str]:
     """`simdisk model`: the device model's analytic expectation."""
     return ([str(tool_path("simdisk")), "model", "--profile", profile, "--profile-dir", str(profile_dir),
-             "--rw", rw, "--bs", str(bs)] + (["--span", str(span)] if span else []))
+             "--rw", rw, "--bs", str(bs), "--output-format", "json"] + (["--span", str(span)] if span else []))
 
 
 def iobench_job_cmd(

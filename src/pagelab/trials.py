@@ -14,10 +14,13 @@ import traceback
 from collections.abc import Callable
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from pagelab.provenance import now_iso
 from pagelab.records import RecordError, read_record, write_json_atomic
+
+if TYPE_CHECKING:
+    from pagelab.progress import Progress
 
 
 class TrialFailed(RuntimeError):
@@ -106,11 +109,13 @@ def run(
     provenance: dict[str, Any],
     log: Callable[[str], None] = lambda s: print(s, file=sys.stderr),
     validity: Validity | None = None,
+    progress: Progress | None = None,
 ) -> list[dict[str, Any]]:
     """Run the trials in order, skipping finished ones; return every record of this plan.
 
     With `validity`, each finished trial's record says whether its manipulation happened
-    ("valid") and if not why ("invalid_reason"); warm-ups are not judged."""
+    ("valid") and if not why ("invalid_reason"); warm-ups are not judged. With `progress`, each
+    trial is announced as it starts and counted when it ends."""
     config_hash = provenance["config_hash"]
     records = []
     for trial in trials:
@@ -118,7 +123,11 @@ def run(
         if is_done(path, config_hash):
             records.append(read_record(path))
             log(f"{experiment}: {trial.trial_id}: already done")
+            if progress is not None:
+                progress.trial_finished(trial.trial_id, records[-1], resumed=True)
             continue
+        if progress is not None:
+            progress.trial_started(trial.trial_id, trial.warmup)
         start = now_iso()
         rec: dict[str, Any] = {
             "experiment": experiment,
@@ -147,6 +156,8 @@ def run(
         status = rec["status"] if rec.get("valid", True) else f"invalid ({rec['invalid_reason']})"
         log(f"{experiment}: {trial.trial_id}: {status}")
         records.append(rec)
+        if progress is not None:
+            progress.trial_finished(trial.trial_id, rec)
     return records
 
 
@@ -187,6 +198,7 @@ def run_adaptive(
     warmups: list[dict[str, Any]] | None = None,
     log: Callable[[str], None] = lambda s: print(s, file=sys.stderr),
     validity: Validity | None = None,
+    progress: Progress | None = None,
 ) -> tuple[list[dict[str, Any]], list[Stopping]]:
     """Run n_min repetitions of every configuration (interleaved, seeded), then add rounds of
     one more repetition for each configuration that has fewer than n_min valid trials or whose
@@ -210,7 +222,7 @@ def run_adaptive(
         nonlocal order
         planned = plan(confs, rounds, rng, name, warm, done=reps, first_order=order)
         order += len(planned)
-        records.extend(run(experiment, planned, run_one, outdir, provenance, log, validity))
+        records.extend(run(experiment, planned, run_one, outdir, provenance, log, validity, progress))
         for c in confs:
             reps[name(c)] += rounds
 

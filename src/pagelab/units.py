@@ -1,13 +1,18 @@
 """Parse and format the sizes and durations that configs and tools use ("256M", "1.5s").
 
-Sizes use powers of 1024 (K, M, G, T), matching the native tools' option parser.
+Sizes use powers of 1024 (K, M, G, T), matching the native tools' option parser. humanfriendly
+reads them; before it, a size must be a whole number of bytes, KiB, MiB, GiB or TiB, because
+humanfriendly also takes what the native tools refuse ("1.5M", "1P", "2 megabytes"), and a
+config the pipeline accepted would then fail inside a trial.
 """
 
 from __future__ import annotations
 
 import re
 
-_SIZE_RE = re.compile(r"^\s*(\d+)\s*([KMGT]?)(i?B)?\s*$", re.IGNORECASE)
+import humanfriendly
+
+_SIZE_RE = re.compile(r"^\s*\d+\s*(?:[KMGT](?:i?B)?|B)?\s*$", re.IGNORECASE)
 _SIZE_MULT = {"": 1, "K": 1 << 10, "M": 1 << 20, "G": 1 << 30, "T": 1 << 40}
 _DUR_RE = re.compile(r"^\s*(\d+(?:\.\d*)?)\s*(ns|us|ms|s|m|h)?\s*$")
 _DUR_MULT = {"ns": 1e-9, "us": 1e-6, "ms": 1e-3, "s": 1.0, "m": 60.0, "h": 3600.0, None: 1.0}
@@ -21,10 +26,9 @@ def parse_size(value: str | int) -> int:
         if value < 0:
             raise ValueError(f"negative size: {value}")
         return value
-    m = _SIZE_RE.match(str(value))
-    if not m:
+    if not _SIZE_RE.match(str(value)):
         raise ValueError(f"not a size: {value!r} (expected e.g. 4096, 64K, 256M, 1G)")
-    return int(m.group(1)) * _SIZE_MULT[m.group(2).upper()]
+    return int(humanfriendly.parse_size(str(value), binary=True))
 
 
 def parse_duration(value: str | int | float) -> float:

@@ -9,6 +9,7 @@ pagein and readyboost have hogs push it out (`push_out`, judged by `out_and_back
 from __future__ import annotations
 
 import json
+import signal
 import subprocess
 import tempfile
 import time
@@ -18,6 +19,7 @@ from pathlib import Path
 from typing import Any
 
 from pagelab import mm
+from pagelab.devices import poll_faults
 from pagelab.state import Cgroup, OomWatchdog
 from pagelab.tools import hog_run_cmd, hog_victim_cmd
 from pagelab.trials import TrialFailed
@@ -72,6 +74,11 @@ class Victim:
             out, err = self.proc.communicate(timeout=self.timeout)
         except subprocess.TimeoutExpired as exc:
             raise TrialFailed(f"victim did not finish the re-touch within {self.timeout:.0f} s") from exc
+        finally:
+            poll_faults()   # a paging device's faults, read while it is still mounted
+        if self.proc.returncode == -signal.SIGBUS:
+            raise TrialFailed("victim killed by SIGBUS during the re-touch (the kernel's answer to a page it "
+                              "could not read back from swap)" + (f": {err.strip()}" if err.strip() else ""))
         if self.proc.returncode != 0:
             raise TrialFailed(f"victim exited {self.proc.returncode}: {err.strip()}")
         report = json.loads(out)
@@ -154,6 +161,7 @@ def push_out(cgroup: Cgroup, size: int, repeat: int = 1, count: int = 1, timeout
             procs = [subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
                                       preexec_fn=cgroup.preexec()) for _ in range(count)]
             outs = [p.communicate(timeout=timeout) for p in procs]
+    poll_faults()   # a paging device's faults, read while it is still mounted
     run.seconds = time.monotonic() - t0
     run.oom_kills = cgroup.oom_kills() - kills0
     run.watchdog_fired, run.longest_oom_wait_s = wd.fired, wd.longest_s

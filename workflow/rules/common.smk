@@ -30,7 +30,7 @@ rule experiment_config:
     conda:
         "../../environment.yml"
     shell:
-        "pagelab write-json {output} {params.block:q} > {log} 2>&1"
+        "pagelab pipeline write-json --output {output} {params.block:q} > {log} 2>&1"
 
 
 rule notebook_html:
@@ -60,5 +60,23 @@ rule tidy:
     conda:
         "../../environment.yml"
     shell:
-        "pagelab tidy {wildcards.experiment} --config {input.config} --results results/{wildcards.experiment}"
-        " --out {output.parquet} > {log} 2>&1"
+        "pagelab pipeline tidy {wildcards.experiment} --config {input.config} --results results/{wildcards.experiment}"
+        " --output {output.parquet} > {log} 2>&1"
+
+
+rule index:
+    # results/index.html: one page linking the paper, the verdicts, the comparison with the
+    # reference machine and each experiment's HTML (what `make` names at its end).
+    input:
+        paper="results/paper.pdf",
+        html=expand("results/{experiment}/{experiment}.html", experiment=EXPERIMENTS),
+        verdicts="results/claims/verdicts.csv",
+        compare="results/compare/section.tex",
+    output:
+        "results/index.html",
+    log:
+        "results/logs/index.log",
+    conda:
+        "../../environment.yml"
+    shell:
+        "pagelab pipeline index --results results --output {output} > {log} 2>&1"

@@ -23,7 +23,7 @@ rule trial:
     conda:
         "../../environment.yml"
     shell:
-        "pagelab trial {wildcards.experiment} --config {input.config} --outdir results/{wildcards.experiment}"
+        "pagelab trial {wildcards.experiment} --config {input.config} --output results/{wildcards.experiment}"
         " > {log} 2>&1"
 
 

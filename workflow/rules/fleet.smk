@@ -1,4 +1,4 @@
-# The experiment matrix on many hosts (config `fleet:`; README "Running on many machines").
+# The experiment matrix on many hosts (config `fleet:`; docs/fleet.md).
 # One trial job per (host, experiment), sent to its host by the executor: the string resource
 # `host` for cluster-generic's submit command ({resources.host}), `slurm_extra` for Slurm
 # (--nodelist, --exclusive). One measurement per host at a time comes from the submit path (a
@@ -34,7 +34,7 @@ rule fleet_config:
     conda:
         "../../environment.yml"
     shell:
-        "pagelab write-json {output} {params.block:q} > {log} 2>&1"
+        "pagelab pipeline write-json --output {output} {params.block:q} > {log} 2>&1"
 
 
 rule fleet_trial:
@@ -56,7 +56,7 @@ rule fleet_trial:
         "../../environment.yml"
     shell:
         "pagelab fleet trial {wildcards.host} {wildcards.experiment} --config {input.config}"
-        " --outdir results/fleet/{wildcards.host}/{wildcards.experiment} > {log} 2>&1"
+        " --output results/fleet/{wildcards.host}/{wildcards.experiment} > {log} 2>&1"
 
 
 rule fleet_notebook:
@@ -93,7 +93,7 @@ rule fleet_plan:
     conda:
         "../../environment.yml"
     shell:
-        "pagelab write-json {output} {params.plan:q} > {log} 2>&1"
+        "pagelab pipeline write-json --output {output} {params.plan:q} > {log} 2>&1"
 
 
 rule fleet_trials:

@@ -1,4 +1,5 @@
-# The paper: published claims table, every experiment's generated files, latexmk.
+# The paper: published claims table, verdicts and their figure, every experiment's generated
+# files, latexmk.
 
 
 rule published_claims:
@@ -12,7 +13,7 @@ rule published_claims:
     conda:
         "../../environment.yml"
     shell:
-        "pagelab published --claims {input} --table {output.table} --macros {output.macros} > {log} 2>&1"
+        "pagelab pipeline published --claims {input} --table {output.table} --macros {output.macros} > {log} 2>&1"
 
 
 rule claims:
@@ -31,8 +32,31 @@ rule claims:
     conda:
         "../../environment.yml"
     shell:
-        "pagelab verdicts --results results --claims {input.claims} --profile {params.profile}"
+        "pagelab pipeline verdicts --results results --claims {input.claims} --profile {params.profile}"
         " --tex {output.tex} --csv {output.csv} --macros {output.macros} > {log} 2>&1"
+
+
+rule verdict_figure:
+    # Every claim on every run (the reference machine's recorded profiles, from their stored
+    # measurements, and this run): the forest plot beside the verdict table, and its HTML page.
+    input:
+        claims="data/published/claims.csv",
+        recorded="data/published/recorded_measurements.json",
+        measurements=expand("results/{experiment}/measurements.json", experiment=EXPERIMENTS),
+    output:
+        pdf="results/claims/verdicts-forest.pdf",
+        png="results/claims/verdicts-forest.png",
+        html="results/claims/verdicts.html",
+    params:
+        profile=PROFILE,
+        recording=RECORDING,
+    log:
+        "results/logs/verdict_figure.log",
+    conda:
+        "../../environment.yml"
+    shell:
+        "pagelab claims figure --results results --claims {input.claims} --profile {params.profile}"
+        " --recording={params.recording:q} --output {output.pdf} --html {output.html} > {log} 2>&1"
 
 
 rule reference_compare:
@@ -50,7 +74,7 @@ rule reference_compare:
     conda:
         "../../environment.yml"
     shell:
-        "pagelab compare-section --reference={params.reference:q} --results results --out {output} > {log} 2>&1"
+        "pagelab pipeline compare-section --reference={params.reference:q} --results results --output {output} > {log} 2>&1"
 
 
 rule appendix:
@@ -60,11 +84,12 @@ rule appendix:
         provenance=expand("results/{experiment}/provenance.json", experiment=EXPERIMENTS),
         trials=expand("results/{experiment}/trials.csv", experiment=EXPERIMENTS),
         claims="data/published/claims.csv",
+        changelog="data/published/claims_changelog.csv",
         verdicts="results/claims/verdicts.csv",
         devices=sorted(glob.glob("config/devices/*.yaml")),
     output:
         macros="results/appendix/macros.tex",
-        tables=expand("results/appendix/{t}.tex", t=["knobs", "versions", "experiments", "claims"]),
+        tables=expand("results/appendix/{t}.tex", t=["knobs", "versions", "experiments", "claims", "changelog"]),
     params:
         profile=PROFILE,
         experiments=EXPERIMENTS,
@@ -73,7 +98,7 @@ rule appendix:
     conda:
         "../../environment.yml"
     shell:
-        "pagelab appendix --results results --out results/appendix --profile {params.profile}"
+        "pagelab pipeline appendix --results results --output results/appendix --profile {params.profile}"
         " {params.experiments} > {log} 2>&1"
 
 
@@ -85,8 +110,9 @@ rule paper:
         appendix=rules.appendix.output,
         verdicts="results/claims/verdicts.tex",
         verdict_macros="results/claims/macros.tex",
+        verdict_figure=rules.verdict_figure.output,
         compare="results/compare/section.tex",
-        # the fleet's section, once a fleet merge exists (README "Running on many machines")
+        # the fleet's section, once a fleet merge exists (docs/fleet.md)
         fleet=lambda wc: [f for f in ["results/fleet/section.tex"] if os.path.exists(f)],
         generated=expand("results/{experiment}/{file}", experiment=EXPERIMENTS,
                          file=["macros.tex", "table.tex", "measurements.json"]),
@@ -100,4 +126,4 @@ rule paper:
     conda:
         "../../environment.yml"
     shell:
-        "pagelab paper --out {output} > {log} 2>&1"
+        "pagelab pipeline paper --output {output} > {log} 2>&1"

@@ -11,6 +11,7 @@ PACKAGES=(
   texlive-latex-base texlive-latex-recommended texlive-latex-extra texlive-fonts-recommended
   latexmk poppler-utils                 # the paper, and pdftotext for its tests
   strace                                # tests: simdisk's scheduling class around a reply
+  slurmctld slurmd slurm-client munge   # the fleet on Slurm: a local cluster (workflow/scripts/local_slurm.py)
   git
 )
 

@@ -6,7 +6,17 @@ file system (ReadyBoost there) inflates the scores of a reused test file. Arms o
 machine's disk: `direct` (fresh file, O_DIRECT, CrystalMark's own way), `direct_reused` (the
 same file every trial, O_DIRECT: only a cache below the guest could inflate it),
 `buffered` (fresh file through the page cache) and `buffered_reused` (the page cache as the
-"cache below", kept warm by reuse). Each trial is one `iobench crystalmark` run.
+"cache below", kept warm by reuse). On the emulated devices: `hdd` (the 2008 laptop disk, CM1),
+and behind the ReadyBoost-like flash tier on seed 003's own stick (`tier_cache_profile`), with a
+fresh image (`tiered`) and with one image and its tier state kept across trials
+(`tiered_reused`, CM3; CMW is their ratio).
+
+Each trial runs the sequence one phase at a time, each phase its own `iobench crystalmark
+--tests <test>` on the kept file (CrystalMark reopens the file for every test, so the IO is the
+same), and between phases reads the tier's counters: how many of the file's blocks it holds,
+and the copies offered, dropped and invalidated, the reads it served (tier_<phase>_<counter>,
+phase `start` before the first test). They say what CrystalMark's own writes do to a warm tier
+before Random Read 64K runs.
 """
 
 from __future__ import annotations
@@ -15,7 +25,9 @@ import itertools
 import json
 import math
 import os
+import shutil
 import subprocess
+import tempfile
 from contextlib import nullcontext
 from pathlib import Path
 from typing import Any
@@ -26,7 +38,7 @@ from pagelab import devices, experiment, records, state, trials
 from pagelab.experiment import entry
 from pagelab.prose import ratio_sentence
 from pagelab.stats import Estimate, median_ci, paired_ratio_ci
-from pagelab.tools import iobench_crystalmark_cmd
+from pagelab.tools import iobench_crystalmark_cmd, run_json, simdisk_model_cmd
 from pagelab.units import parse_duration, parse_size
 
 NAME = "crystalmark"
@@ -43,6 +55,16 @@ ARMS = {  # arm -> (buffered, reuse the file)
     "hdd": (False, True), "tiered": (False, True), "tiered_reused": (False, True),
 }
 EMULATED = {"hdd": "disk_profile", "tiered": "tier_profile", "tiered_reused": "tier_profile"}
+TIERED = ("tiered", "tiered_reused")
+# The tier's counters read after every phase (simdisk's stats.device; cumulative since the mount).
+TIER_COUNTERS = ("cache_blocks", "copies_offered", "copies_dropped", "invalidations", "hits", "partial_hits",
+                 "misses", "copies_queued_bytes")
+PHASES = ("start", *TESTS)
+# The stick's read latency is assumed for the class (config/devices/picoturbo-2006.yaml): what the
+# tier's reads give is shown over this range; and what ReadyBoost's device test allows at most.
+LATENCY_RANGE_MS = (0.4, 0.8, 1.2)
+QUALIFY_4K_MBPS = 2.5      # Vista's ReadyBoost test: 4 KB random reads of at least 2.5 MB/s
+WRITE_RANGE_MB_S = (5, 15)  # the stick's write rate, assumed 10 MB/s: the range shown
 RATIOS = [("tiered_reused", "tiered"), ("direct_reused", "direct"), ("buffered_reused", "buffered")]
 MODEL_BS = 64 * 1024        # Random Read 64K, the test CM1 scores
 MODEL_SPAN_STEP = 2 ** 0.5  # the model's span curve: from the test file's size up to the whole disk
@@ -55,50 +77,76 @@ def configurations(cfg: dict[str, Any]) -> list[dict[str, Any]]:
     return [{"arm": a} for a in usable_arms(cfg)[0]]
 
 
-def command(cfg: dict[str, Any], arm: str, file: Path, seed: int) -> list[str]:
-    buffered, reuse = ARMS[arm]
+def command(cfg: dict[str, Any], arm: str, file: Path, seed: int, test: str) -> list[str]:
+    """One phase of the sequence: `test` alone on a file kept between phases (the first phase
+    of a fresh file creates and fills it)."""
+    buffered, _ = ARMS[arm]
     return iobench_crystalmark_cmd(file, parse_size(cfg["size"]), cfg["sets"], seed,
-                                   parse_duration(cfg["set_time"]), buffered=buffered, keep_file=reuse)
+                                   parse_duration(cfg["set_time"]), buffered=buffered,
+                                   keep_file=True) + ["--tests", test]
+
+
+def tier_overrides(cfg: dict[str, Any]) -> dict[str, str]:
+    """The tier's devices: the disk of the hdd arm, behind seed 003's stick (a configuration
+    recorded before the stick had its own profile used the tier profile's own stick)."""
+    out = {"disk_profile": cfg["disk_profile"]}
+    if cfg.get("tier_cache_profile"):
+        out["cache_profile"] = cfg["tier_cache_profile"]
+    return out
+
+
+def tier_counters(disk: devices.EmulatedDisk) -> dict[str, float]:
+    dev = disk.stats().get("device", {})
+    return {c: float(dev.get(c, float("nan"))) for c in TIER_COUNTERS}
 
 
 def run_trial(st: state.State | None, cfg: dict[str, Any], trial: trials.Trial, scratch: Path) -> dict[str, Any]:
     arm = trial.params["arm"]
     _, reuse = ARMS[arm]
-    tier_blocks = float("nan")
-    # an emulated disk of its own (not the one kept across trials) lives in the trial's work directory
-    own_disk = arm in EMULATED and arm != "tiered_reused"
-    work = experiment.work_dir(scratch / f"{NAME}-{trial.trial_id}") if own_disk else nullcontext(None)
+    size = parse_size(cfg["size"])
+    # an emulated disk or a fresh file of its own (not one kept across trials) lives in the
+    # trial's work directory, removed with it
+    own = (arm in EMULATED and arm != "tiered_reused") or (arm not in EMULATED and not reuse)
+    work = experiment.work_dir(scratch / f"{NAME}-{trial.trial_id}") if own else nullcontext(None)
+    counters: dict[str, dict[str, float]] = {}
+    docs: list[dict[str, Any]] = []
+    cmds: list[list[str]] = []
     with work as work_path, st.scope() if st is not None else nullcontext(None):
+        disk = None
         if arm == "tiered_reused":
             # One disk image and its tier state across the run's trials (simdisk loads a saved
             # state only for the image it was saved with): the test file is cached from before.
             assert st is not None
-            disk = devices.emulated_disk(st, cfg[EMULATED[arm]], reused_dir(scratch), parse_size(cfg["size"]),
-                                         cache_state=reused_dir(scratch) / "tier.state")
-            file = disk.disk
-            tier_blocks = float(disk.stats().get("device", {}).get("cache_blocks", float("nan")))
+            disk = devices.emulated_disk(st, cfg[EMULATED[arm]], reused_dir(scratch), size,
+                                         overrides=tier_overrides(cfg), cache_state=reused_dir(scratch) / "tier.state")
         elif arm in EMULATED:
             assert st is not None
-            disk = devices.emulated_disk(st, cfg[EMULATED[arm]], work_path, parse_size(cfg["size"]))
-            file = disk.disk
-            if arm == "tiered":
-                tier_blocks = float(disk.stats().get("device", {}).get("cache_blocks", float("nan")))
-        else:
-            # A reused file keeps its name across trials (and its pages in the cache); a fresh one is new.
-            file = scratch / (f"{NAME}-{arm}.dat" if reuse else f"{NAME}-{trial.trial_id}.dat")
-        cmd = command(cfg, arm, file, trial.seed)
-        out = subprocess.run(cmd, capture_output=True, text=True, timeout=1800)
-    if out.returncode != 0:
-        raise trials.TrialFailed(f"iobench crystalmark exited {out.returncode}: {out.stderr.strip()}")
-    doc = json.loads(out.stdout)
-    result: dict[str, Any] = {"arm": arm, "command": cmd, "file_state": doc["file"]["state"],
-                              "fill_mb_s": (doc.get("fill") or {}).get("mb_s", float("nan")),
-                              "tier_blocks_at_start": tier_blocks,
-                              "file_blocks": parse_size(cfg["size"]) / 4096}
-    for t in doc["tests"]:
-        result[f"{t['name']}_best_mbps"] = t["best_mb_s"]
-        result[f"{t['name']}_mean_mbps"] = t["mean_mb_s"]
-        result[f"{t['name']}_p99_us"] = t["clat_ns"]["percentile"]["99.000000"] / 1e3
+            disk = devices.emulated_disk(st, cfg[EMULATED[arm]], work_path, size,
+                                         overrides=tier_overrides(cfg) if arm in TIERED else None)
+        # A reused file keeps its name across trials (and its pages in the cache); a fresh one is new.
+        file = disk.disk if disk else (scratch / f"{NAME}-{arm}.dat" if reuse else work_path / f"{NAME}.dat")
+        if arm in TIERED:
+            counters["start"] = tier_counters(disk)
+        for test in TESTS:
+            cmds.append(command(cfg, arm, file, trial.seed, test))
+            out = subprocess.run(cmds[-1], capture_output=True, text=True, timeout=1800)
+            if out.returncode != 0:
+                raise trials.TrialFailed(f"iobench crystalmark --tests {test} exited {out.returncode}: "
+                                         f"{out.stderr.strip()}")
+            docs.append(json.loads(out.stdout))
+            if arm in TIERED:
+                counters[test] = tier_counters(disk)
+    result: dict[str, Any] = {"arm": arm, "command": cmds, "file_state": docs[0]["file"]["state"],
+                              "fill_mb_s": (docs[0].get("fill") or {}).get("mb_s", float("nan")),
+                              "tier_blocks_at_start": counters.get("start", {}).get("cache_blocks", float("nan")),
+                              "file_blocks": size / 4096}
+    for phase, values in counters.items():
+        result.update({f"tier_{phase}_{c}": v for c, v in values.items()})
+    for doc in docs:
+        for t in doc["tests"]:
+            result[f"{t['name']}_best_mbps"] = t["best_mb_s"]
+            result[f"{t['name']}_mean_mbps"] = t["mean_mb_s"]
+            result[f"{t['name']}_p99_us"] = t["clat_ns"]["percentile"]["99.000000"] / 1e3
     return result
 
 
@@ -112,7 +160,8 @@ def usable_arms(cfg: dict[str, Any]) -> tuple[list[str], str | None]:
 
 
 SCALARS = [f"{t}_{k}" for t in TESTS for k in ("best_mbps", "mean_mbps", "p99_us")] + [
-    "fill_mb_s", "tier_blocks_at_start", "file_state"]
+    "fill_mb_s", "tier_blocks_at_start", "file_state", "file_blocks"] + [
+    f"tier_{p}_{c}" for p in PHASES for c in TIER_COUNTERS]
 
 
 def reused_dir(scratch: Path) -> Path:
@@ -124,7 +173,7 @@ def validity(params: dict[str, Any], result: dict[str, Any]) -> str | None:
     arm, blocks = params["arm"], result.get("tier_blocks_at_start", float("nan"))
     if arm == "tiered" and not blocks <= 0.01 * result["file_blocks"]:
         return f"the fresh tier started with {blocks:.0f} cached blocks; it must start empty"
-    # Warm means the state the earlier trials left on this image loaded (issue 12): how much of
+    # Warm means the state the earlier trials left on this image loaded: how much of
     # the file it holds is what the tier earned (copies at the stick's write speed, the agent).
     if arm == "tiered_reused" and not blocks > 0:
         return "the reused tier started with no cached blocks: its saved state did not load"
@@ -161,6 +210,110 @@ def ratios(frame: pd.DataFrame, test: str = "rand_read_64k") -> dict[str, Estima
     return out
 
 
+def tier_phases(frame: pd.DataFrame) -> pd.DataFrame:
+    """Per tier arm and phase, medians over the counted trials: the test file's blocks the tier
+    held after the phase (`held`, and as a share of the file), and what the phase did: copies
+    offered to the stick, dropped (the copy queue full), cached blocks invalidated, and the share
+    of its reads served by the stick (`hit_share`; NaN for a phase without reads). Empty for a
+    run recorded without the per-phase counters."""
+    rows = []
+    for arm in [a for a in TIERED if a in set(frame.get("arm", []))]:
+        g = frame[frame["arm"] == arm]
+        if g.get("tier_start_cache_blocks", pd.Series(dtype=float)).isna().all():
+            continue
+        blocks = g["file_blocks"].median()
+        for prev, phase in zip((None, *PHASES), PHASES, strict=False):
+            held = g[f"tier_{phase}_cache_blocks"]
+            r = {"arm": arm, "phase": phase, "n": len(g), "held": held.median(), "held_share": (held / blocks).median()}
+            if prev is not None:
+                def delta(c: str, g: pd.DataFrame = g, phase: str = phase, prev: str = prev) -> pd.Series:
+                    return g[f"tier_{phase}_{c}"] - g[f"tier_{prev}_{c}"]
+                reads = delta("hits") + delta("partial_hits") + delta("misses")
+                r.update(offered=delta("copies_offered").median(), dropped=delta("copies_dropped").median(),
+                         invalidated=delta("invalidations").median(),
+                         hit_share=(delta("hits") / reads.where(reads > 0)).median())
+            rows.append(r)
+    return pd.DataFrame(rows)
+
+
+def phase_table(phases: pd.DataFrame) -> pd.DataFrame:
+    """The tier's counters after each phase, as the paper prints them."""
+    from pagelab.latex import fmt
+
+    if phases.empty:
+        return pd.DataFrame({"Status": ["the tier's counters were not recorded phase by phase with this run"]})
+
+    def num(v: float) -> str:
+        return "" if pd.isna(v) else f"{v:.0f}"
+
+    return pd.DataFrame({
+        "Arm": phases["arm"].str.replace("_", " "),
+        "After": phases["phase"].map(lambda p: "(start)" if p == "start" else TITLES[p]),
+        "Held (share of file)": [f"{num(h)} ({fmt(100 * s)}\\,\\%)"
+                                 for h, s in zip(phases["held"], phases["held_share"], strict=True)],
+        "Offered": phases.get("offered", pd.Series(dtype=float)).map(num),
+        "Dropped": phases.get("dropped", pd.Series(dtype=float)).map(num),
+        "Invalidated": phases.get("invalidated", pd.Series(dtype=float)).map(num),
+        "Reads from the stick": phases.get("hit_share", pd.Series(dtype=float)).map(
+            lambda v: "" if pd.isna(v) else f"{fmt(100 * v)}\\,\\%"),
+    })
+
+
+def phase_sentence(phases: pd.DataFrame) -> str:
+    """What CrystalMark's own phases did to the tier, from the per-phase counters."""
+    from pagelab.latex import fmt
+
+    if phases is None or phases.empty:
+        return "The tier's counters were not recorded phase by phase with this run"
+
+    def at(arm: str, phase: str, col: str) -> float:
+        r = phases[(phases["arm"] == arm) & (phases["phase"] == phase)]
+        return float(r.iloc[0][col]) if len(r) else math.nan
+
+    def pct(v: float) -> str:
+        return f"{fmt(100 * v)}\\,\\%"
+
+    parts = []
+    if "tiered_reused" in set(phases["arm"]):
+        a = "tiered_reused"
+        parts.append(f"with the image kept across trials the tier held {pct(at(a, 'start', 'held_share'))} of the "
+                     f"test file's blocks before the sequence and {pct(at(a, 'seq_write', 'held_share'))} after "
+                     f"Sequential Write, which offered {at(a, 'seq_write', 'offered'):.0f} copies to the stick, "
+                     f"dropped {at(a, 'seq_write', 'dropped'):.0f} and invalidated "
+                     f"{at(a, 'seq_write', 'invalidated'):.0f} cached blocks; when Random Read 64K began it held "
+                     f"{pct(at(a, 'rand_write_512k', 'held_share'))}, and the stick served "
+                     f"{pct(at(a, 'rand_read_64k', 'hit_share'))} of that test's reads")
+    if "tiered" in set(phases["arm"]):
+        a = "tiered"
+        parts.append(f"with a fresh image it held {pct(at(a, 'rand_write_512k', 'held_share'))} when Random Read "
+                     f"64K began and served {pct(at(a, 'rand_read_64k', 'hit_share'))} of its reads")
+    return "; ".join(parts)
+
+
+def tier_model_sentence(modelled: dict[str, Any] | None, summary: pd.DataFrame) -> str:
+    """The most the tier can give (every read a hit) over the stick's assumed read latency, and
+    what a stick writing over the assumed range could copy of Sequential Write."""
+    from pagelab.latex import escape, fmt
+
+    tier = (modelled or {}).get("tier")
+    if not tier:
+        return "The tier's model was not recorded with this run"
+    by = {float(k): v for k, v in tier["hit_mbps_by_latency_ms"].items()}
+    lo, hi = min(by), max(by)
+    text = (f"Were every read of Random Read 64K a hit, the tier's model on \\texttt{{{escape(tier['stick'])}}} gives "
+            f"{fmt(tier['hit_mbps'])}\\,MB/s at the stick's assumed {fmt(tier['read_latency_ms'])}\\,ms a read "
+            f"({fmt(by[hi])}--{fmt(by[lo])}\\,MB/s over {fmt(lo)}--{fmt(hi)}\\,ms; ReadyBoost's device test, "
+            f"which the stick passed, admits at most {fmt(tier['qualify_max_latency_ms'])}\\,ms)")
+    s = summary[summary["arm"].isin(TIERED) & (summary["test"] == "seq_write")]
+    if len(s):
+        rate = float(s["mbps"].median())
+        share = [min(1.0, w * tier["compression"] / rate) for w in WRITE_RANGE_MB_S]
+        text += (f". A stick writing {WRITE_RANGE_MB_S[0]}--{WRITE_RANGE_MB_S[1]}\\,MB/s (assumed) can take at most "
+                 f"{fmt(100 * share[0])}--{fmt(100 * share[1])}\\,\\% of the copies Sequential Write offers at "
+                 f"{fmt(rate)}\\,MB/s, compressed {fmt(tier['compression'])}:1")
+    return text
+
+
 def table(summary: pd.DataFrame) -> pd.DataFrame:
     """Laid out like CrystalMark's disk page: tests as rows, one column per arm (MB/s)."""
     from pagelab.latex import fmt
@@ -192,10 +345,11 @@ def measurements(summary: pd.DataFrame, rat: dict[str, Estimate], device: str = 
 
 
 def macros(summary: pd.DataFrame, rat: dict[str, Estimate], cfg: dict[str, Any], profile: str,
-           rejected: pd.DataFrame | None = None, modelled: dict[str, Any] | None = None) -> dict[str, str]:
+           rejected: pd.DataFrame | None = None, modelled: dict[str, Any] | None = None,
+           phases: pd.DataFrame | None = None) -> dict[str, str]:
     """Every number and every comparative sentence of the section, from the data."""
     from pagelab import published
-    from pagelab.latex import fmt
+    from pagelab.latex import escape, fmt
 
     def get(arm: str, test: str) -> str:
         s = summary[(summary["arm"] == arm) & (summary["test"] == test)]
@@ -218,6 +372,9 @@ def macros(summary: pd.DataFrame, rat: dict[str, Estimate], cfg: dict[str, Any],
         "CrystalmarkTieredReusedRRSixtyFourK": get("tiered_reused", "rand_read_64k"),
         "CrystalmarkHddSeqRead": get("hdd", "seq_read"),
         "CrystalmarkModelSentence": model_sentence(summary, modelled, published.value("CM1")),
+        "CrystalmarkTierStick": escape(tier_stick(cfg) or "none"),
+        "CrystalmarkPhaseSentence": phase_sentence(phases),
+        "CrystalmarkTierModelSentence": tier_model_sentence(modelled, summary),
         "CrystalmarkTierSentence": sentence("tiered_reused_vs_tiered", "behind the emulated flash tier, Random "
                                             "Read 64K of the reused file scored", "the fresh one's"),
         "CrystalmarkPageCacheSentence": sentence("buffered_reused_vs_buffered", "through the page cache, the "
@@ -227,23 +384,63 @@ def macros(summary: pd.DataFrame, rat: dict[str, Estimate], cfg: dict[str, Any],
     }
 
 
+def tier_stick(cfg: dict[str, Any]) -> str:
+    """The stick the tier arms' cache is on ('' without a tier)."""
+    if cfg.get("tier_cache_profile"):
+        return cfg["tier_cache_profile"]
+    return str(devices.profile_value(cfg["tier_profile"], "cache_profile")) if cfg.get("tier_profile") else ""
+
+
+def tier_hit_mbps(cfg: dict[str, Any], bs: int, read_latency_ms: float | None = None) -> float:
+    """The tier's model (`simdisk model`) for random reads of `bs` over the test file when every
+    read is a hit: the most the tier can give (MB/s), with the stick's read latency as its
+    profile says or as given (the profile's copy in a temporary directory)."""
+    stick = tier_stick(cfg)
+    with tempfile.TemporaryDirectory(prefix="pagelab-tier-") as tmp:
+        for path in devices.profiles_dir().glob("*.yaml"):
+            shutil.copyfile(path, Path(tmp) / path.name)
+        if read_latency_ms is not None:
+            path = Path(tmp) / f"{stick}.yaml"
+            lines = [f"read_latency_ms: {read_latency_ms}" if ln.startswith("read_latency_ms:") else ln
+                     for ln in path.read_text().splitlines()]
+            path.write_text("\n".join(lines) + "\n")
+        cmd = simdisk_model_cmd(cfg["tier_profile"], Path(tmp), "randread", bs, parse_size(cfg["size"]))
+        cmd += ["--hit-ratio", "1", "--set", ",".join(f"{k}={v}" for k, v in tier_overrides(cfg).items())]
+        doc = run_json(cmd, timeout=120)
+    return bs / (doc["mean_service_ns"] / 1e9) / 1e6
+
+
 def _finish(cfg: dict[str, Any], outdir: Path) -> None:
-    """The bare disk's model beside the hdd arm (modelled.json): its expected seconds per 64 KiB
-    random read, uniform over spans from the test file's size (the whole emulated device, laid
-    out from the platter's outer edge) up to the modelled disk's capacity. The paper reads off
-    where the seed's score falls on that curve."""
-    if "hdd" not in usable_arms(cfg)[0]:
-        return
-    profile, size = cfg["disk_profile"], parse_size(cfg["size"])
-    capacity = devices.capacity(profile)
-    spans = [size]
-    while capacity and spans[-1] * MODEL_SPAN_STEP < capacity:
-        spans.append(int(spans[-1] * MODEL_SPAN_STEP) // 4096 * 4096)
-    if capacity:
-        spans.append(capacity)
-    seconds = {str(s): devices.model(profile, "randread", MODEL_BS, s)["mean_service_ns"] / 1e9 for s in spans}
-    records.write_json_atomic(outdir / "modelled.json", {"profile": profile, "bs": MODEL_BS, "file_span": size,
-                                                         "capacity": capacity, "seconds_by_span": seconds})
+    """The devices' models beside the emulated arms (modelled.json). The bare disk's: its
+    expected seconds per 64 KiB random read, uniform over spans from the test file's size (the
+    whole emulated device, laid out from the platter's outer edge) up to the modelled disk's
+    capacity; the paper reads off where the seed's score falls on that curve. The tier's
+    (`tier`): Random Read 64K with every read a hit, over the range of the stick's assumed read
+    latency, and the most latency ReadyBoost's device test admits at the stick's read rate."""
+    arms = usable_arms(cfg)[0]
+    doc: dict[str, Any] = {}
+    size = parse_size(cfg["size"])
+    if "hdd" in arms:
+        profile = cfg["disk_profile"]
+        capacity = devices.capacity(profile)
+        spans = [size]
+        while capacity and spans[-1] * MODEL_SPAN_STEP < capacity:
+            spans.append(int(spans[-1] * MODEL_SPAN_STEP) // 4096 * 4096)
+        if capacity:
+            spans.append(capacity)
+        seconds = {str(s): devices.model(profile, "randread", MODEL_BS, s)["mean_service_ns"] / 1e9 for s in spans}
+        doc = {"profile": profile, "bs": MODEL_BS, "file_span": size, "capacity": capacity, "seconds_by_span": seconds}
+    if any(a in TIERED for a in arms):
+        stick = tier_stick(cfg)
+        rate = float(devices.profile_value(stick, "read_rate_mb_s"))
+        doc["tier"] = {"stick": stick, "bs": MODEL_BS,
+                       "read_latency_ms": float(devices.profile_value(stick, "read_latency_ms")),
+                       "hit_mbps": tier_hit_mbps(cfg, MODEL_BS),
+                       "hit_mbps_by_latency_ms": {str(ms): tier_hit_mbps(cfg, MODEL_BS, ms) for ms in LATENCY_RANGE_MS},
+                       "qualify_max_latency_ms": (4096 / (QUALIFY_4K_MBPS * 1e6) - 4096 / (rate * 1e6)) * 1e3,
+                       "compression": float(devices.profile_value(cfg["tier_profile"], "compression"))}
+    if doc:
+        records.write_json_atomic(outdir / "modelled.json", doc)
 
 
 def model_mbps(modelled: dict[str, Any], span: int) -> float:
@@ -270,7 +467,7 @@ def model_sentence(summary: pd.DataFrame, modelled: dict[str, Any] | None, seed_
     from pagelab.latex import fmt
 
     s = summary[(summary["arm"] == "hdd") & (summary["test"] == "rand_read_64k")]
-    if modelled is None or not len(s):
+    if modelled is None or "seconds_by_span" not in modelled or not len(s):
         return "The disk model's expectation for the test file was not recorded with this run"
     r = s.iloc[0]
     size, capacity = modelled["file_span"], modelled["capacity"]
@@ -308,5 +505,5 @@ EXPERIMENT = experiment.Experiment(
     changes_state=lambda cfg: any(a in EMULATED for a in usable_arms(cfg)[0]),
     warmups=lambda cfg: [{"arm": a} for a in usable_arms(cfg)[0] if ARMS[a][1] and a != "hdd"],
     cleanup=_cleanup, finish=_finish, note=lambda cfg: usable_arms(cfg)[1],
-    requires=experiment.Requirements(fuse=True, device_keys=("disk_profile", "tier_profile")))
+    requires=experiment.Requirements(fuse=True, device_keys=("disk_profile", "tier_profile", "tier_cache_profile")))
 run = EXPERIMENT.run

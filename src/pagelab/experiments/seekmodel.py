@@ -27,7 +27,7 @@ from pagelab.units import format_size, parse_duration, parse_size
 
 NAME = "seekmodel"
 MB = 1e6  # MB/s in this project is 10^6 bytes per second, as CrystalMark reports
-# The seed's model (NOTES.md, CM2): 10 ms access + 64 KiB at 20 MB/s.
+# The seed's model (seed 003; claim CM2 of data/published/claims.csv): 10 ms access + 64 KiB at 20 MB/s.
 SEED_T_ACCESS_S = 10e-3
 SEED_BW_BYTES = 20 * MB
 OWN = "own"

@@ -321,7 +321,8 @@ def macros(summary: pd.DataFrame, cfg: dict[str, Any] | None, profile: str, skip
     for key, (subject, other, who) in texts.items():
         a, b = key.split("_vs_")
         name = f"Standby{WORDS[a]}Vs{WORDS[b]}Sentence"
-        m[name] = ratio_sentence(paired[key], subject, other, "slower", "faster", who) if key in paired else "n/a"
+        m[name] = ratio_sentence(paired[key], subject, other, "slower", "faster", who, compact=True) \
+            if key in paired else "n/a"
     return m
 
 

@@ -1,0 +1,294 @@
+"""The fleet on a real Slurm cluster: Debian's slurmctld, slurmd and munged, started on
+this machine by workflow/scripts/local_slurm.py, three nodes each in network, UTS and mount
+namespaces of its own, and the fleet's light configuration submitted through the real Snakemake
+slurm executor with workflow/profiles/slurm.
+
+One fleet, run twice. In the first run, node3's job is cancelled with scancel as soon as it runs,
+and node2 is set DOWN while its last job runs; the run reports both as failed jobs (CANCELLED,
+NODE_FAIL) and the other jobs complete. Then node2 is resumed and the rerun runs exactly those
+two jobs; the merge has one row per node. Meanwhile squeue is watched: every trial job is seen
+running on its own node, exclusively; Slurm's own start and end times show that no two jobs shared
+a node and that the nodes ran side by side. Last, the cluster is stopped and nothing of it is left.
+Slow (about two minutes): `pipeline`."""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import shutil
+import subprocess
+import sys
+import threading
+import time
+from datetime import datetime
+from pathlib import Path
+
+import pytest
+
+from conftest import REPO, VENV_BIN
+from test_fleet import FLEET_BLOCK as LIGHT
+from test_fleet import fleet_repo, job_count, merge_rows, overlap
+
+pytestmark = pytest.mark.pipeline
+
+SCRIPT = REPO / "workflow/scripts/local_slurm.py"
+NODES = ["node1", "node2", "node3"]
+# test_fleet's light matrix on the three nodes (node3 runs seekmodel only, to keep the test short)
+FLEET_BLOCK = """
+fleet:
+  hosts:
+    - {name: node1, labels: {kernel: "6.18", disk: virtio}}
+    - {name: node2, labels: {kernel: "6.18", disk: virtio}}
+    - {name: node3, labels: {kernel: "6.18", disk: virtio}, experiments: [seekmodel]}
+""" + LIGHT[LIGHT.index("  experiments:"):].replace("baseline: alpha", "baseline: node1")
+JOBS = [("node1", "seekmodel"), ("node1", "crystalmark"), ("node2", "seekmodel"), ("node2", "crystalmark"),
+        ("node3", "seekmodel")]
+# The profile as it is, with the first status check after 1 s instead of the plugin's 40 s.
+QUICK = ["--slurm-init-seconds-before-status-checks", "1"]
+SQUEUE = ["squeue", "-h", "-t", "all", "-o", "%i|%T|%N|%h|%S|%e|%k"]
+
+
+def local_slurm(*args: str, check: bool = True) -> subprocess.CompletedProcess:
+    out = subprocess.run([sys.executable, str(SCRIPT), *args], capture_output=True, text=True, timeout=120)
+    if check:
+        assert out.returncode == 0, out.stdout + out.stderr
+    return out
+
+
+def leftovers(root: Path, info: dict) -> dict[str, list[str]]:
+    """What of a cluster is still there: processes whose command line names its directory, in its
+    nodes' namespaces, or slurmctld's helper (by pid and start time; zombies not counted: they have
+    ended), its veth pairs, mounts of it."""
+    procs = []
+    for h in info.get("helpers", []):
+        try:
+            stat = Path(f"/proc/{h['pid']}/stat").read_text().rsplit(")", 1)[1].split()
+        except OSError:
+            continue
+        if int(stat[19]) == h["starttime"] and stat[0] != "Z":
+            procs.append(f"{h['pid']} {h['name']}")
+    spaces = {n["netns"] for n in info.get("nodes", [])}
+    for p in Path("/proc").glob("[0-9]*"):
+        try:
+            stat = (p / "stat").read_text()
+            cmd = (p / "cmdline").read_bytes().replace(b"\0", b" ").decode(errors="replace")
+            ns = os.readlink(p / "ns/net")
+        except OSError:
+            continue
+        if stat.rsplit(")", 1)[1].split()[0] != "Z" and (str(root) in cmd or ns in spaces):
+            procs.append(f"{p.name} {cmd[:80]}")
+    links = subprocess.run(["ip", "-o", "link", "show"], capture_output=True, text=True).stdout
+    veths = [n["veth"] for n in info.get("nodes", []) if re.search(rf"^\d+: {n['veth']}[@:]", links, re.M)]
+    mounts = [ln for ln in Path("/proc/self/mountinfo").read_text().splitlines() if str(root) in ln]
+    return {"processes": procs, "veths": veths, "mounts": mounts}
+
+
+def state_show(env: dict[str, str]) -> dict:
+    out = subprocess.run([str(VENV_BIN / "pagelab"), "state", "show"], capture_output=True, text=True, env=env,
+                         timeout=60)
+    assert out.returncode == 0, out.stderr
+    return json.loads(out.stdout)
+
+
+@pytest.fixture(scope="module")
+def slurm_cluster():
+    """A three-node Slurm cluster on this machine (workflow/scripts/local_slurm.py), stopped and
+    removed afterwards. Skipped only when Slurm's packages are missing and cannot be installed
+    (not root, or no apt-get), with the reason."""
+    if os.geteuid() != 0:
+        pytest.skip("the local Slurm cluster runs slurmd and its namespaces as root")
+    if local_slurm("check", check=False).returncode != 0:
+        setup = subprocess.run(["bash", str(REPO / "workflow/scripts/setup_system.sh")], capture_output=True,
+                               text=True, timeout=1800)
+        if local_slurm("check", check=False).returncode != 0:
+            pytest.skip("Slurm's Debian packages are missing and could not be installed: "
+                        + (setup.stdout + setup.stderr).strip()[-400:])
+    root = REPO / ".pytest-scratch" / "slurm"   # one place: a start stops what a killed run left there
+    cluster = root / "cluster"
+    local_slurm("stop", str(cluster))
+    shutil.rmtree(root, ignore_errors=True)
+    info = json.loads(local_slurm("start", str(cluster), "--nodes", str(len(NODES))).stdout)
+    info["root"] = cluster
+    yield info
+    local_slurm("stop", str(cluster), "--remove")
+    shutil.rmtree(root, ignore_errors=True)
+
+
+class Watch(threading.Thread):
+    """squeue every 0.2 s while the fleet runs: every (job, state, node, oversubscribe, comment)
+    seen; node3's job cancelled with scancel once its trial runs (it has written ran_on.json);
+    node2 set DOWN once its first job has completed and the trial of its last one runs."""
+
+    def __init__(self, env: dict[str, str], repo: Path):
+        super().__init__(daemon=True)
+        self.env, self.repo, self.stop = env, repo, threading.Event()
+        self.seen: set[tuple[str, str, str, str, str]] = set()
+        self.cancelled: tuple[str, str] | None = None
+        self.downed: tuple[str, str] | None = None
+        self.errors: list[str] = []
+
+    def run(self) -> None:
+        while not self.stop.is_set():
+            out = subprocess.run(SQUEUE, capture_output=True, text=True, env=self.env, timeout=30)
+            rows = [ln.split("|") for ln in out.stdout.splitlines() if ln.count("|") == 6]
+            for job, st, node, over, _, _, comment in rows:
+                self.seen.add((job, st, node, over, comment))
+            trial = [(r[0], r[1], job_of(r[6])) for r in rows if job_of(r[6])]
+            if self.cancelled is None:
+                for job, st, (host, exp) in trial:
+                    if host == "node3" and st == "RUNNING" and self.trial_runs(host, exp):
+                        self.act(["scancel", job])
+                        self.cancelled = (job, f"{host}/{exp}")
+            node2 = [(job, st, exp) for job, st, (host, exp) in trial if host == "node2"]
+            if self.downed is None and any(st == "COMPLETED" for _, st, _ in node2) \
+                    and not any(st == "PENDING" for _, st, _ in node2):
+                for job, st, exp in node2:
+                    if st == "RUNNING" and self.trial_runs("node2", exp):
+                        self.act(["scontrol", "update", "NodeName=node2", "State=DOWN", "Reason=test_slurm"])
+                        self.downed = (job, f"node2/{exp}")
+            time.sleep(0.2)
+
+    def trial_runs(self, host: str, exp: str) -> bool:
+        return (self.repo / "results/fleet" / host / exp / "ran_on.json").exists()
+
+    def act(self, cmd: list[str]) -> None:
+        out = subprocess.run(cmd, capture_output=True, text=True, env=self.env, timeout=30)
+        if out.returncode != 0:
+            self.errors.append(f"{' '.join(cmd)}: {out.stderr.strip()}")
+
+
+def job_of(comment: str) -> tuple[str, str] | None:
+    """(host, experiment) of a fleet trial job, from the comment the slurm executor gives it."""
+    m = re.fullmatch(r"rule_fleet_trial_wildcards_(\w+?)_(\w+)", comment)
+    return (m.group(1), m.group(2)) if m else None
+
+
+def snakemake(repo: Path, env: dict[str, str], target: str, *extra: str) -> subprocess.CompletedProcess:
+    cmd = [str(VENV_BIN / "snakemake"), "--workflow-profile", "workflow/profiles/slurm", *QUICK, *extra, target]
+    t0 = time.monotonic()
+    out = subprocess.run(cmd, cwd=repo, env=env, capture_output=True, text=True, timeout=240)
+    out.seconds = time.monotonic() - t0
+    return out
+
+
+@pytest.fixture(scope="module")
+def slurm_fleet(slurm_cluster, env):
+    """The fleet through the cluster, with its two failures, the rerun and the merge; then the
+    cluster stopped (the state before and after kept for the last test)."""
+    root = slurm_cluster["root"]
+    repo = fleet_repo(root.parent / "fleet", FLEET_BLOCK)
+    e = {**env, "SLURM_CONF": slurm_cluster["conf"]}
+    before = state_show(env)
+    watch = Watch(e, repo)
+    watch.start()
+    try:
+        first = snakemake(repo, e, "fleet_trials", "--keep-going")
+    finally:
+        watch.stop.set()
+        watch.join()
+    resumed = subprocess.run(["scontrol", "update", "NodeName=node2", "State=RESUME"], capture_output=True,
+                             text=True, env=e, timeout=30)
+    queue_first = subprocess.run(SQUEUE, capture_output=True, text=True, env=e, timeout=30).stdout
+    rerun = snakemake(repo, e, "fleet_trials", "--keep-going")
+    merged = snakemake(repo, e, "fleet_merge")
+    queue = subprocess.run(SQUEUE, capture_output=True, text=True, env=e, timeout=30).stdout
+    jobcomp = (root / "jobcomp.txt").read_text() if (root / "jobcomp.txt").exists() else ""
+    print(f"\nslurm fleet: first run {first.seconds:.1f} s, rerun {rerun.seconds:.1f} s, "
+          f"merge {merged.seconds:.1f} s\nsqueue -t all:\n{queue}")
+    stopped = local_slurm("stop", str(root), check=False)
+    yield {"repo": repo, "first": first, "rerun": rerun, "merged": merged, "watch": watch, "resumed": resumed,
+           "queue_first": queue_first, "queue": queue, "jobcomp": jobcomp, "stopped": stopped,
+           "before": before, "after": state_show(env), "left": leftovers(root, slurm_cluster)}
+    shutil.rmtree(repo.parent, ignore_errors=True)
+
+
+def queue_rows(text: str) -> dict[str, dict[str, str]]:
+    keys = ["job", "state", "node", "oversubscribe", "start", "end", "comment"]
+    return {r[0]: dict(zip(keys, r, strict=True)) for r in (ln.split("|") for ln in text.splitlines())
+            if len(r) == len(keys)}
+
+
+def test_the_trial_jobs_ran_as_slurm_jobs_on_their_own_nodes(slurm_fleet):
+    """squeue showed every trial job running on its node and holding it exclusively; inside, the
+    job's host name and Slurm's node name were the fleet host's."""
+    seen = slurm_fleet["watch"].seen
+    running = {job_of(c): (node, over) for _, st, node, over, c in seen if st == "RUNNING" and job_of(c)}
+    assert set(running) == set(JOBS), sorted(seen)
+    for (host, _), (node, over) in running.items():
+        assert node == host and over == "NO", (host, node, over)  # --nodelist=<host> --exclusive
+    repo = slurm_fleet["repo"]
+    for host, exp in JOBS:
+        ran = json.loads((repo / "results/fleet" / host / exp / "ran_on.json").read_text())
+        assert ran["hostname"] == host and ran["as"] == host, ran
+
+
+def test_no_two_trial_jobs_shared_a_node_and_the_nodes_ran_side_by_side(slurm_fleet):
+    """Slurm's start and end times of every trial job (both runs, the failed ones too), and the
+    trial records' own times of the jobs that completed."""
+    rows = [r for r in queue_rows(slurm_fleet["queue"]).values() if job_of(r["comment"]) and r["start"] != "N/A"]
+    assert {job_of(r["comment"]) for r in rows} == set(JOBS), slurm_fleet["queue"]
+    spans = {r["job"]: (r["node"], datetime.fromisoformat(r["start"]), datetime.fromisoformat(r["end"]))
+             for r in rows}
+    for a, (na, *ia) in spans.items():
+        for b, (nb, *ib) in spans.items():
+            if a < b and na == nb:
+                assert not overlap(ia, ib), (a, b, spans[a], spans[b])
+    assert any(overlap(ia, ib) for a, (na, *ia) in spans.items() for b, (nb, *ib) in spans.items() if na < nb), spans
+    repo = slurm_fleet["repo"]
+    trials = {}
+    for host, exp in JOBS:
+        recs = [json.loads(p.read_text()) for p in (repo / "results/fleet" / host / exp / "trials").glob("*.json")]
+        trials[(host, exp)] = (min(datetime.fromisoformat(r["start"]) for r in recs),
+                               max(datetime.fromisoformat(r["end"]) for r in recs))
+    for host in ("node1", "node2"):
+        assert not overlap(trials[(host, "seekmodel")], trials[(host, "crystalmark")]), trials
+
+
+def test_scancel_and_a_node_set_down_are_failed_jobs_and_the_rerun_runs_only_them(slurm_fleet):
+    first, rerun, watch = slurm_fleet["first"], slurm_fleet["rerun"], slurm_fleet["watch"]
+    text = first.stdout + first.stderr
+    assert not watch.errors, watch.errors
+    assert watch.cancelled and watch.downed, (watch.cancelled, watch.downed, text[-3000:])
+    cancelled, downed = watch.cancelled, watch.downed
+    assert first.returncode != 0, text[-3000:]
+    assert f"SLURM-job '{cancelled[0]}' failed, SLURM status is: 'CANCELLED'" in text, text[-4000:]
+    assert f"SLURM-job '{downed[0]}' failed due to a node failure, SLURM status is: 'NODE_FAIL'" in text, \
+        text[-4000:]
+    assert slurm_fleet["resumed"].returncode == 0, slurm_fleet["resumed"].stderr
+    first_rows = queue_rows(slurm_fleet["queue_first"])
+    assert first_rows[cancelled[0]]["state"] == "CANCELLED" and first_rows[downed[0]]["state"] == "NODE_FAIL"
+    completed = {job_of(r["comment"]) for r in first_rows.values() if r["state"] == "COMPLETED"}
+    assert completed == set(JOBS) - {("node3", "seekmodel"), tuple(downed[1].split("/"))}, first_rows
+    # The rerun: exactly the two failed jobs, as new Slurm jobs, and nothing else.
+    assert rerun.returncode == 0, rerun.stdout[-3000:] + rerun.stderr[-4000:]
+    assert job_count(rerun.stdout + rerun.stderr, "fleet_trial") == 2
+    new = {job_of(r["comment"]) for j, r in queue_rows(slurm_fleet["queue"]).items()
+           if j not in first_rows and job_of(r["comment"])}
+    assert new == {("node3", "seekmodel"), tuple(downed[1].split("/"))}, new
+
+
+def test_the_merge_has_one_row_per_node_and_names_each(slurm_fleet):
+    merged, repo = slurm_fleet["merged"], slurm_fleet["repo"]
+    assert merged.returncode == 0, merged.stdout[-3000:] + merged.stderr[-4000:]
+    rows = merge_rows(repo)
+    assert [r["host"] for r in rows] == NODES
+    assert all(r["status"] == "complete" and r["missing"] == "" for r in rows), rows
+    assert [r["completed"].split() for r in rows] == [["seekmodel", "crystalmark"]] * 2 + [["seekmodel"]]
+    tex = (repo / "results/fleet/section.tex").read_text()
+    assert "The experiments ran on 3 host(s) (node1, node2, node3)" in tex
+    assert "Every host returned every experiment" in tex
+    body = tex[tex.index("\\begin{table*}"):]
+    assert all(re.search(rf"^{n} &", body, re.M) for n in NODES), body
+
+
+def test_the_cluster_leaves_nothing_behind(slurm_fleet):
+    """After stop: no daemon or job process of the cluster, no veth pair, no mount, and the
+    paging state as it was before (pagelab state show)."""
+    stopped = slurm_fleet["stopped"]
+    assert stopped.returncode == 0, stopped.stdout + stopped.stderr
+    assert "stopped slurmctld" in stopped.stdout and "stopped munged" in stopped.stdout, stopped.stdout
+    assert sum("stopped slurmd node" in ln for ln in stopped.stdout.splitlines()) == len(NODES), stopped.stdout
+    assert slurm_fleet["left"] == {"processes": [], "veths": [], "mounts": []}, slurm_fleet["left"]
+    assert slurm_fleet["after"] == slurm_fleet["before"]
+    assert "COMPLETED" in slurm_fleet["jobcomp"] and "NODE_FAIL" in slurm_fleet["jobcomp"]
