@@ -203,9 +203,10 @@ def test_a_trial_whose_hogs_left_the_working_set_in_ram_is_rejected_and_another_
         return real_cgroup(self, name, memory_limit=memory_limit + extra, **kw)
 
     monkeypatch.setattr(state.State, "cgroup", roomy_first)
-    cfg = {"arms": ["own"], "disk_profile": "hdd5400-2008", "tier_profile": "tiered-readyboost", "fill_ratio": 0.5,
-           "zswap_compressor": "lzo", "zram_algorithm": "lzo-rle", "rng_seed": 1, "ram": "24M", "hog_rounds": 2,
-           "repetitions": {"n_min": 2, "n_max": 2, "ci_pct": 50}, "profile": "quick"}
+    from pagelab import config
+
+    cfg = {**config.load(overrides={"profile": "quick"})["readyboost"], "arms": ["own"], "rng_seed": 1,
+           "hog_rounds": 2, "repetitions": {"n_min": 2, "n_max": 2, "ci_pct": 50}}
     before = state.show()
     rb.run(cfg, tmp_path / "out", disk_tmp)
     assert state.show() == before

@@ -376,7 +376,8 @@ def run_trial(st: state.State, cfg: dict[str, Any], trial: trials.Trial, scratch
             agent = (Agent(v.pid, cg.path("memory"), work / "agent", mode=arm.agent,
                            devices=swap_devices(swap_dev), files=file_set_dir(scratch) if d.file_cache else None,
                            poll_ms=float(cfg["agent_poll_ms"]), group=parse_size(cfg["agent_group"]),
-                           max_rate=parse_size(str(cfg["agent_max_rate"])), done_below=int(BACK_SHARE * ws),
+                           max_rate=parse_size(str(cfg["agent_max_rate"])) if cfg.get("agent_max_rate") else 0,
+                           done_below=int(BACK_SHARE * ws),
                            depth=int(cfg["agent_depth"]), priority=cfg["agent_priority"])
                      if arm.agent else None)
             with agent or nullcontext():
