@@ -166,11 +166,12 @@ def test_standby_ran_or_says_why(built):
     assert m["standby.own.trim_only.pswpin_pages"]["value"] == 0
 
 
-def test_readyboost_counted_trials_are_valid_and_the_tier_shortens_recovery(built):
+def test_readyboost_counted_trials_are_valid_and_the_mechanism_shows(built):
     """The quick readyboost run: every counted trial passed its validity check with no task
-    killed, and in the medians the flash tier, empty or warm, beats the bare disk (the paired
-    ratios were 0.83-0.88 in the reference run). Warm against cold is not asserted: at this
-    scale the two were within a few per cent (0.95-1.05), which the paper's RBO verdict reports."""
+    killed; the agent's restore left at most 1 % of the working set for the victim's re-touch to
+    read from swap (its major faults; the bare disk without the agent faulted); and with the agent
+    reading between the hog rounds the tier served the restore from its flash (hit share 1.00 in
+    the reference run against 0.24 with the agent waiting for the hogs to end)."""
     import os
 
     import pandas as pd
@@ -183,10 +184,13 @@ def test_readyboost_counted_trials_are_valid_and_the_tier_shortens_recovery(buil
     counted = trials[~trials["warmup"].astype(bool) & trials["valid"].astype(bool)]
     assert (counted["status"] == "ok").all() and (counted["oom_kills"] == 0).all()
     assert (counted.groupby("arm").size() >= 5).all()
-    m = json.loads((r / "measurements.json").read_text())
-    hdd = m["readyboost.hdd.recovery_s"]["value"]
-    assert m["readyboost.tier_cold.recovery_s"]["value"] < hdd
-    assert m["readyboost.tier_warm.recovery_s"]["value"] < hdd
+    by_arm = counted.groupby("arm")
+    agent = counted[counted["arm"] != "hdd"]
+    assert (agent["majflt"] <= 0.01 * agent["working_set"] / 4096).all()
+    assert by_arm["majflt"].min()["hdd"] > 0
+    hit = by_arm["tier_hit_share_restore"].median()
+    assert hit["tier_between"] > hit["tier_after"], hit
+    assert (counted[counted["arm"] == "tier_between"]["agent_rewritten"] == 0).all()
 
 
 def test_verdicts_are_stable_against_the_recorded_quick_run(built, recorded_results):

@@ -15,7 +15,9 @@ PAGES = WS // rb.PAGE
 
 def result(**kw):
     base = {"evicted_share": 1.0, "readback_share": 1.0, "hogs_killed": 0, "working_set": WS,
-            "tier_blocks_at_start": float("nan")}
+            "tier_loaded_at_start": float("nan"), "back_s": 1.0, "restore_window_s": 2.0,
+            "agent_coverage": 1.0, "agent_rounds_requested": PAGES, "agent_rounds_swapins": PAGES,
+            "agent_rewritten": 0}
     return {**base, **kw}
 
 
@@ -23,22 +25,35 @@ def test_validity_names_what_did_not_happen():
     assert rb.validity({"arm": "hdd"}, result()) is None
     assert "killed" in rb.validity({"arm": "hdd"}, result(hogs_killed=1))
     assert "pushed out 50.0 %" in rb.validity({"arm": "hdd"}, result(evicted_share=0.5))
+    # without the agent the re-touch must read the working set back from swap ...
     assert "still in RAM" in rb.validity({"arm": "hdd"}, result(readback_share=0.2))
-    assert rb.validity({"arm": "tier_cold"}, result(tier_loaded_at_start=0.0)) is None
-    assert "must start empty" in rb.validity({"arm": "tier_cold"}, result(tier_loaded_at_start=PAGES / 2))
-    assert rb.validity({"arm": "tier_warm"}, result(tier_loaded_at_start=PAGES)) is None
-    assert rb.validity({"arm": "tier_warm"}, result(tier_loaded_at_start=3.0)) is None   # earned, however little
-    assert "did not load" in rb.validity({"arm": "tier_warm"}, result(tier_loaded_at_start=0.0))
-    assert "did not load" in rb.validity({"arm": "tier_warm"}, result(tier_loaded_at_start=float("nan")))
+    # ... with it, the agent's restore must bring it back (the re-touch then reads nothing)
+    assert rb.validity({"arm": "hdd_after"}, result(readback_share=0.0)) is None
+    assert "not back in RAM within 2 s" in rb.validity({"arm": "hdd_after"}, result(back_s=float("nan")))
+    assert rb.validity({"arm": "tier_after"}, result(tier_loaded_at_start=0.0)) is None
+    assert "must start empty" in rb.validity({"arm": "tier_after"}, result(tier_loaded_at_start=PAGES / 2))
+    # between the rounds: the agent read pages back while the hogs ran, and dropped (did not
+    # rewrite) what it read; how much of the working set it reached is a result
+    assert rb.validity({"arm": "tier_between"}, result(tier_loaded_at_start=0.0)) is None
+    assert rb.validity({"arm": "hdd_between"}, result(agent_coverage=0.3)) is None
+    assert "read nothing back" in rb.validity({"arm": "hdd_between"}, result(agent_rounds_swapins=0))
+    assert rb.validity({"arm": "hdd_after"}, result(agent_rounds_swapins=0)) is None   # after: nothing to read
+    why = rb.validity({"arm": "hdd_between"}, result(agent_rewritten=PAGES // 10))
+    assert why is not None and "written to swap again rather than dropped" in why
+    assert rb.validity({"arm": "hdd_between"}, result(agent_rewritten=PAGES // 200)) is None
 
 
-def frame(cold_factor):
+def frame(little, enough, inter=1.0):
+    """Five interleaved rounds of the four factorial arms and the bare disk without the agent:
+    hdd_between = hdd_after = t, tier_after = little * t, tier_between = enough * t."""
     rows = []
     for i in range(5):
-        hdd = 10.0 + i
-        for arm, t in (("hdd", hdd), ("tier_cold", hdd * cold_factor), ("tier_warm", hdd * 0.25)):
-            rows.append({"arm": arm, "order": len(rows), "recovery_s": t, "evicted_share": 1.0, "majflt": 100,
-                         "pswpin": 100, "device_cache_hit_bytes": 0.0, "device_read_bytes": 1.0})
+        t = 10.0 + i
+        for arm, v in (("hdd", 0.0), ("hdd_after", t), ("hdd_between", t * inter), ("tier_after", t * little),
+                       ("tier_between", t * enough)):
+            rows.append({"arm": arm, "order": len(rows), "recovery_s": v, "settle_s": v, "cached_s": v,
+                         "back_s": v, "retouch_s": 20.0 if arm == "hdd" else 0.5, "hog_s": 30.0,
+                         "evicted_share": 1.0, "majflt": 100})
     return pd.DataFrame(rows)
 
 
@@ -55,20 +70,42 @@ def test_hogs_that_ran_apart_make_the_trial_invalid():
     assert rb.validity({"arm": "zswap"}, result(killed=why)) == why
 
 
-def test_paired_ratios_and_sentences_follow_the_data():
-    f = frame(0.77)
+def test_paired_ratios_interaction_and_sentences_follow_the_data():
+    f = frame(0.77, 0.23)
     rat = rb.ratios(f)
-    assert abs(rat["tier_cold_vs_hdd"].value - 0.77) < 1e-9 and rat["tier_cold_vs_hdd"].n == 5
-    assert abs(rat["tier_warm_vs_hdd"].value - 0.25) < 1e-9
+    assert abs(rat["tier_after_vs_hdd_after"].value - 0.77) < 1e-9 and rat["tier_after_vs_hdd_after"].n == 5
+    assert abs(rat["tier_between_vs_hdd_after"].value - 0.23) < 1e-9
+    # (tier_between / hdd_between) / (tier_after / hdd_after) = 0.23 / 0.77: prefetching between
+    # the rounds helps behind the tier only, as the seed's explanation says
+    assert abs(rat["interaction"].value - 0.23 / 0.77) < 1e-9
+    assert abs(rat["retouch.hdd_after_vs_hdd"].value - 0.5 / 20) < 1e-9
+    assert "hdd_after_vs_hdd" not in rat   # the bare disk without the agent recovers at 0 s: no ratio
     m = rb.macros(rb.summarise(f), rat, None, "quick", None)
-    assert m["ReadyboostWarmColdSentence"].endswith("warm was faster than cold")
-    # The same data with the cold arm as fast as the warm one: the sentence says so.
-    rat2 = rb.ratios(frame(0.25))
-    m2 = rb.macros(rb.summarise(frame(0.25)), rat2, None, "quick", None)
-    assert "no difference is shown" in m2["ReadyboostWarmColdSentence"]
+    assert m["ReadyboostPrefetchTierSentence"].endswith("recovery was faster")
+    assert "as the seed's explanation says" in m["ReadyboostInteractionSentence"]
+    # The same data with prefetching as good on the bare disk: no interaction is shown.
+    rat2 = rb.ratios(frame(0.77, 0.23, inter=0.23 / 0.77))
+    m2 = rb.macros(rb.summarise(frame(0.77, 0.23, inter=0.23 / 0.77)), rat2, None, "quick", None)
+    assert "no interaction" in m2["ReadyboostInteractionSentence"]
     meas = rb.measurements(rb.summarise(f), rat)
-    assert meas["readyboost.ratio.tier_cold_vs_hdd"]["n"] == 5
-    assert set(meas) >= {"readyboost.hdd.recovery_s", "readyboost.tier_warm.recovery_s"}
+    assert meas["readyboost.ratio.tier_after_vs_hdd_after"]["n"] == 5
+    assert abs(rat["back.interaction"].value - 0.23 / 0.77) < 1e-9
+    assert set(meas) >= {"readyboost.hdd_after.recovery_s", "readyboost.tier_between.recovery_s",
+                         "readyboost.tier_between.back_s", "readyboost.hdd.retouch_s", "readyboost.ratio.interaction"}
+
+
+def test_the_recovery_criteria_on_series_with_known_answers():
+    """Seed 000: recovery ends when the disk is busy at most 30 % over a window or when cached
+    reaches 300 MB of 3 GB, whichever comes first; the working set is back when at most 1 % of
+    it is only in swap."""
+    ram, ws = 3 << 30, 1400 << 20
+    cached = [(0.25 * i, 40e6 * 0.25 * i) for i in range(81)]        # 40 MB/s from 0
+    assert rb.cached_time(cached, ram) == 8.25                        # first sample >= 322 MB
+    assert rb.cached_time(cached[:10], ram) != rb.cached_time(cached[:10], ram)   # never: NaN
+    out = [(0.25 * i, max(0.0, 380e6 - 20e6 * 0.25 * i)) for i in range(81)]     # 380 MB out, 20 MB/s back
+    assert rb.back_time(out, ws) == 18.5                               # <= 14.7 MB out from 18.27 s
+    assert rb.recovery_time(9.5, 8.25) == 8.25 and rb.recovery_time(float("nan"), 8.25) == 8.25
+    assert rb.recovery_time(float("nan"), float("nan")) != rb.recovery_time(float("nan"), float("nan"))
 
 
 def test_the_seed_design_pushes_out_the_share_the_seed_describes():
@@ -166,9 +203,10 @@ def test_a_trial_whose_hogs_left_the_working_set_in_ram_is_rejected_and_another_
         return real_cgroup(self, name, memory_limit=memory_limit + extra, **kw)
 
     monkeypatch.setattr(state.State, "cgroup", roomy_first)
-    cfg = {"arms": ["own"], "disk_profile": "hdd5400-2008", "tier_profile": "tiered-readyboost", "fill_ratio": 0.5,
-           "zswap_compressor": "lzo", "zram_algorithm": "lzo-rle", "rng_seed": 1, "ram": "24M", "hog_rounds": 2,
-           "repetitions": {"n_min": 2, "n_max": 2, "ci_pct": 50}, "profile": "quick"}
+    from pagelab import config
+
+    cfg = {**config.load(overrides={"profile": "quick"})["readyboost"], "arms": ["own"], "rng_seed": 1,
+           "hog_rounds": 2, "repetitions": {"n_min": 2, "n_max": 2, "ci_pct": 50}}
     before = state.show()
     rb.run(cfg, tmp_path / "out", disk_tmp)
     assert state.show() == before
@@ -203,13 +241,14 @@ def real_trials(tmp_path, monkeypatch, disk_tmp, profile: str, arm: str, seeds: 
     return cfg, results
 
 
-@pytest.mark.parametrize("arm", ["hdd", "tier_cold"])
+@pytest.mark.parametrize("arm", ["hdd", "tier_after"])
 def test_the_full_profiles_sizes_on_the_emulated_disks_kill_no_task(tmp_path, monkeypatch, disk_tmp, arm):
     """The real kernel at the full profile's sizes (its cgroup, working set, hogs and 20 hog
-    rounds), swap on the emulated 2008 disk bare and behind the flash tier: reclaim to a 50 MB/s
-    disk cannot keep up with two hogs, and the group's tasks wait for it instead of being killed
-    (memcg OOM kills 0); the trial is valid. The re-touch is in address order (the hog phase,
-    where a kill would happen, is the full profile's own; a random re-touch would add a minute)."""
+    rounds), swap on the emulated 2008 disk bare and behind the flash tier (with the agent
+    restoring after the hogs): reclaim to a 50 MB/s disk cannot keep up with two hogs, and the
+    group's tasks wait for it instead of being killed (memcg OOM kills 0); the trial is valid.
+    The re-touch is in address order (the hog phase, where a kill would happen, is the full
+    profile's own; a random re-touch would add a minute)."""
     cfg, [result] = real_trials(tmp_path, monkeypatch, disk_tmp, "full", arm, [7])
     assert cfg["ram"] == "96M" and cfg["hog_rounds"] == 20
     assert result["oom_kills"] == 0 and result["hogs_killed"] == 0, result["killed"]
@@ -219,32 +258,34 @@ def test_the_full_profiles_sizes_on_the_emulated_disks_kill_no_task(tmp_path, mo
 
 def test_the_quick_profiles_hogs_push_the_working_set_out_under_zswap_every_time(tmp_path, monkeypatch, disk_tmp):
     """The real kernel at the quick profile's sizes (a 24 MiB group, an 8 MiB working set, two
-    16 MiB hogs, 2 rounds) with zswap in front of the emulated disk, ten trials: every one pushes
-    the whole working set out and is valid. Swapping to zswap is so fast that a hog's round takes
-    ~15 ms, less than the skew between two hogs' starts; before the hogs held each round side by
-    side (`hog run --barrier`) they often ran one after the other, neither asked for more than the
-    group, and 5 of 22 such trials this way kept 12-66 % of the working set in RAM (invalid)."""
+    16 MiB hogs, 6 rounds) with zswap in front of the emulated disk, ten trials: every one
+    pushes the whole working set out, the agent reads it back, and the trial is valid. Swapping
+    to zswap is so fast that a hog's round takes ~15 ms, less than the skew between two hogs'
+    starts; before the hogs held each round side by side (`hog run --barrier`) they often ran
+    one after the other, neither asked for more than the group, and 5 of 22 such trials this way
+    kept 12-66 % of the working set in RAM (invalid)."""
     if not os.path.exists("/sys/module/zswap"):
         pytest.skip("needs zswap")
     cfg, results = real_trials(tmp_path, monkeypatch, disk_tmp, "quick", "zswap", list(range(100, 110)))
-    assert cfg["ram"] == "24M" and cfg["hog_rounds"] == 2
+    assert cfg["ram"] == "24M" and cfg["hog_rounds"] == 6
     reasons = [rb.validity({"arm": "zswap"}, r) for r in results]
     assert reasons == [None] * 10, reasons
-    assert all(r["evicted_share"] == 1.0 and r["zswpin"] > 0 for r in results)
+    assert all(r["evicted_share"] == 1.0 and r["agent_restore_swapins"] > 0 for r in results)
 
 
-def test_the_warm_caveat_speaks_only_when_the_seconds_agree_without_the_effect():
-    """RB3's window is 28-43.75 s: a warm tier at ~35 s that was no faster than the bare disk gets
-    the sentence; one that was faster (the seed's effect), or lies outside the window, does not."""
-    from pagelab.stats import Estimate
-
-    def summary(lo, hi):
-        return pd.DataFrame([{"arm": "tier_warm", "recovery_s": (lo + hi) / 2, "lo": lo, "hi": hi}])
-
-    slower = {"tier_warm_vs_hdd": Estimate(1.18, 1.02, 1.23, 5, "paired")}
-    faster = {"tier_warm_vs_hdd": Estimate(0.23, 0.2, 0.26, 5, "paired")}
-    text = rb.warm_caveat(summary(32.6, 36.1), slower)
-    assert "did not shorten recovery" in text and "1.18" in text and "28.0--43.8" in text.replace("43.75", "43.8")
-    assert rb.warm_caveat(summary(32.6, 36.1), faster) == ""
-    assert rb.warm_caveat(summary(60.0, 70.0), slower) == ""
-    assert rb.warm_caveat(summary(32.6, 36.1), {}) == ""
+def test_behind_the_tier_prefetching_between_the_rounds_fills_the_flash(tmp_path, monkeypatch, disk_tmp):
+    """The real kernel and the emulated tier (FUSE) at the quick profile's sizes, one trial of
+    each tier arm: with the agent reading between the hog rounds, its reads pass through the tier,
+    which copies them; the pages it read were dropped, not written again; and so at the end of the
+    rounds the flash holds most of the victim's swap blocks: the restore, which reads each block
+    out of RAM once, is served mostly by the flash (its hit share), and more of it than when the
+    agent waits for the hogs to end (the flash then holds only the page-out copies its queue took)."""
+    _, [between] = real_trials(tmp_path, monkeypatch, disk_tmp, "quick", "tier_between", [11])
+    _, [after] = real_trials(tmp_path, monkeypatch, disk_tmp, "quick", "tier_after", [11])
+    assert rb.validity({"arm": "tier_between"}, between) is None, rb.validity({"arm": "tier_between"}, between)
+    assert rb.validity({"arm": "tier_after"}, after) is None, rb.validity({"arm": "tier_after"}, after)
+    assert between["agent_rounds_swapins"] > 0 and between["agent_rewritten"] == 0
+    assert after["agent_rounds_requested"] == 0
+    assert between["tier_hit_share_restore"] >= 0.5, between["tier_hit_share_restore"]
+    assert between["tier_hit_share_restore"] > after["tier_hit_share_restore"]
+    assert between["tier_blocks_end_rounds"] > after["tier_blocks_end_rounds"]

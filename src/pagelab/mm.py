@@ -60,3 +60,25 @@ def swapped_bytes(pid: int) -> int:
         if line.startswith("Swap:"):
             return int(line.split()[1]) * 1024
     return 0
+
+
+def touch(pid: int, address: int, length: int, write: bool = False) -> int:
+    """Touch every page of [address, address+length) of process `pid` from outside: read it
+    (process_vm_readv, a read fault in that process's memory for a page not present) and, with
+    `write`, write the same bytes back (process_vm_writev, a write fault: the page is then
+    dirty, its contents unchanged). Returns the bytes touched."""
+    chunk = 1 << 20
+    buf = ctypes.create_string_buffer(chunk)
+    done = 0
+    while done < length:
+        n = min(chunk, length - done)
+        local = _Iovec(ctypes.addressof(buf), n)
+        remote = _Iovec(address + done, n)
+        for fn in (_libc.process_vm_readv,) + ((_libc.process_vm_writev,) if write else ()):
+            got = fn(ctypes.c_int(pid), ctypes.byref(local), ctypes.c_ulong(1), ctypes.byref(remote),
+                     ctypes.c_ulong(1), ctypes.c_ulong(0))
+            if got < 0:
+                err = ctypes.get_errno()
+                raise OSError(err, os.strerror(err))
+        done += n
+    return done

@@ -72,6 +72,30 @@ def cacheflood_cmd(set_dir: Path, set_size: int, nbytes: int, seed: int | None =
             + (["--seed", str(seed)] if seed is not None else []) + ["--output-format", "json"])
 
 
+def superfetch_cmd(pid: int, cgroup_dir: Path, mode: str, go: Path, stop: Path, ready: Path, done: Path,
+                   devices: list[str] | None = None, files: Path | None = None, poll_ms: float = 50,
+                   group: int = 128 << 10, max_rate: int = 0, free_start: int | None = None,
+                   free_stop: int | None = None, done_below: int | None = None, depth: int = 1,
+                   priority: str = "low") -> list[str]:
+    """`superfetch`: the Superfetch analogue watching `pid` and its memory cgroup (mode after or
+    between; pagelab.superfetch drives it)."""
+    cmd = [str(tool_path("superfetch")), "--pid", str(pid), "--cgroup", str(cgroup_dir), "--mode", mode,
+           "--go", str(go), "--stop", str(stop), "--ready", str(ready), "--done", str(done),
+           "--poll", f"{poll_ms:g}ms", "--group", str(group), "--max-rate", str(max_rate), "--depth", str(depth),
+           "--priority", priority]
+    if devices:
+        cmd += ["--devices", ",".join(devices)]
+    if files is not None:
+        cmd += ["--files", str(files)]
+    if free_start is not None:
+        cmd += ["--free-start", str(free_start)]
+    if free_stop is not None:
+        cmd += ["--free-stop", str(free_stop)]
+    if done_below is not None:
+        cmd += ["--done-below", str(done_below)]
+    return cmd
+
+
 def iobench_crystalmark_cmd(file: Path, size: int, sets: int, seed: int, set_time_s: float = 0.0,
                             buffered: bool = False, keep_file: bool = False) -> list[str]:
     """`iobench crystalmark`: CrystalMark 2004R2's disk sequence."""

@@ -1,0 +1,220 @@
+"""The Superfetch analogue (native/superfetch) and the kernel facts it rests on, on the real
+kernel: swap, a memory cgroup, process_madvise(MADV_WILLNEED), and the emulated disk behind FUSE.
+
+Kernel facts (mm/memory.c should_try_to_free_swap, mm/vmscan.c shrink_folio_list): a page read
+back from swap keeps its slot while swap is under half full, so when it is reclaimed again
+untouched it is dropped without a write; a dirtied one is written."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import time
+from pathlib import Path
+
+import pytest
+
+from pagelab import counters, mm, state
+from pagelab.superfetch import Agent, swap_devices
+from pagelab.victim import Victim
+
+PAGE = os.sysconf("SC_PAGE_SIZE")
+root_only = pytest.mark.skipif(os.geteuid() != 0, reason="needs root (swap, a memory cgroup, process_madvise)")
+
+
+def vm(name: str) -> float:
+    return counters.vmstat().get(name, 0.0)
+
+
+def drain(cg: state.Cgroup, limit: int) -> None:
+    """Reclaim the group down to a few hundred KiB and give it `limit` again: shrink_folio_list
+    runs over every reclaimable page, as it would for a hog's allocation (a write of the limit
+    reclaims before it returns; the kernel gives up with EBUSY when a pass frees nothing, e.g.
+    while the pages are still being written, or only moved just-touched pages to the inactive
+    list, so the limit steps down and the steps are tried again)."""
+    usage = cg.path("memory") / "memory.usage_in_bytes"
+    for _ in range(100):
+        for low in (4 << 20, 1 << 20, 512 << 10):
+            try:
+                cg.set("memory", cg.limit_file(), str(low), expect_rounded=True)
+            except state.StateError:
+                pass   # EBUSY: the next, lower step goes on from what this one reclaimed
+        if int(usage.read_text()) <= 1 << 20:
+            break
+        time.sleep(0.05)   # pages still being written cannot be reclaimed yet
+    cg.set("memory", cg.limit_file(), str(limit), expect_rounded=True)
+    assert int(usage.read_text()) <= 1 << 20, "the group could not be reclaimed down to 1 MiB"
+
+
+def swapped_out(cg: state.Cgroup, v: Victim, limit: int) -> int:
+    """Pushes the victim's whole working set to swap and out of RAM (MADV_PAGEOUT, then the swap
+    cache reclaimed); returns the pages only in swap (memory.stat swap)."""
+    mm.pageout(v.pid, int(v.info["address"]), int(v.info["size"]))
+    drain(cg, limit)
+    return int(cg.stat()["swap"]) // PAGE
+
+
+def swap_used_pages(path: Path) -> int:
+    """Slots in use on the swap area at `path` (/proc/swaps, in KiB)."""
+    for line in Path("/proc/swaps").read_text().splitlines()[1:]:
+        f = line.split()
+        if Path(f[0]).resolve() == Path(path).resolve():
+            return int(f[3]) * 1024 // PAGE
+    raise AssertionError(f"{path} is not swap")
+
+
+@pytest.fixture
+def session(tmp_path, monkeypatch):
+    monkeypatch.setenv("PAGELAB_JOURNAL", str(tmp_path / "journal.jsonl"))
+    from conftest import build_native
+
+    build_native()
+    before = state.show()
+    with state.session() as st:
+        yield st
+    assert state.show() == before
+
+
+@root_only
+@pytest.mark.parametrize("swap_mib", [64, 12])
+def test_a_swapped_in_page_keeps_its_slot_only_while_swap_is_under_half_full(session, disk_tmp, swap_mib):
+    """8 MiB (2048 pages) pushed to swap, read back by faults (process_vm_readv: read faults,
+    nothing written), reclaimed again. With 64 MiB of swap (25 % used) every page kept its slot and
+    is dropped without a write: only the victim's own stack and heap are written (~50 pages).
+    With 12 MiB (3071 slots, 67 % used) each fault freed its page's slot and marked it dirty as
+    long as swap was at least half full (vm_swap_full), so reclaim writes exactly the pages read
+    back before usage fell to half: 2048 - 3071 / 2 = 512, again with the ~50."""
+    st = session
+    st.swap_file(disk_tmp / "swapfile", swap_mib << 20)
+    limit = 64 << 20
+    cg = st.cgroup("sftest", memory_limit=limit)
+    with Victim(8 << 20, "ratio:0.5", 3, disk_tmp / "victim", cg, timeout=120) as v:
+        pages = int(v.info["size"]) // PAGE
+        assert swapped_out(cg, v, limit) >= 0.95 * pages
+        used = swap_used_pages(disk_tmp / "swapfile")   # every slot in use, the victim's stack too
+        in0 = vm("pswpin")
+        mm.touch(v.pid, int(v.info["address"]), int(v.info["size"]))
+        assert vm("pswpin") - in0 >= 0.95 * pages
+        out0 = vm("pswpout")
+        drain(cg, limit)
+        written = vm("pswpout") - out0
+        assert int(cg.stat()["swap"]) // PAGE >= 0.95 * pages   # out of RAM again either way
+        slots = (swap_mib << 20) // PAGE - 1
+        freed_on_fault = max(0, used - slots // 2)
+        assert freed_on_fault <= written <= freed_on_fault + 0.05 * pages, (written, freed_on_fault)
+        if swap_mib == 12:
+            assert written >= 400   # the rule is at work, not the noise of a few stray pages
+        assert v.retouch()["verify"]["ok"]
+
+
+@root_only
+def test_the_agent_reads_swapped_pages_into_the_swap_cache_and_they_are_dropped_not_rewritten(session, disk_tmp):
+    """Swap on the emulated 2008 disk (FUSE), 8 MiB of a victim out of RAM. After --go the agent
+    (process_madvise MADV_WILLNEED) reads >= 90 % of them into the swap cache: pswpin rises,
+    nothing is left only in swap, and it says so (--done). Reclaimed again, the untouched pages
+    cost no page-out; half of them dirtied first (process_vm_writev of the same bytes: a write
+    fault frees the slot) are written again, and only those. The victim's re-touch of pages in
+    the swap cache is minor faults only."""
+    from pagelab.devices import emulated_swap
+
+    st = session
+    disk = emulated_swap(st, "hdd5400-2008", disk_tmp / "dev", 64 << 20)
+    limit = 32 << 20
+    cg = st.cgroup("sftest", memory_limit=limit)
+    with Victim(8 << 20, "ratio:0.5", 4, disk_tmp / "victim", cg, timeout=120) as v:
+        addr, size = int(v.info["address"]), int(v.info["size"])
+        pages = size // PAGE
+        out = swapped_out(cg, v, limit)
+        assert out >= 0.95 * pages
+        in0 = vm("pswpin")
+        with Agent(v.pid, cg.path("memory"), disk_tmp / "agent", mode="after", devices=swap_devices(disk.loop),
+                   poll_ms=20) as agent:
+            agent.hogs_gone()
+            assert agent.wait_done(60), "the agent did not finish its restore"
+            report = agent.stop()
+        read = vm("pswpin") - in0
+        assert read >= 0.9 * out and report["restore"]["swapins"] >= 0.9 * out
+        assert int(cg.stat()["swap"]) <= 0.01 * size and int(cg.stat()["swapcached"]) >= 0.9 * size
+        assert report["rewritten_pages"] == 0 and report["priority"] == {"nice": "19", "sched": "batch",
+                                                                         "ioprio": "idle"}
+        # untouched: dropped without a write
+        out0 = vm("pswpout")
+        drain(cg, limit)
+        assert vm("pswpout") - out0 <= 0.05 * pages
+        assert int(cg.stat()["swap"]) >= 0.95 * size
+        # read back again, half dirtied: those, and only those, are written
+        with Agent(v.pid, cg.path("memory"), disk_tmp / "agent", mode="after", devices=swap_devices(disk.loop),
+                   poll_ms=20) as agent:
+            agent.hogs_gone()
+            assert agent.wait_done(60)
+        mm.touch(v.pid, addr, size // 2, write=True)
+        out0 = vm("pswpout")
+        drain(cg, limit)
+        written = vm("pswpout") - out0
+        assert 0.45 * pages <= written <= 0.55 * pages, written
+        # and once more: the re-touch finds every page in the swap cache
+        with Agent(v.pid, cg.path("memory"), disk_tmp / "agent", mode="after", devices=swap_devices(disk.loop),
+                   poll_ms=20) as agent:
+            agent.hogs_gone()
+            assert agent.wait_done(60)
+        rep = v.retouch()
+        assert rep["retouch"]["majflt"] == 0 and rep["retouch"]["minflt"] >= pages and rep["verify"]["ok"]
+
+
+@root_only
+def test_the_agent_stops_within_one_poll_interval_when_a_hog_allocates(session, disk_tmp):
+    """A 24 MiB restore from the emulated disk (a few seconds); half a second in, a hog takes the
+    group's free memory and holds it for 2 s. From the moment the group's free memory falls below
+    the agent's stop threshold, the agent issues no group after one poll interval (and the one
+    group in flight), and starts none while the hog holds; when the hog exits it resumes and
+    finishes."""
+    from pagelab.devices import emulated_swap
+    from pagelab.tools import hog_run_cmd
+
+    st = session
+    disk = emulated_swap(st, "hdd5400-2008", disk_tmp / "dev", 96 << 20)
+    limit = 48 << 20
+    cg = st.cgroup("sftest", memory_limit=limit)
+    poll_s, free_stop = 0.05, 2 << 20
+    with Victim(24 << 20, "ratio:0.5", 5, disk_tmp / "victim", cg, timeout=120) as v:
+        assert swapped_out(cg, v, limit) >= 0.95 * (24 << 20) // PAGE
+        with Agent(v.pid, cg.path("memory"), disk_tmp / "agent", mode="after", devices=swap_devices(disk.loop),
+                   poll_ms=1000 * poll_s, free_start=3 << 20, free_stop=free_stop) as agent:
+            agent.hogs_gone()
+            time.sleep(0.5)
+            hog = subprocess.Popen(hog_run_cmd(40 << 20, 1) + ["--hold", "2s"], stdout=subprocess.DEVNULL,
+                                   preexec_fn=cg.preexec())
+            full_at = None
+            mem = cg.path("memory")
+            while hog.poll() is None:
+                free = (int((mem / "memory.limit_in_bytes").read_text())
+                        - int((mem / "memory.usage_in_bytes").read_text()))
+                if full_at is None and free < free_stop:
+                    full_at = time.monotonic_ns()
+                time.sleep(0.002)
+            hog_end = time.monotonic_ns()
+            assert hog.returncode == 0 and full_at is not None
+            assert agent.wait_done(60)
+            report = agent.stop()
+        windows = report["windows"]
+        assert report["restore"]["pressure_stops"] >= 1
+        slack = int(poll_s * 1e9) + 200_000_000   # one poll, and the group in flight on a 2008 disk
+        during = [w for w in windows if w["end_ns"] > full_at + slack and w["start_ns"] < hog_end]
+        assert not during, (full_at, hog_end, during)
+        assert any(w["start_ns"] >= hog_end for w in windows)   # resumed after the hog
+        assert int(cg.stat()["swap"]) <= 0.02 * (24 << 20)
+
+
+def test_bad_options_are_refused_with_the_key_named(native_build: Path, tmp_path):
+    """A cgroup directory without memory files, or a device with no /sys/class/block entry:
+    exit 2, one line naming the option, nothing started."""
+    sf = native_build / "superfetch"
+    common = ["--pid", str(os.getpid()), "--go", str(tmp_path / "go")]
+    out = subprocess.run([sf, *common, "--cgroup", str(tmp_path)], capture_output=True, text=True, timeout=30)
+    assert out.returncode == 2 and "--cgroup" in out.stderr.splitlines()[0]
+    cg = "/sys/fs/cgroup/memory" if Path("/sys/fs/cgroup/memory/memory.limit_in_bytes").exists() else "/sys/fs/cgroup"
+    out = subprocess.run([sf, *common, "--cgroup", cg, "--devices", "nosuchdisk"], capture_output=True, text=True,
+                         timeout=30)
+    assert out.returncode == 2 and "--devices: nosuchdisk" in out.stderr.splitlines()[0]
+    out = subprocess.run([sf, *common, "--cgroup", cg, "--group", "100"], capture_output=True, text=True, timeout=30)
+    assert out.returncode == 2 and "--group" in out.stderr.splitlines()[0]
