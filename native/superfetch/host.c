@@ -100,16 +100,15 @@ int host_memcg(const struct host *h, uint64_t *limit, uint64_t *usage)
 	return err ? err : read_u64(h->memcg, h->v2 ? "memory.current" : "memory.usage_in_bytes", usage);
 }
 
-/* One "name value" line of a cgroup file (memory.stat), or -1. */
-static int64_t stat_field(const char *dir, const char *file, const char *name)
+/* The value of the "name value" line whose name is `name` in a file of such lines
+ * (/proc/vmstat, a cgroup's memory.stat), or -1. */
+static int64_t keyed_field(const char *path, const char *name)
 {
-	char path[4200], key[128];
+	char key[128];
 	long long value;
 	int64_t out = -1;
-	FILE *f;
+	FILE *f = fopen(path, "re");
 
-	snprintf(path, sizeof(path), "%s/%s", dir, file);
-	f = fopen(path, "re");
 	if (!f)
 		return -1;
 	while (fscanf(f, "%127s %lld", key, &value) == 2)
@@ -119,6 +118,15 @@ static int64_t stat_field(const char *dir, const char *file, const char *name)
 		}
 	fclose(f);
 	return out;
+}
+
+/* One "name value" line of a cgroup file (memory.stat), or -1. */
+static int64_t stat_field(const char *dir, const char *file, const char *name)
+{
+	char path[4200];
+
+	snprintf(path, sizeof(path), "%s/%s", dir, file);
+	return keyed_field(path, name);
 }
 
 int64_t host_memcg_swapped(const struct host *h)
@@ -139,20 +147,7 @@ int64_t host_memcg_swapped(const struct host *h)
 
 int64_t host_vmstat(const char *name)
 {
-	char key[128];
-	long long value;
-	int64_t out = -1;
-	FILE *f = fopen("/proc/vmstat", "re");
-
-	if (!f)
-		return -1;
-	while (fscanf(f, "%127s %lld", key, &value) == 2)
-		if (!strcmp(key, name)) {
-			out = value;
-			break;
-		}
-	fclose(f);
-	return out;
+	return keyed_field("/proc/vmstat", name);
 }
 
 int64_t host_swapins(void)
