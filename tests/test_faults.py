@@ -306,7 +306,9 @@ def test_a_restore_while_the_device_stopped_answering_ends_within_the_command_ti
     stopped answering for good: swapoff, the first undo, must read what is still in swap. The
     daemon fails the waiting read after command_timeout_ms and every later one at once (offline),
     so the restore ends within that timeout, leaves nothing behind, and the victim, whose page
-    never came back, is killed by SIGBUS."""
+    never came back, is gone: the restore undoes the cgroup (made after the swap) first and ends
+    its tasks with SIGKILL, which takes effect when the failed read returns; a victim whose read
+    failed before that signal was sent dies of the swap-in error's SIGBUS instead."""
     timeout_s = 2.0
     before = state.show()
     victim = Victim(WS, "ratio:0.5", 3, disk_tmp / "victim", None, order="random", timeout=60)
@@ -326,7 +328,7 @@ def test_a_restore_while_the_device_stopped_answering_ends_within_the_command_ti
         t0 = time.monotonic()
     took = time.monotonic() - t0
     try:
-        assert victim.proc.wait(timeout=30) == -7
+        assert victim.proc.wait(timeout=30) in (-signal.SIGKILL, -signal.SIGBUS)
     finally:
         victim.__exit__(None, None, None)
     assert state.show() == before
