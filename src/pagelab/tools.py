@@ -23,6 +23,12 @@ class ToolError(RuntimeError):
     """A native tool that failed or printed something that is not its JSON."""
 
 
+def _optional(pairs: list[tuple[str, object]]) -> list[str]:
+    """`FLAG VALUE` for each (flag, value) whose value is not None, in order: a tool's optional
+    options."""
+    return [part for flag, value in pairs if value is not None for part in (flag, str(value))]
+
+
 def tool_path(name: str) -> Path:
     path = root() / "native" / "build" / name
     if not path.exists():
@@ -85,15 +91,8 @@ def superfetch_cmd(pid: int, cgroup_dir: Path, mode: str, go: Path, stop: Path, 
            "--priority", priority]
     if devices:
         cmd += ["--devices", ",".join(devices)]
-    if files is not None:
-        cmd += ["--files", str(files)]
-    if free_start is not None:
-        cmd += ["--free-start", str(free_start)]
-    if free_stop is not None:
-        cmd += ["--free-stop", str(free_stop)]
-    if done_below is not None:
-        cmd += ["--done-below", str(done_below)]
-    return cmd
+    return cmd + _optional([("--files", files), ("--free-start", free_start), ("--free-stop", free_stop),
+                            ("--done-below", done_below)])
 
 
 def iobench_crystalmark_cmd(file: Path, size: int, sets: int, seed: int, set_time_s: float = 0.0,
@@ -152,20 +151,9 @@ def iobench_job_cmd(
     cmd = [str(binary or tool_path("iobench")), "job", "--file", str(file), "--rw", rw, "--bs", str(bs)]
     if direct:
         cmd.append("--direct")
-    if size is not None:
-        cmd += ["--size", str(size)]
-    if runtime is not None:
-        cmd += ["--runtime", f"{runtime}s"]
-    if count is not None:
-        cmd += ["--count", str(count)]
-    if seed is not None:
-        cmd += ["--seed", str(seed)]
-    if span is not None:
-        cmd += ["--span", str(span)]
-    if data_file is not None:
-        cmd += ["--data-file", str(data_file)]
-    cmd += ["--output-format", "json"]
-    return cmd
+    cmd += _optional([("--size", size), ("--runtime", None if runtime is None else f"{runtime}s"),
+                      ("--count", count), ("--seed", seed), ("--span", span), ("--data-file", data_file)])
+    return cmd + ["--output-format", "json"]
 
 
 def summarise_job(doc: dict[str, Any], ddir: str = "read") -> dict[str, Any]:
