@@ -26,7 +26,7 @@ import pytest
 import yaml
 
 from conftest import REFERENCE_RECORDING, REPO, VENV_BIN
-from pagelab import cli, config, recording, state
+from pagelab import cli, config, recording, state, tools
 from pagelab.experiment import Experiment, descriptor
 
 SCHEMA = config.load_schema()
@@ -433,6 +433,8 @@ def test_the_docstring_and_docs_name_every_subcommand_and_tool():
     for tool in ("iobench job", "iobench crystalmark", "hog run", "hog victim", "hog populate", "hog dump",
                  "cacheflood", "residency", "simdisk"):
         assert f"`{tool}" in docs, tool
+    for name in tools.names():   # every tool native/Makefile builds
+        assert f"`{name} " in docs, name
 
 
 def test_every_pagelab_call_in_the_workflow_parses():

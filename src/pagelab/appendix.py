@@ -12,7 +12,7 @@ import subprocess
 from pathlib import Path
 from typing import Any
 
-from pagelab import provenance, state
+from pagelab import provenance, state, tools
 from pagelab.experiment import read_json
 from pagelab.latex import escape, write_table
 from pagelab.paths import root
@@ -35,7 +35,7 @@ def virtualisation() -> str:
 
 def tool_versions() -> dict[str, str]:
     out = {}
-    for name in ("iobench", "hog", "cacheflood", "residency", "simdisk"):
+    for name in tools.names():
         path = root() / "native" / "build" / name
         if path.exists():
             out[name] = provenance.tool_version(path)
