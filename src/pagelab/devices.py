@@ -1,5 +1,5 @@
 """Swap on an emulated device: mount `simdisk`, attach a loop device with direct IO over
-MOUNTPOINT/disk, mkswap, swapon; every step journaled through state.py, so teardown (and
+MOUNTPOINT/disk, mkswap, swapon; every step journaled through pagelab.state, so teardown (and
 recovery after kill -9) runs in reverse: swapoff, detach, unmount, end the daemon.
 
 The daemon is started by the harness, outside any memory cgroup under test, and mlocks itself
