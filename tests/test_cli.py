@@ -27,7 +27,7 @@ import yaml
 
 from conftest import REFERENCE_RECORDING, REPO, VENV_BIN
 from pagelab import cli, config, recording, state, tools
-from pagelab.experiment import Experiment, descriptor
+from pagelab.experiment import Experiment
 
 SCHEMA = config.load_schema()
 DEFS = SCHEMA["definitions"]
@@ -114,7 +114,7 @@ def _settings() -> Iterator[tuple[str, str | None, str, dict[str, Any]]]:
 def _cases() -> list[Any]:
     out = []
     for exp, profile, key, sub in _settings():
-        device = key in descriptor(exp).requires.device_keys
+        device = key in config.resource_keys(SCHEMA, exp, "device")
         for what, value, where in _bad_values(sub, device):
             out.append(pytest.param(exp, profile, key, value, where, id=f"{exp}.{key}: {what}"))
     return out

@@ -18,6 +18,7 @@ it without root, FUSE or any trial (make PROFILE=recorded).
 
 from __future__ import annotations
 
+import csv
 import gzip
 import json
 import re
@@ -25,6 +26,7 @@ import shutil
 from pathlib import Path
 from typing import Any
 
+from pagelab import config
 from pagelab.paths import root
 from pagelab.records import read_record, write_json_atomic, write_text_atomic
 
@@ -142,8 +144,6 @@ def _check_trials_csv(path: Path) -> list[str]:
     """The trial ids of a trials.csv that is whole: a header naming TRIALS_COLUMNS, every row as
     many fields as the header, and the final newline the writer ends with (a file cut short
     lacks it). RecordingError naming the file otherwise."""
-    import csv
-
     try:
         text = path.read_text()
     except (OSError, UnicodeDecodeError) as exc:
@@ -173,8 +173,6 @@ def check_run(run: Path | str, experiments: list[str] | None = None,
     these (each must be there), default every <experiment>/trials.csv found. Returns each
     experiment's config block ({} without a config.json); RecordingError naming the file
     otherwise."""
-    from pagelab import config
-
     run = Path(run)
     if not run.is_dir():
         raise RecordingError(f"{run}: not a directory (a results directory or a recording)")
