@@ -29,7 +29,7 @@
   pagelab claims figure --results DIR --profile P --output PDF --html HTML --claims CSV
                                                              the verdict figure and its page
   pagelab pipeline index --results DIR --output HTML          results/index.html
-  pagelab pipeline paper --output PDF                        the LaTeX paper (latexmk)
+  pagelab pipeline paper --output PDF [EXPERIMENT...]        the LaTeX paper (latexmk)
 
 Every command has --help. Exit status: 0 success, 1 failure while running, 2 bad input (a bad
 command line, a setting the schema refuses, a missing, malformed, truncated or foreign file),
@@ -265,7 +265,7 @@ def cmd_claims(args: argparse.Namespace) -> int:
 def cmd_paper(args: argparse.Namespace) -> int:
     from pagelab.paper import build
 
-    build(Path(args.output))
+    build(Path(args.output), experiments=args.experiments or None)
     return 0
 
 
@@ -324,6 +324,12 @@ def _add_appendix(sp: argparse.ArgumentParser) -> None:
     sp.add_argument("experiments", nargs="+", metavar="EXPERIMENT")
 
 
+def _add_paper(sp: argparse.ArgumentParser) -> None:
+    _files("output=PDF")(sp)
+    sp.add_argument("experiments", nargs="*", metavar="EXPERIMENT",
+                    help="the experiments whose sections it holds (default: every one)")
+
+
 # The pipeline's own steps (what the Snakemake rules run), in the order a run reaches them.
 PIPELINE_STEPS: list[tuple[str, Callable[[argparse.Namespace], int], str, Adder]] = [
     ("write-json", cmd_write_json, "write a JSON document (a rule's params) to a file, atomically",
@@ -338,7 +344,7 @@ PIPELINE_STEPS: list[tuple[str, Callable[[argparse.Namespace], int], str, Adder]
     ("appendix", cmd_appendix, "the generated reproducibility appendix", _add_appendix),
     ("index", cmd_index, "results/index.html: the paper, verdicts, comparison and each experiment's HTML",
      _files("results=DIR", "output=HTML")),
-    ("paper", cmd_paper, "build paper/main.tex with latexmk", _files("output=PDF")),
+    ("paper", cmd_paper, "build paper/main.tex with latexmk", _add_paper),
 ]
 
 

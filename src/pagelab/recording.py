@@ -44,6 +44,21 @@ def recorded_dir() -> Path:
     return root() / "data" / "recorded"
 
 
+def holds(recording: Path | str, experiment: str) -> bool:
+    """Whether a recording (a name under data/recorded/ or a path) has a run of `experiment`
+    (its <experiment>/trials.csv): a new experiment has none until one is recorded."""
+    path = Path(recording)
+    path = path if path.is_absolute() else recorded_dir() / path
+    return (path / experiment / "trials.csv").is_file()
+
+
+def not_recorded(recording: Path | str, experiment: str) -> str:
+    """Why `experiment` is left out of what a recording rebuilds: the reason tests skip with,
+    and `make PROFILE=recorded` prints."""
+    return (f"no recording of {experiment} in {recording}: record one with `pagelab record` "
+            "(docs/recordings.md)")
+
+
 def machine_slug(prov: dict[str, Any]) -> str:
     """A short name for the machine a run came from: CPU vendor/family, cores, kernel, disk kind
     (e.g. 'xeon-2c-linux6.18-virtio')."""
