@@ -18,7 +18,7 @@ def test_native_unit_tests(target):
     assert out.stdout.count("ok ") >= 50, out.stdout[-2000:]
 
 
-def test_the_tools_are_found_where_native_makefile_finds_them():
+def test_the_tools_are_found_where_native_makefile_finds_them(native_build):
     """pagelab.tools.names() (the pipeline's native rule, the appendix) lists exactly the tools
     native/Makefile builds, and each built tool answers --version with its name."""
     out = subprocess.run(["make", "-s", "--no-print-directory", "-C", str(REPO / "native"), "names"],
