@@ -26,8 +26,8 @@ import pytest
 import yaml
 
 from conftest import REFERENCE_RECORDING, REPO, VENV_BIN
-from pagelab import cli, config, recording, state
-from pagelab.experiment import Experiment, descriptor
+from pagelab import cli, config, recording, state, tools
+from pagelab.experiment import Experiment
 
 SCHEMA = config.load_schema()
 DEFS = SCHEMA["definitions"]
@@ -114,7 +114,7 @@ def _settings() -> Iterator[tuple[str, str | None, str, dict[str, Any]]]:
 def _cases() -> list[Any]:
     out = []
     for exp, profile, key, sub in _settings():
-        device = key in descriptor(exp).requires.device_keys
+        device = key in config.resource_keys(SCHEMA, exp, "device")
         for what, value, where in _bad_values(sub, device):
             out.append(pytest.param(exp, profile, key, value, where, id=f"{exp}.{key}: {what}"))
     return out
@@ -433,6 +433,8 @@ def test_the_docstring_and_docs_name_every_subcommand_and_tool():
     for tool in ("iobench job", "iobench crystalmark", "hog run", "hog victim", "hog populate", "hog dump",
                  "cacheflood", "residency", "simdisk"):
         assert f"`{tool}" in docs, tool
+    for name in tools.names():   # every tool native/Makefile builds
+        assert f"`{name} " in docs, name
 
 
 def test_every_pagelab_call_in_the_workflow_parses():

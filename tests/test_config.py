@@ -8,6 +8,7 @@ import subprocess
 import pytest
 import yaml
 
+from conftest import REFERENCE_RECORDING, recorded_params
 from pagelab import config
 from pagelab.cli import main
 
@@ -209,10 +210,12 @@ def test_a_size_is_from_one_byte_to_its_ceiling(value, ok):
             config.validate(raw)
 
 
-@pytest.mark.parametrize("profile", ["quick", "full", "seed"])
-def test_every_recording_in_the_repository_is_whole_and_validates(profile):
+@pytest.mark.parametrize("name,experiment", [
+    case for profile in ("quick", "full", "seed")
+    for case in recorded_params(config.experiments(), f"{REFERENCE_RECORDING.split('/')[0]}/{profile}",
+                                with_recording=True)])
+def test_every_recording_in_the_repository_is_whole_and_validates(name, experiment):
     from pagelab import recording
 
-    rec = recording.recorded_dir() / "epyc-2c-linux6.18-virtio" / profile
-    blocks = recording.check_run(rec, config.experiments(), recording.REQUIRED)
-    assert all(b["profile"] == profile for b in blocks.values())
+    blocks = recording.check_run(recording.recorded_dir() / name, [experiment], recording.REQUIRED)
+    assert blocks[experiment]["profile"] == name.rsplit("/", 1)[1]

@@ -118,9 +118,10 @@ def test_help_lists_commands_and_options(hog: Path) -> None:
     (["victim", "--size", "4M", "--trim", "evict"], "--trim: 'evict' is not one of none, pageout"),
     (["victim", "--size", "4M", "--go", "x", "--go-signal"], "--go and --go-signal exclude"),
     (["victim", "--size", "4M", "--timeout", "1s"], "--timeout needs --go or --go-signal"),
-    (["run", "--size", "4M", "--repeat", "0"], "--repeat must be from 1"),
-    (["populate", "--size", "4M", "--repeat", "0"], "--repeat must be from 1 to 16777216"),
+    (["run", "--size", "4M", "--rounds", "0"], "--rounds must be from 1"),
+    (["populate", "--size", "4M", "--rounds", "0"], "--rounds must be from 1 to 16777216"),
     (["run", "--size", "4M", "--json"], "unknown option '--json'"),
+    (["run", "--size", "4M", "--repeat", "2"], "unknown option '--repeat'"),   # the flag is --rounds
     (["run", "--size", "4M", "--output", "/nonexistent/run.json"], "--output /nonexistent/run.json: No such file"),
     (["populate", "--size", "4M", "--method", "touch"], "--method: 'touch' is not one of"),
     (["run"], "missing --size"),
@@ -141,12 +142,13 @@ def test_bad_usage_exits_2_naming_the_problem(hog: Path, args: list[str], messag
 # --- run and populate ---
 
 def test_run_reports_every_round_with_a_fault_per_page(hog: Path) -> None:
-    size, repeat = 64 * MiB, 3
-    report = hog_json(hog, "run", "--size", size, "--repeat", repeat, "--fill", "ratio:0.5",
+    size, n = 64 * MiB, 3
+    report = hog_json(hog, "run", "--size", size, "--rounds", n, "--fill", "ratio:0.5",
                       "--hold", "20ms")
     pages = size // PAGE
     assert report["command"] == "run"
     assert report["options"]["pages"] == pages and report["options"]["fill"] == "ratio:0.5"
+    assert report["options"]["rounds"] == n
     rounds = report["rounds"]
     assert [r["round"] for r in rounds] == [1, 2, 3]
     for r in rounds:
@@ -165,7 +167,7 @@ def test_run_barrier_holds_each_round_until_every_hog_has_written_it(hog: Path, 
     round 1 until the second has written its own (it waits ~0.5 s at the barrier, the second
     hardly at all), and round 2 then starts together."""
     barrier = tmp_path / "barrier"
-    cmd = [str(hog), "run", "--size", "8M", "--repeat", "2", "--fill", "zero", "--barrier", str(barrier),
+    cmd = [str(hog), "run", "--size", "8M", "--rounds", "2", "--fill", "zero", "--barrier", str(barrier),
            "--parties", "2", "--output-format", "json"]
     first = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
     time.sleep(0.5)
@@ -186,7 +188,7 @@ def test_run_barrier_holds_each_round_until_every_hog_has_written_it(hog: Path, 
 def test_run_barrier_gives_up_on_a_hog_that_never_comes(hog: Path, tmp_path: Path) -> None:
     """A lone hog told to expect two waits --barrier-timeout in round 1, then goes on without
     waiting, and says from which round it ran alone."""
-    report = hog_json(hog, "run", "--size", "4M", "--repeat", "3", "--fill", "zero", "--barrier",
+    report = hog_json(hog, "run", "--size", "4M", "--rounds", "3", "--fill", "zero", "--barrier",
                       tmp_path / "barrier", "--parties", "2", "--barrier-timeout", "200ms")
     waits = [r["barrier_ns"] for r in report["rounds"]]
     assert 0.2e9 <= waits[0] < 2e9 and waits[1] < 0.05e9 and waits[2] < 0.05e9, waits
@@ -194,7 +196,7 @@ def test_run_barrier_gives_up_on_a_hog_that_never_comes(hog: Path, tmp_path: Pat
 
 
 def test_run_text_summary_and_prefault(hog: Path) -> None:
-    done = run_hog(hog, "run", "--size", "8M", "--repeat", "2", "--fill", "zero",
+    done = run_hog(hog, "run", "--size", "8M", "--rounds", "2", "--fill", "zero",
                    "--touch", "prefault")
     assert done.returncode == 0, done.stderr
     lines = done.stdout.splitlines()
@@ -238,7 +240,7 @@ def test_touch_auto_prefaults_while_the_cgroup_has_room(hog: Path) -> None:
 
 @pytest.mark.parametrize("method", ["map", "write"])
 def test_populate_reports_the_kernel_populating(hog: Path, method: str) -> None:
-    report = hog_json(hog, "populate", "--size", "32M", "--method", method, "--repeat", "2")
+    report = hog_json(hog, "populate", "--size", "32M", "--method", method, "--rounds", "2")
     assert report["options"]["method"] == method
     assert len(report["rounds"]) == 2
     for r in report["rounds"]:

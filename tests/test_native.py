@@ -6,6 +6,7 @@ import subprocess
 import pytest
 
 from conftest import REPO
+from pagelab import provenance, tools
 
 
 @pytest.mark.parametrize("target", ["test", "asan"])
@@ -15,3 +16,13 @@ def test_native_unit_tests(target):
     assert out.returncode == 0, out.stdout[-3000:] + out.stderr[-3000:]
     assert "not ok" not in out.stdout
     assert out.stdout.count("ok ") >= 50, out.stdout[-2000:]
+
+
+def test_the_tools_are_found_where_native_makefile_finds_them(native_build):
+    """pagelab.tools.names() (the pipeline's native rule, the appendix) lists exactly the tools
+    native/Makefile builds, and each built tool answers --version with its name."""
+    out = subprocess.run(["make", "-s", "--no-print-directory", "-C", str(REPO / "native"), "names"],
+                         capture_output=True, text=True, timeout=60, check=True)
+    assert out.stdout.split() == tools.names()
+    for name in tools.names():
+        assert provenance.tool_version(tools.tool_path(name)).startswith(f"{name}-"), name

@@ -64,7 +64,7 @@ def test_hogs_wait_for_the_slow_disk_and_finish(journal, disk_tmp):
     with state.session() as st:
         emulated_swap(st, "hdd5400-2008", disk_tmp / "dev", 256 * MiB)
         cg = st.cgroup("oomtest", memory_limit=96 * MiB)
-        run = push_out(cg, 64 * MiB, repeat=6, count=2, timeout=600)
+        run = push_out(cg, 64 * MiB, rounds=6, count=2, timeout=600)
     assert run.invalid_reason() is None, run
     assert [len(r["rounds"]) for r in run.reports] == [6, 6]
     assert all(r["prefaulted_pages"] == 0 for rep in run.reports for r in rep["rounds"])

@@ -4,31 +4,35 @@ touched, and the PDF names the machine and commit the data came from; then pagel
 the recording with itself reports no change."""
 
 import json
+import re
 import shutil
 import subprocess
+import sys
 import time
 
 import pytest
 
 from conftest import REFERENCE_RECORDING as REFERENCE
-from conftest import REPO, copy_repo
-from pagelab import compare, state
-from pagelab.recording import recorded_dir
+from conftest import REPO, add_toy_experiment, copy_repo, recorded_params
+from pagelab import compare, config, state
+from pagelab.recording import holds, recorded_dir
 
 pytestmark = pytest.mark.pipeline
 
 
-@pytest.mark.parametrize("profile", ["quick", "full", "seed"])
-def test_the_reference_recordings_are_in_the_repository(profile):
-    """Every experiment of each reference recording, of that profile, from a clean checkout;
-    the whole folder within its 20 MiB."""
-    d = recorded_dir() / REFERENCE.split("/")[0] / profile
-    from pagelab import config
+@pytest.mark.parametrize("name,exp", [
+    case for profile in ("quick", "full", "seed")
+    for case in recorded_params(config.experiments(), f"{REFERENCE.split('/')[0]}/{profile}", with_recording=True)])
+def test_the_reference_recordings_are_in_the_repository(name, exp):
+    """Every experiment of each reference recording, of that profile, from a clean checkout (a
+    new experiment is skipped by name until it is recorded)."""
+    d = recorded_dir() / name
+    assert (d / exp / "trials.csv").exists(), f"{exp} missing from the recording {d}"
+    assert json.loads((d / exp / "config.json").read_text())["profile"] == name.rsplit("/", 1)[1], exp
+    assert not json.loads((d / exp / "provenance.json").read_text())["git"]["dirty"], exp
 
-    for exp in config.experiments():
-        assert (d / exp / "trials.csv").exists(), f"{exp} missing from the recording {d}"
-        assert json.loads((d / exp / "config.json").read_text())["profile"] == profile, exp
-        assert not json.loads((d / exp / "provenance.json").read_text())["git"]["dirty"], exp
+
+def test_the_recordings_keep_within_their_20_mib():
     size = sum(p.stat().st_size for p in recorded_dir().rglob("*") if p.is_file())
     assert size <= 20 << 20
 
@@ -80,10 +84,9 @@ def test_make_profile_recorded_builds_the_paper_as_an_unprivileged_user(tmp_path
     assert (repo / "results/paper.pdf").stat().st_uid == uid
     assert state.show() == before
     logs = {p.name: p.read_text() for p in (repo / "results/logs").glob("*.log")}
-    from pagelab import config
-
     for exp in config.experiments():
-        assert "replayed from" in logs[f"{exp}.log"], exp
+        if holds(REFERENCE, exp):  # a new experiment, not recorded yet, is left out (named)
+            assert "replayed from" in logs[f"{exp}.log"], exp
     assert not (repo / "scratch").exists() or not any((repo / "scratch").iterdir())
     text = subprocess.run(["pdftotext", "-layout", str(repo / "results/paper.pdf"), "-"],
                           capture_output=True, text=True, check=True).stdout
@@ -91,3 +94,31 @@ def test_make_profile_recorded_builds_the_paper_as_an_unprivileged_user(tmp_path
     assert REFERENCE.split("/")[0] in flat and "without running a trial" in flat
     assert "This machine against the reference machine" not in flat  # the run is the reference
     shutil.rmtree(base, ignore_errors=True)
+
+
+def test_a_new_experiment_without_a_recording_is_skipped_by_name(tmp_path, env):
+    """The toy experiment (tests/toy) added to a copy of the repository, and no recording of it:
+    each test that needs a recording skips it by name, saying why, and `make PROFILE=recorded`
+    plans the paper without its section, naming it, instead of refusing the recording."""
+    repo = copy_repo(tmp_path / "repo")
+    add_toy_experiment(repo)
+    copy_env = {**env, "PYTHONPATH": str(repo / "src")}  # the copy's package, which has the toy
+    # a recording of seekmodel alone: every other experiment, the toy too, is left out
+    trimmed = repo / "data/recorded/trimmed/quick"
+    shutil.copytree(recorded_dir() / REFERENCE / "seekmodel", trimmed / "seekmodel")
+    plan = subprocess.run(["snakemake", "-n", "--workflow-profile", "workflow/profiles/default", "results/paper.pdf",
+                           "results/index.html", "--config", "recording=trimmed/quick"],
+                          cwd=repo, env=copy_env, capture_output=True, text=True, timeout=300)
+    assert plan.returncode == 0, plan.stdout[-2000:] + plan.stderr[-2000:]
+    assert "no recording of toy in trimmed/quick" in plan.stderr
+    assert "results/seekmodel/trials.csv" in plan.stdout and "results/toy/" not in plan.stdout
+    # the tests of the recorded run, in the copy: the toy's cases skip, with the reason
+    cases = ["tests/test_recorded.py::test_the_reference_recordings_are_in_the_repository",
+             "tests/test_config.py::test_every_recording_in_the_repository_is_whole_and_validates",
+             "tests/test_notebooks.py::test_notebook_runs_on_recorded_trials"]
+    run = subprocess.run([sys.executable, "-m", "pytest", "-q", "-rs", "-p", "no:cacheprovider", "-k", "toy", *cases],
+                         cwd=repo, env=copy_env, capture_output=True, text=True, timeout=300)
+    assert run.returncode == 0, run.stdout[-3000:] + run.stderr[-2000:]
+    assert re.search(r"\b7 skipped\b", run.stdout) and " passed" not in run.stdout, run.stdout[-2000:]
+    for name in [f"{REFERENCE.split('/')[0]}/{p}" for p in ("quick", "full", "seed")]:
+        assert f"no recording of toy in {name}: record one with `pagelab record`" in run.stdout, name

@@ -400,7 +400,7 @@ def test_a_signal_while_the_emulator_starts_waits_until_its_pid_is_journaled(jou
             "    def __init__(self, *a, **k):\n"
             "        super().__init__(*a, **k)\n"
             "        os.kill(os.getpid(), signal.SIGTERM)\n"
-            "state.subprocess.Popen = Popen\n"
+            "subprocess.Popen = Popen\n"
             "with state.session() as st:\n"
             "    devices.emulated_disk(st, 'hdd5400-2008', Path(sys.argv[1]), 16 << 20)\n")
     out = subprocess.run([sys.executable, "-c", code, str(disk_tmp / "dev")], capture_output=True, text=True,
@@ -423,8 +423,8 @@ def test_an_undo_that_cannot_finish_names_what_holds_it(journal, disk_tmp, nativ
     """Restore checks each undo: a loop device a process keeps open, and a mount a process
     works in, are reported with that process (pid and name), and the journal keeps them for
     another try, which succeeds once the holder is gone."""
-    monkeypatch.setattr(state, "LOOP_DETACH_WAIT_S", 0.5)
-    monkeypatch.setattr(state, "UNMOUNT_WAIT_S", 0.5)
+    monkeypatch.setattr(state.undo, "LOOP_DETACH_WAIT_S", 0.5)
+    monkeypatch.setattr(state.undo, "UNMOUNT_WAIT_S", 0.5)
     backing = disk_tmp / "loop-backing"
     backing.write_bytes(b"\0" * (4 << 20))
     before = state.show()

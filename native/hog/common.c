@@ -41,9 +41,9 @@ struct opt hog_opt_seed(struct hog_common *c)
 			     .help = "seed of the page contents (and of --order random)" };
 }
 
-struct opt hog_opt_repeat(struct hog_common *c)
+struct opt hog_opt_rounds(struct hog_common *c)
 {
-	return (struct opt){ .name = "repeat", .kind = OPT_UINT, .dest = &c->repeat,
+	return (struct opt){ .name = "rounds", .kind = OPT_UINT, .dest = &c->rounds,
 			     .default_text = "1", .help = "rounds to run" };
 }
 
@@ -140,8 +140,8 @@ int hog_resolve(struct cli *cli, struct hog_common *c, unsigned needs)
 		return usage_error(cli, "--size %llu is not a whole number of %zu-byte pages",
 				   (unsigned long long)c->size, c->page_size);
 	c->pages = c->size / c->page_size;
-	if ((needs & HOG_HAS_REPEAT) && (c->repeat == 0 || c->repeat > HOG_MAX_REPEAT))
-		return usage_error(cli, "--repeat must be from 1 to %u", HOG_MAX_REPEAT);
+	if ((needs & HOG_HAS_ROUNDS) && (c->rounds == 0 || c->rounds > HOG_MAX_ROUNDS))
+		return usage_error(cli, "--rounds must be from 1 to %u", HOG_MAX_ROUNDS);
 
 	if (needs & HOG_NEEDS_FILL) {
 		enum fill_kind kind;

@@ -42,7 +42,7 @@ struct hog_common {
 	uint64_t size;
 	const char *fill_text;
 	uint64_t seed;
-	uint64_t repeat;         /* --repeat: rounds to run */
+	uint64_t rounds;         /* --rounds: rounds to run */
 	bool force;
 	const char *output;      /* --output FILE, or NULL: stdout */
 	int touch;               /* enum touch_method */
@@ -58,7 +58,7 @@ struct hog_common {
 struct opt hog_opt_size(struct hog_common *c, const char *help);
 struct opt hog_opt_fill(struct hog_common *c);
 struct opt hog_opt_seed(struct hog_common *c);
-struct opt hog_opt_repeat(struct hog_common *c);
+struct opt hog_opt_rounds(struct hog_common *c);
 struct opt hog_opt_force(struct hog_common *c);
 struct opt hog_opt_touch(struct hog_common *c);
 
@@ -67,13 +67,13 @@ enum {
 	HOG_NEEDS_FILL = 1,      /* the table has --fill and --seed */
 	HOG_NEEDS_MEMORY = 2,    /* the size will be allocated: apply the guard */
 	HOG_HAS_OUTPUT = 4,      /* the table has --output (output_begin once all else is checked) */
-	HOG_HAS_REPEAT = 8,      /* the table has --repeat (1 to HOG_MAX_REPEAT) */
+	HOG_HAS_ROUNDS = 8,      /* the table has --rounds (1 to HOG_MAX_ROUNDS) */
 };
-#define HOG_MAX_REPEAT (1u << 24)
+#define HOG_MAX_ROUNDS (1u << 24)
 
 /*
  * After opts_parse: checks --size (> 0, a whole number of pages) and, for
- * HOG_HAS_REPEAT, --repeat; parses --fill; for HOG_NEEDS_MEMORY, refuses a
+ * HOG_HAS_ROUNDS, --rounds; parses --fill; for HOG_NEEDS_MEMORY, refuses a
  * size beyond the cgroup limit or MemAvailable less the margin unless
  * --force; for HOG_HAS_OUTPUT, sends stdout to --output (output_begin).
  * Returns 0 or the exit status (2 usage/refusal, 1 runtime).

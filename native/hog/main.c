@@ -8,7 +8,7 @@
 #include "subcmd.h"
 
 static const struct subcommand commands[] = {
-	{ "run", "allocate, write every page, hold, free; repeat and time each phase",
+	{ "run", "allocate, write every page, hold, free; in --rounds rounds, each phase timed",
 	  run_command },
 	{ "victim", "build a working set, wait for go, trim it, re-touch it, time and verify",
 	  victim_command },

@@ -90,11 +90,11 @@ static void report(const struct populate_spec *spec, const struct round *rounds)
 		hog_json_begin(&j, stdout, "populate");
 		json_kv_object_begin(&j, "options");
 		hog_json_common(&j, &spec->c, false);
-		json_kv_uint(&j, "repeat", spec->c.repeat);
+		json_kv_uint(&j, "rounds", spec->c.rounds);
 		json_kv_string(&j, "method", method_names[spec->method]);
 		json_object_end(&j);
 		json_kv_array_begin(&j, "rounds");
-		for (uint64_t i = 0; i < spec->c.repeat; i++) {
+		for (uint64_t i = 0; i < spec->c.rounds; i++) {
 			json_object_begin(&j);
 			json_kv_uint(&j, "round", i + 1);
 			json_kv_uint(&j, "populate_ns", rounds[i].populate_ns);
@@ -115,11 +115,11 @@ static void report(const struct populate_spec *spec, const struct round *rounds)
 
 	format_size(spec->c.size, size, sizeof(size));
 	printf("hog populate: %s, method %s, %llu round%s, thp %s\n", size,
-	       method_names[spec->method], (unsigned long long)spec->c.repeat,
-	       spec->c.repeat == 1 ? "" : "s", thp_mode());
+	       method_names[spec->method], (unsigned long long)spec->c.rounds,
+	       spec->c.rounds == 1 ? "" : "s", thp_mode());
 	printf("%5s %12s %10s %10s %8s %13s\n", "round", "populate_ms", "free_ms", "minflt",
 	       "majflt", "populate_GB/s");
-	for (uint64_t i = 0; i < spec->c.repeat; i++)
+	for (uint64_t i = 0; i < spec->c.rounds; i++)
 		printf("%5llu %12.3f %10.3f %10llu %8llu %13.2f\n", (unsigned long long)(i + 1),
 		       (double)rounds[i].populate_ns / 1e6, (double)rounds[i].free_ns / 1e6,
 		       (unsigned long long)rounds[i].faults.minor,
@@ -132,7 +132,7 @@ int populate_command(int argc, char **argv)
 	struct populate_spec spec = { 0 };
 	struct opt opts[] = {
 		hog_opt_size(&spec.c, "bytes to map and populate each round"),
-		hog_opt_repeat(&spec.c),
+		hog_opt_rounds(&spec.c),
 		{ .name = "method", .kind = OPT_ENUM, .dest = &spec.method, .choices = method_names,
 		  .default_text = "map", .help = "how the kernel populates the mapping" },
 		hog_opt_force(&spec.c),
@@ -148,13 +148,13 @@ int populate_command(int argc, char **argv)
 	status = opts_parse_status(&cli, argc, argv);
 	if (status != OPTS_GO_ON)
 		return status;
-	status = hog_resolve(&cli, &spec.c, HOG_NEEDS_MEMORY | HOG_HAS_OUTPUT | HOG_HAS_REPEAT);
+	status = hog_resolve(&cli, &spec.c, HOG_NEEDS_MEMORY | HOG_HAS_OUTPUT | HOG_HAS_ROUNDS);
 	if (status)
 		return status;
-	rounds = calloc(spec.c.repeat, sizeof(*rounds));
+	rounds = calloc(spec.c.rounds, sizeof(*rounds));
 	if (!rounds)
 		return runtime_error("out of memory");
-	for (uint64_t i = 0; i < spec.c.repeat && !status; i++)
+	for (uint64_t i = 0; i < spec.c.rounds && !status; i++)
 		status = populate_round(&spec, &rounds[i]);
 	if (!status) {
 		report(&spec, rounds);

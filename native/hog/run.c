@@ -104,13 +104,13 @@ static uint64_t median_touch_ns(const struct round *rounds, uint64_t n)
 
 static void report_json(const struct run_spec *spec, const struct round *rounds)
 {
-	uint64_t n = spec->c.repeat, min = UINT64_MAX, max = 0;
+	uint64_t n = spec->c.rounds, min = UINT64_MAX, max = 0;
 	struct json j;
 
 	hog_json_begin(&j, stdout, "run");
 	json_kv_object_begin(&j, "options");
 	hog_json_common(&j, &spec->c, true);
-	json_kv_uint(&j, "repeat", spec->c.repeat);
+	json_kv_uint(&j, "rounds", spec->c.rounds);
 	json_kv_uint(&j, "hold_ns", spec->hold_ns);
 	if (spec->barrier_path)
 		json_kv_string(&j, "barrier", spec->barrier_path);
@@ -163,10 +163,10 @@ static void report_normal(const struct run_spec *spec, const struct round *round
 	printf("hog run: %s (%llu pages of %s), fill %s, seed %llu, touch %s, %llu round%s,"
 	       " thp %s\n", size, (unsigned long long)spec->c.pages, page, fill,
 	       (unsigned long long)spec->c.seed, touch_method_names[spec->c.touch],
-	       (unsigned long long)spec->c.repeat, spec->c.repeat == 1 ? "" : "s", thp_mode());
+	       (unsigned long long)spec->c.rounds, spec->c.rounds == 1 ? "" : "s", thp_mode());
 	printf("%5s %10s %10s %10s %10s %10s %8s %10s\n", "round", "alloc_ms", "touch_ms",
 	       "hold_ms", "free_ms", "minflt", "majflt", "touch_GB/s");
-	for (uint64_t i = 0; i < spec->c.repeat; i++) {
+	for (uint64_t i = 0; i < spec->c.rounds; i++) {
 		const struct round *r = &rounds[i];
 
 		printf("%5llu %10.3f %10.3f %10.3f %10.3f %10llu %8llu %10.2f\n",
@@ -175,7 +175,7 @@ static void report_normal(const struct run_spec *spec, const struct round *round
 		       (double)r->free_ns / 1e6, (unsigned long long)r->faults.minor,
 		       (unsigned long long)r->faults.major, gb_per_s(spec->c.size, r->touch_ns));
 	}
-	uint64_t median = median_touch_ns(rounds, spec->c.repeat);
+	uint64_t median = median_touch_ns(rounds, spec->c.rounds);
 
 	printf("touch: median %.3f ms, %.2f GB/s\n", (double)median / 1e6,
 	       gb_per_s(spec->c.size, median));
@@ -186,7 +186,7 @@ int run_command(int argc, char **argv)
 	struct run_spec spec = { 0 };
 	struct opt opts[] = {
 		hog_opt_size(&spec.c, "bytes to allocate and write each round"),
-		hog_opt_repeat(&spec.c),
+		hog_opt_rounds(&spec.c),
 		{ .name = "hold", .kind = OPT_DURATION, .dest = &spec.hold_ns, .default_text = "0s",
 		  .help = "how long to keep the memory after writing it, each round" },
 		{ .name = "barrier", .kind = OPT_STRING, .dest = &spec.barrier_path, .metavar = "FILE",
@@ -222,16 +222,16 @@ int run_command(int argc, char **argv)
 	if (spec.barrier_path && spec.barrier_timeout_ns == 0)
 		return usage_error(&cli, "--barrier-timeout must be more than 0");
 	status = hog_resolve(&cli, &spec.c, HOG_NEEDS_FILL | HOG_NEEDS_MEMORY | HOG_HAS_OUTPUT |
-			     HOG_HAS_REPEAT);
+			     HOG_HAS_ROUNDS);
 	if (status)
 		return status;
 	if (spec.barrier_path && barrier_open(&spec.barrier, spec.barrier_path, spec.parties,
 						spec.barrier_timeout_ns))
 		return 1;
-	rounds = calloc(spec.c.repeat, sizeof(*rounds));
+	rounds = calloc(spec.c.rounds, sizeof(*rounds));
 	if (!rounds)
 		return runtime_error("out of memory");
-	for (uint64_t i = 0; i < spec.c.repeat && !status; i++)
+	for (uint64_t i = 0; i < spec.c.rounds && !status; i++)
 		status = run_round(&spec, i, &rounds[i]);
 	if (!status) {
 		if (spec.c.output_format == OUTPUT_JSON)

@@ -16,11 +16,11 @@ expect_status() {   # expect_status N command...
   fi
 }
 
-"$bin" run --size 4M --repeat 2 --fill zero >/dev/null
+"$bin" run --size 4M --rounds 2 --fill zero >/dev/null
 "$bin" run --size 4M --fill ratio:0.5 --hold 10ms --output-format json --output "$dir/run.json"
 grep -q '"command": "run"' "$dir/run.json"
 "$bin" run --size 4M --fill random --touch prefault --output-format json >/dev/null
-"$bin" populate --size 4M --repeat 2 >/dev/null
+"$bin" populate --size 4M --rounds 2 >/dev/null
 "$bin" populate --size 4M --method write --output-format json >/dev/null
 "$bin" dump --size 1M --fill ratio:0.25 --seed 3 --output "$dir/dump"
 [ "$(stat -c %s "$dir/dump")" = 1048576 ]

@@ -87,7 +87,7 @@ int model_command(int argc, char **argv)
 	uint64_t bs = 0, span = 0, offset = 0;
 	double hit_ratio = 0;
 	struct opt table[] = {
-		opt_profile(&po),
+		PROFILE_OPTION_ROWS(&po),
 		{ .name = "rw", .kind = OPT_ENUM, .dest = &rw, .choices = rw_names,
 		  .help = "access pattern", .required = true },
 		{ .name = "bs", .kind = OPT_SIZE, .dest = &bs, .help = "request size", .required = true },
@@ -97,8 +97,6 @@ int model_command(int argc, char **argv)
 		  .help = "where the span starts" },
 		{ .name = "hit-ratio", .kind = OPT_DOUBLE, .dest = &hit_ratio, .default_text = "0",
 		  .help = "tiered: share of reads served by the cache, 0 to 1" },
-		opt_profile_dir(&po),
-		opt_profile_set(&po),
 		opt_output_format(&format),
 		opt_output(&output),
 		{ 0 },
@@ -110,18 +108,9 @@ int model_command(int argc, char **argv)
 	struct io_cost mean;
 	int status;
 
-	switch (opts_parse(&cli, argc, argv)) {
-	case OPTS_HELP:
-		profile_keys_help(stdout);
-		return 0;
-	case OPTS_ERROR:
-		return EXIT_USAGE;
-	case OPTS_OK:
-		break;
-	}
-	p = profile_from_opts(&cli, &po);
-	if (!p)
-		return EXIT_USAGE;
+	status = profile_command_start(&cli, argc, argv, &po, &p);
+	if (status != OPTS_GO_ON)
+		return status;
 	uint64_t capacity = p->model->capacity(p);
 
 	status = 0;

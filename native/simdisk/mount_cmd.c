@@ -35,8 +35,8 @@ static const char description[] =
 	"late), - otherwise; fault_ns and fault are what an injected fault added (a delay, a\n"
 	"stall) or did (read_error, write_error, bad_block, timeout, offline). The stats count\n"
 	"late starts by cause and the faults by kind. A profile is a NAME in --profile-dir or a\n"
-	"path to a flat YAML file; --set overrides its keys (key=value,key=value; 'simdisk\n"
-	"model --help' lists them). Stop with SIGTERM, SIGINT or fusermount3 -u; the cache\n"
+	"path to a flat YAML file; --set overrides its keys (key=value,key=value; listed at\n"
+	"the end of --help). Stop with SIGTERM, SIGINT or fusermount3 -u; the cache\n"
 	"state (--cache-state, tiered profiles) is then saved.\n"
 	"Exit status: 0 clean shutdown, 1 runtime failure, 2 usage error (a bad profile, a\n"
 	"corrupt or truncated --cache-state).";
@@ -46,14 +46,12 @@ int mount_command(int argc, char **argv)
 	struct mount_opts o = { 0 };
 	struct profile_opts po = { 0 };
 	struct opt table[] = {
-		opt_profile(&po),
+		PROFILE_OPTION_ROWS(&po),
 		{ .name = "backing", .kind = OPT_STRING, .dest = &o.backing, .metavar = "FILE",
 		  .help = "sparse file holding the data (created if missing)", .required = true },
 		{ .name = "size", .kind = OPT_SIZE, .dest = &o.size,
 		  .help = "size of MOUNTPOINT/disk: the first SIZE bytes of the device "
 			  "(default: the profile's capacity)" },
-		opt_profile_dir(&po),
-		opt_profile_set(&po),
 		{ .name = "foreground", .kind = OPT_FLAG, .dest = &o.foreground,
 		  .help = "stay in the foreground (default: go to the background once mounted)" },
 		{ .name = "pidfile", .kind = OPT_STRING, .dest = &o.pidfile, .metavar = "FILE",
@@ -85,6 +83,7 @@ int mount_command(int argc, char **argv)
 			   .description = description, .opts = table };
 	struct operands ops;
 	const char *mountpoint = NULL;
+	struct profile *profile;
 	struct daemon *d = NULL;
 	char err[2048];
 	struct stat st;
@@ -92,32 +91,29 @@ int mount_command(int argc, char **argv)
 
 	if (operands_split(&cli, NULL, argc, argv, &ops))
 		return runtime_error("out of memory");
-	enum opts_result parsed = opts_parse(&cli, ops.argc, ops.argv);
+	status = profile_command_start(&cli, ops.argc, ops.argv, &po, &profile);
 	int positionals = ops.count;
 
 	if (positionals == 1)
 		mountpoint = ops.words[0];
 	operands_free(&ops);
-	if (parsed == OPTS_HELP)
-		return 0;
-	if (parsed == OPTS_ERROR)
-		return EXIT_USAGE;
+	if (status != OPTS_GO_ON)
+		return status;
 	if (positionals == 0)
-		return usage_error(&cli, "missing MOUNTPOINT");
-	if (positionals > 1)
-		return usage_error(&cli, "more than one MOUNTPOINT");
-	if (stat(mountpoint, &st) || !S_ISDIR(st.st_mode))
-		return usage_error(&cli, "MOUNTPOINT %s is not a directory", mountpoint);
-	d = calloc(1, sizeof(*d));
-	if (!d)
-		return runtime_error("out of memory");
+		status = usage_error(&cli, "missing MOUNTPOINT");
+	else if (positionals > 1)
+		status = usage_error(&cli, "more than one MOUNTPOINT");
+	else if (stat(mountpoint, &st) || !S_ISDIR(st.st_mode))
+		status = usage_error(&cli, "MOUNTPOINT %s is not a directory", mountpoint);
+	else if (!(d = calloc(1, sizeof(*d))))
+		status = runtime_error("out of memory");
+	if (!d) {
+		profile_free(profile);
+		return status;
+	}
 	d->fd = -1;
 	d->signal_pipe[0] = d->signal_pipe[1] = -1;
-	d->profile = profile_from_opts(&cli, &po);
-	if (!d->profile) {
-		free(d);
-		return EXIT_USAGE;
-	}
+	d->profile = profile;
 	d->model = d->profile->model;
 	uint64_t capacity = d->model->capacity(d->profile);
 

@@ -91,7 +91,9 @@ struct profile_opts {
 	char default_dir[PATH_MAX];
 };
 
-/* The rows --profile (required), --profile-dir and --set, for a subcommand's table. */
+/* The rows --profile (required), --profile-dir and --set, first in every subcommand's table:
+ * `struct opt table[] = { PROFILE_OPTION_ROWS(&po), <the subcommand's own rows>, { 0 } };` */
+#define PROFILE_OPTION_ROWS(po) opt_profile(po), opt_profile_dir(po), opt_profile_set(po)
 struct opt opt_profile(struct profile_opts *po);
 struct opt opt_profile_dir(struct profile_opts *po);
 struct opt opt_profile_set(struct profile_opts *po);
@@ -99,6 +101,15 @@ struct opt opt_profile_set(struct profile_opts *po);
 /* Loads the profile the options name (from config/devices without --profile-dir); NULL
  * after reporting the problem, naming file and key, as a usage error on cli. */
 struct profile *profile_from_opts(const struct cli *cli, struct profile_opts *po);
+
+/*
+ * A subcommand's start: parses its options (a table with PROFILE_OPTION_ROWS) and loads the
+ * profile they name. Returns OPTS_GO_ON with *profile loaded (profile_free it), or the exit
+ * status with *profile NULL: 0 after --help (which also lists the profile keys --set takes),
+ * EXIT_USAGE after a mistake (reported).
+ */
+int profile_command_start(struct cli *cli, int argc, char **argv, struct profile_opts *po,
+			  struct profile **profile);
 
 /* Every model's profile keys and the fault keys, with their help (simdisk model --help). */
 void profile_keys_help(FILE *out);

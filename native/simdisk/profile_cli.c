@@ -1,7 +1,8 @@
 /*
  * profile_cli.c - the profile options every simdisk subcommand takes (--profile,
- * --profile-dir, --set), the one function that loads what they name, and the
- * list of profile keys that `simdisk model --help` prints.
+ * --profile-dir, --set), the one function that parses a subcommand's options and
+ * loads the profile they name, and the list of profile keys that every
+ * subcommand's --help prints.
  */
 #include <stdio.h>
 
@@ -25,8 +26,7 @@ struct opt opt_profile_dir(struct profile_opts *po)
 struct opt opt_profile_set(struct profile_opts *po)
 {
 	return (struct opt){ .name = "set", .kind = OPT_STRING, .dest = &po->overrides,
-			     .metavar = "K=V,...", .help = "override profile keys ('simdisk model --help' "
-							   "lists them)" };
+			     .metavar = "K=V,...", .help = "override profile keys (listed at the end of --help)" };
 }
 
 struct profile *profile_from_opts(const struct cli *cli, struct profile_opts *po)
@@ -42,6 +42,23 @@ struct profile *profile_from_opts(const struct cli *cli, struct profile_opts *po
 	if (!p)
 		usage_error(cli, "%s", err);
 	return p;
+}
+
+int profile_command_start(struct cli *cli, int argc, char **argv, struct profile_opts *po,
+			  struct profile **profile)
+{
+	*profile = NULL;
+	switch (opts_parse(cli, argc, argv)) {
+	case OPTS_HELP:
+		profile_keys_help(stdout);
+		return 0;
+	case OPTS_ERROR:
+		return EXIT_USAGE;
+	case OPTS_OK:
+		break;
+	}
+	*profile = profile_from_opts(cli, po);
+	return *profile ? OPTS_GO_ON : EXIT_USAGE;
 }
 
 static void key_rows(FILE *out, const struct profile_key *keys)

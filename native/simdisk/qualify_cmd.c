@@ -117,15 +117,13 @@ int qualify_command(int argc, char **argv)
 	uint64_t span = 0, count = 0, seed = 0;
 	int format = OUTPUT_NORMAL;
 	struct opt table[] = {
-		opt_profile(&po),
+		PROFILE_OPTION_ROWS(&po),
 		{ .name = "span", .kind = OPT_SIZE, .dest = &span, .default_text = "1G",
 		  .help = "bytes the requests fall in (at most the capacity)" },
 		{ .name = "count", .kind = OPT_UINT, .dest = &count, .default_text = "2000",
 		  .help = "requests per test" },
 		{ .name = "seed", .kind = OPT_UINT, .dest = &seed, .default_text = "1",
 		  .help = "seed of the random offsets" },
-		opt_profile_dir(&po),
-		opt_profile_set(&po),
 		opt_output_format(&format),
 		opt_output(&output),
 		{ 0 },
@@ -137,14 +135,11 @@ int qualify_command(int argc, char **argv)
 	struct device_env env = { 0 };
 	double rate[NTESTS];
 	bool pass = true, enhanced = true;
-	int status = opts_parse_status(&cli, argc, argv);
+	struct profile *p;
+	int status = profile_command_start(&cli, argc, argv, &po, &p);
 
 	if (status != OPTS_GO_ON)
 		return status;
-	struct profile *p = profile_from_opts(&cli, &po);
-
-	if (!p)
-		return EXIT_USAGE;
 	uint64_t capacity = p->model->capacity(p);
 
 	if (span > capacity)

@@ -527,6 +527,10 @@ int main(int argc, char **argv)
 {
 	static struct agent a;
 	char err[512] = "";
+	if (argc == 2 && strcmp(argv[1], "--version") == 0) {
+		puts(SUPERFETCH_VERSION);
+		return 0;
+	}
 	struct opt opts[] = {
 		{ .name = "pid", .kind = OPT_UINT, .dest = &a.pid, .required = true,
 		  .help = "the victim: the process whose swapped-out pages are read back" },

@@ -7,16 +7,21 @@ from __future__ import annotations
 
 import csv
 import importlib.metadata
+import re
 import shutil
 import subprocess
 from pathlib import Path
 from typing import Any
 
-from pagelab import provenance, state
+import pandas as pd
+import yaml
+
+from pagelab import provenance, state, tools
 from pagelab.experiment import read_json
-from pagelab.latex import escape, write_table
+from pagelab.latex import escape, fmt, write_macros, write_table
 from pagelab.paths import root
-from pagelab.published import load_claims
+from pagelab.published import changelog_problems, load_changelog, load_claims
+from pagelab.recording import source
 
 PACKAGES = ["snakemake", "papermill", "numpy", "scipy", "pandas", "seaborn", "matplotlib", "statsmodels"]
 
@@ -35,7 +40,7 @@ def virtualisation() -> str:
 
 def tool_versions() -> dict[str, str]:
     out = {}
-    for name in ("iobench", "hog", "cacheflood", "residency", "simdisk"):
+    for name in tools.names():
         path = root() / "native" / "build" / name
         if path.exists():
             out[name] = provenance.tool_version(path)
@@ -94,10 +99,8 @@ def write(results: Path | str, out_dir: Path | str, experiments: list[str], prof
         "AppendixClaimsCommit": escape(claims_commit()),
         "AppendixDataSource": escape(data_source(results)),
     }
-    from pagelab.latex import write_macros
 
     write_macros(out_dir / "macros.tex", {**macros, **device_macros(), **write_changelog(out_dir)})
-    import pandas as pd
 
     knob_rows = pd.DataFrame({"Setting": [escape(k) for k in knobs], "Value": [escape(str(v)) for v in knobs.values()]})
     write_table(out_dir / "knobs.tex", knob_rows, column_format="ll")
@@ -136,10 +139,6 @@ def write_changelog(out_dir: Path) -> dict[str, str]:
     """The pre-registration's changelog (data/published/claims_changelog.csv) as a longtable
     (changelog.tex); returns the macros saying how many rows it has and what the check against
     the recordings' commits finds."""
-    import pandas as pd
-
-    from pagelab.published import changelog_problems, load_changelog
-
     log = load_changelog()
 
     def cell(text: str) -> str:
@@ -168,8 +167,6 @@ def write_changelog(out_dir: Path) -> dict[str, str]:
 
 def data_source(results: Path) -> str:
     """Which machine and commit the paper's data came from, in words."""
-    from pagelab.recording import source
-
     src = source(results)
     at = (f"at commits {src['commit']} (each experiment's in the appendix)" if "," in src["commit"]
           else f"at commit {src['commit']}")
@@ -193,12 +190,6 @@ def claims_commit() -> str:
 def device_macros() -> dict[str, str]:
     """Every numeric key of every device profile (config/devices/*.yaml) as a macro, e.g.
     \\DevHddAvgSeekMs, so the paper's method section never types a datasheet value."""
-    import re
-
-    import yaml
-
-    from pagelab.latex import fmt
-
     out = {}
     for path in sorted((root() / "config" / "devices").glob("*.yaml")):
         word = re.sub(r"[^A-Za-z]", "", path.stem.split("-")[0].rstrip("0123456789")).capitalize()

@@ -31,7 +31,9 @@ the verdict figure.
 
 from __future__ import annotations
 
+import base64
 import hashlib
+import html as _html
 import json
 import math
 import os
@@ -44,9 +46,13 @@ from typing import Any
 
 import pandas as pd
 
-from pagelab.latex import escape, fmt, write_table
+from pagelab import published
+from pagelab.config import MIN_TRIALS, PROFILES
+from pagelab.latex import escape, fmt, write_macros, write_table
 from pagelab.paths import root
 from pagelab.published import ABSOLUTE, kind, load_claims, steps, unnamed_hardware, windows
+from pagelab.recording import recorded_dir, replay
+from pagelab.records import write_text_atomic
 
 REPRODUCED, NOT_REPRODUCED, INCONCLUSIVE = "reproduced", "not reproduced", "inconclusive"
 BY_CONSTRUCTION, NOT_APPLICABLE = "by construction", "not applicable here"
@@ -159,8 +165,6 @@ def _combine_steps(verdicts_: list[tuple[str, str]], keys: list[str]) -> tuple[s
 def judge(claim: dict[str, str], measurements: dict[str, dict[str, Any]], skipped: dict[str, str],
           profile: str = "quick") -> dict[str, Any]:
     """One claim's verdict row: verdict, ours, value/ci/n, ratio to the published value, note."""
-    from pagelab.config import MIN_TRIALS
-
     k, keys, wins = kind(claim), steps(claim), windows(claim)
     row: dict[str, Any] = {"kind": k, "window": "; ".join(_window_text(lo, hi) for lo, hi in wins), "ours": "",
                            "value": math.nan, "ci_low": math.nan, "ci_high": math.nan, "ratio": math.nan, "n": "",
@@ -260,9 +264,6 @@ def macros(table: pd.DataFrame) -> dict[str, str]:
 def write_verdicts(results_dir: Path | str, out_tex: Path | str, out_csv: Path | str,
                    claims_path: Path | str | None = None, profile: str = "quick",
                    out_macros: Path | str | None = None) -> pd.DataFrame:
-    from pagelab.latex import write_macros
-    from pagelab.records import write_text_atomic
-
     table = verdicts(results_dir, claims_path, profile)
     cols = ["id", "published", "kind", "window", "ours", "value", "ci_low", "ci_high", "ratio", "n", "verdict",
             "note", "experiment", "measurement"]
@@ -313,8 +314,6 @@ def rebuild_recording(name: str, notebooks: Path | None = None) -> dict[str, Any
     """One recording's measurements as its notebooks compute them today: every experiment
     replayed into a temporary results directory (pagelab.recording.replay) and its notebook run
     by papermill, as `make PROFILE=recorded` would, without the paper."""
-    from pagelab.recording import recorded_dir, replay
-
     rec = recorded_dir() / name
     fingerprint = _fingerprint(rec)
     if not fingerprint:
@@ -347,8 +346,6 @@ def load_recorded(path: Path | str | None = None) -> dict[str, dict[str, Any]]:
     """The stored recordings' measurements: {'<machine>/<profile>': {profile, experiments,
     skipped, measurements}}, each machine's in profile order (quick, full, seed); empty when the
     file is not there."""
-    from pagelab.config import PROFILES
-
     path = Path(path or recorded_path())
     store = json.loads(path.read_text())["recordings"] if path.exists() else {}
 
@@ -361,9 +358,6 @@ def load_recorded(path: Path | str | None = None) -> dict[str, dict[str, Any]]:
 def write_recorded(names: list[str] | None = None, path: Path | str | None = None) -> dict[str, Any]:
     """Rebuild the named recordings (default: every one in data/recorded/) and write the store
     atomically, keeping the other recordings it holds."""
-    from pagelab.recording import recorded_dir
-    from pagelab.records import write_text_atomic
-
     path = Path(path or recorded_path())
     names = names or sorted(str(d.relative_to(recorded_dir())) for d in recorded_dir().glob("*/*") if d.is_dir())
     store = load_recorded(path)
@@ -380,8 +374,6 @@ def write_recorded(names: list[str] | None = None, path: Path | str | None = Non
 def stale_recordings(path: Path | str | None = None) -> list[str]:
     """Recordings whose stored measurements no longer match them (a recording re-made, added
     or removed since the store was rebuilt), each with the command that fixes it."""
-    from pagelab.recording import recorded_dir
-
     store = load_recorded(path)
     on_disk = sorted(str(d.relative_to(recorded_dir())) for d in recorded_dir().glob("*/*") if d.is_dir())
     problems = []
@@ -454,8 +446,6 @@ def figure_runs(results_dir: Path | str, profile: str, recording: str = "",
                 store: dict[str, dict[str, Any]] | None = None) -> list[Run]:
     """The recorded runs (their stored measurements) and this run: this run replaces the
     recording it was rebuilt from (make PROFILE=recorded), and is added as 'this run' otherwise."""
-    from pagelab.recording import recorded_dir
-
     store = load_recorded() if store is None else store
     this = (Path(recording).resolve().relative_to(recorded_dir().resolve()).as_posix()
             if recording and Path(recording).resolve().is_relative_to(recorded_dir().resolve()) else "")
@@ -478,7 +468,7 @@ def write_figure(results_dir: Path | str, out: Path | str, html: Path | str | No
                  claims_path: Path | str | None = None, profile: str = "quick", recording: str = "") -> pd.DataFrame:
     """The verdict figure (PDF for the paper, PNG beside it) and an HTML page with it and the
     verdicts of every run."""
-    from pagelab import plots
+    from pagelab import plots  # matplotlib and seaborn: 0.4-1.1 s at import, only the figure needs them
 
     claims = load_claims(claims_path)
     runs = figure_runs(results_dir, profile, recording)
@@ -494,11 +484,6 @@ def write_figure(results_dir: Path | str, out: Path | str, html: Path | str | No
 
 def write_html(path: Path, png: Path, claims: pd.DataFrame, runs: list[Run]) -> None:
     """results/claims/verdicts.html: the figure and, per claim, each run's verdict, ours and note."""
-    import base64
-    import html as _html
-
-    from pagelab.records import write_text_atomic
-
     tables = {label: judge_all(claims, ms, sk, prof).set_index("id") for label, ms, sk, prof in runs}
     cells = []
     for c in claims.to_dict("records"):
@@ -523,8 +508,6 @@ def write_html(path: Path, png: Path, claims: pd.DataFrame, runs: list[Run]) -> 
 # --------------------------------------------------------------------------- command line
 def run(args: Any) -> int:
     """Carries out `pagelab claims ACTION` (parsed by pagelab.cli)."""
-    from pagelab import published
-
     try:
         if args.action == "recorded":
             doc = write_recorded(args.recording or None)

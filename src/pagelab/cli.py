@@ -29,7 +29,7 @@
   pagelab claims figure --results DIR --profile P --output PDF --html HTML --claims CSV
                                                              the verdict figure and its page
   pagelab pipeline index --results DIR --output HTML          results/index.html
-  pagelab pipeline paper --output PDF                        the LaTeX paper (latexmk)
+  pagelab pipeline paper --output PDF [EXPERIMENT...]        the LaTeX paper (latexmk)
 
 Every command has --help. Exit status: 0 success, 1 failure while running, 2 bad input (a bad
 command line, a setting the schema refuses, a missing, malformed, truncated or foreign file),
@@ -47,8 +47,16 @@ from typing import Any, NoReturn
 
 import yaml
 
-from pagelab import __version__
+from pagelab import __version__, fleet, recording, state
 from pagelab import config as _config
+from pagelab.provenance import provenance
+from pagelab.recording import RecordingError, record
+from pagelab.records import write_json_atomic, write_text_atomic
+from pagelab.report import write_index
+
+# The commands that need pandas, scipy or matplotlib (compare, claims, tidy, experiment,
+# published, appendix, paper) import them when they run: at the top they would cost every
+# command, `pagelab state show` included, 1.9 s more than its 0.14 s (python -X importtime).
 
 
 # --------------------------------------------------------------------------- user commands
@@ -72,8 +80,6 @@ def cmd_config_show(args: argparse.Namespace) -> int:
 
 def cmd_trial(args: argparse.Namespace) -> int:
     """The config block is checked whole (the schema, then this machine) before anything runs."""
-    from pagelab import recording
-
     name = _config.check_experiment(args.experiment)
     raw = _config.read_document(args.config)
     if isinstance(raw, dict) and raw.get("recording"):  # make PROFILE=recorded: the recorded run, not a new one
@@ -92,8 +98,6 @@ def cmd_trial(args: argparse.Namespace) -> int:
 
 
 def cmd_state(args: argparse.Namespace) -> int:
-    from pagelab import state
-
     if args.action == "restore":
         with state.exclusive(wait=False):
             undone = state.restore()
@@ -126,7 +130,7 @@ def cmd_state(args: argparse.Namespace) -> int:
 
 def cmd_compare(args: argparse.Namespace) -> int:
     """Two runs (results directories or recordings), each checked whole first, side by side."""
-    from pagelab import compare, recording
+    from pagelab import compare
 
     a, b = recording.check_run(args.a), recording.check_run(args.b)
     if not set(a) & set(b):
@@ -135,8 +139,6 @@ def cmd_compare(args: argparse.Namespace) -> int:
     rows = compare.compare(args.a, args.b, noise=args.noise)
     text = compare.render(rows, args.format, str(args.a), str(args.b), args.noise)
     if args.output:
-        from pagelab.records import write_text_atomic
-
         write_text_atomic(args.output, text)
         # the figure beside the table: same name, .pdf and .png
         compare.write_figure(rows, Path(args.output).with_suffix(".pdf"), f"A ({args.a.name})", f"B ({args.b.name})",
@@ -147,8 +149,6 @@ def cmd_compare(args: argparse.Namespace) -> int:
 
 
 def cmd_record(args: argparse.Namespace) -> int:
-    from pagelab.recording import record
-
     for name in args.experiment:
         _config.check_experiment(name)
     dest = record(args.results, args.machine, args.experiment or _config.experiments(),
@@ -158,15 +158,11 @@ def cmd_record(args: argparse.Namespace) -> int:
 
 
 def cmd_provenance(args: argparse.Namespace) -> int:
-    from pagelab.provenance import provenance
-
     print(json.dumps(provenance("n/a", disk_path=args.path), indent=2))
     return 0
 
 
 def cmd_fleet_show(args: argparse.Namespace) -> int:
-    from pagelab import fleet
-
     cfg = fleet.raw_config(args.configfile)
     print(json.dumps({"plan": fleet.plan(cfg), "jobs": fleet.jobs(cfg),
                       "blocks": {f"{h}/{e}": fleet.block(cfg, h, e) for h, e in fleet.jobs(cfg)}}, indent=1))
@@ -174,14 +170,11 @@ def cmd_fleet_show(args: argparse.Namespace) -> int:
 
 
 def cmd_fleet_trial(args: argparse.Namespace) -> int:
-    from pagelab import fleet
-
-    return fleet.trial(args.host, args.experiment, args.config, args.output)
+    return fleet.as_host(args.host, args.output) or main(
+        ["trial", args.experiment, "--config", str(args.config), "--output", str(args.output)])
 
 
 def cmd_fleet_merge(args: argparse.Namespace) -> int:
-    from pagelab import fleet
-
     frame = fleet.write_merge(args.plan, args.results, args.csv, args.tex, args.logs)
     lacking = fleet.missing_hosts(frame)
     print(frame.to_string(index=False))
@@ -193,8 +186,6 @@ def cmd_fleet_merge(args: argparse.Namespace) -> int:
 # --------------------------------------------------------------------------- pipeline steps
 def cmd_write_json(args: argparse.Namespace) -> int:
     """A JSON document given on the command line (a rule's params), written atomically."""
-    from pagelab.records import write_json_atomic
-
     try:
         doc = json.loads(args.json)
     except json.JSONDecodeError as exc:
@@ -208,7 +199,6 @@ def cmd_tidy(args: argparse.Namespace) -> int:
     empty columns or counters), which fail the command."""
     from pagelab import tidy
     from pagelab.experiment import descriptor
-    from pagelab.records import write_text_atomic
 
     name = _config.check_experiment(args.experiment)
     block = _config.check_block(name, _config.read_document(args.config), source=args.config, machine=False)
@@ -262,8 +252,6 @@ def cmd_appendix(args: argparse.Namespace) -> int:
 
 
 def cmd_index(args: argparse.Namespace) -> int:
-    from pagelab.report import write_index
-
     write_index(args.results, args.output, _config.experiments())
     return 0
 
@@ -277,7 +265,7 @@ def cmd_claims(args: argparse.Namespace) -> int:
 def cmd_paper(args: argparse.Namespace) -> int:
     from pagelab.paper import build
 
-    build(Path(args.output))
+    build(Path(args.output), experiments=args.experiments or None)
     return 0
 
 
@@ -336,6 +324,12 @@ def _add_appendix(sp: argparse.ArgumentParser) -> None:
     sp.add_argument("experiments", nargs="+", metavar="EXPERIMENT")
 
 
+def _add_paper(sp: argparse.ArgumentParser) -> None:
+    _files("output=PDF")(sp)
+    sp.add_argument("experiments", nargs="*", metavar="EXPERIMENT",
+                    help="the experiments whose sections it holds (default: every one)")
+
+
 # The pipeline's own steps (what the Snakemake rules run), in the order a run reaches them.
 PIPELINE_STEPS: list[tuple[str, Callable[[argparse.Namespace], int], str, Adder]] = [
     ("write-json", cmd_write_json, "write a JSON document (a rule's params) to a file, atomically",
@@ -350,7 +344,7 @@ PIPELINE_STEPS: list[tuple[str, Callable[[argparse.Namespace], int], str, Adder]
     ("appendix", cmd_appendix, "the generated reproducibility appendix", _add_appendix),
     ("index", cmd_index, "results/index.html: the paper, verdicts, comparison and each experiment's HTML",
      _files("results=DIR", "output=HTML")),
-    ("paper", cmd_paper, "build paper/main.tex with latexmk", _files("output=PDF")),
+    ("paper", cmd_paper, "build paper/main.tex with latexmk", _add_paper),
 ]
 
 
@@ -488,8 +482,6 @@ def _one_line(exc: BaseException) -> str:
 
 
 def main(argv: list[str] | None = None) -> int:
-    from pagelab.recording import RecordingError
-
     args = parser().parse_args(argv)
     what = " ".join(w for w in (args.command, getattr(args, "action", None), getattr(args, "step", None)) if w)
     if "output" in args and args.output is None and args.func in (cmd_trial, cmd_fleet_trial):  # not --outdir either

@@ -22,8 +22,12 @@ from pathlib import Path
 from typing import Any
 
 import yaml
+from jsonschema import Draft202012Validator, validators
+from jsonschema.exceptions import ValidationError, best_match
 
 from pagelab.paths import root
+from pagelab.provenance import mem_total_bytes
+from pagelab.units import parse_size
 
 PROFILES = ("quick", "full", "seed")
 # Every experiment has a quick and a full block; `seed` (the seed articles' own scale, opt-in,
@@ -128,13 +132,19 @@ def profile_keys(schema: dict[str, Any], experiment: str, profile: str) -> set[s
     return set(sub.get("properties", {}))
 
 
+def resource_keys(schema: dict[str, Any], experiment: str, resource: str) -> tuple[str, ...]:
+    """An experiment's settings whose schema says `resource: <resource>` (memory: a size that
+    becomes a memory cgroup or a working set; device: device profile names), in schema order:
+    its block's own settings, then its profiles' (the <name>_profile definition)."""
+    block = schema["properties"][experiment].get("properties", {})
+    keys = [k for k, sub in block.items() if k not in PROFILES and sub.get("resource") == resource]
+    profile = schema["definitions"].get(f"{experiment}_profile", {}).get("properties", {})
+    return tuple(keys + [k for k, sub in profile.items() if sub.get("resource") == resource])
+
+
 # --------------------------------------------------------------------------- validation
 def _max_bytes(validator: Any, limit: str | int, instance: Any, schema: dict[str, Any]) -> Iterator[Any]:
     """The schema keyword `maxBytes`: a size (see definitions.size) of at most `limit`."""
-    from jsonschema.exceptions import ValidationError
-
-    from pagelab.units import parse_size
-
     if not (validator.is_type(instance, "string") or validator.is_type(instance, "integer")):
         return
     try:
@@ -149,8 +159,6 @@ def _max_bytes(validator: Any, limit: str | int, instance: Any, schema: dict[str
 def _validator_class() -> Any:
     """Draft 2020-12, filling each property's default as it validates (jsonschema's FAQ recipe,
     as Snakemake's validate does), plus the `maxBytes` keyword for sizes."""
-    from jsonschema import Draft202012Validator, validators
-
     validate_properties = Draft202012Validator.VALIDATORS["properties"]
 
     def set_defaults(validator: Any, properties: dict[str, Any], instance: Any,
@@ -184,8 +192,6 @@ def _refusal(error: Any) -> ConfigError:
 def validate(config: dict[str, Any], schema: dict[str, Any] | None = None) -> dict[str, Any]:
     """Validate in place (filling defaults); raise ConfigError with the key path, e.g.
     ``seekmodel.quick.repetitions.n_min: 2 is less than the minimum of 5``."""
-    from jsonschema.exceptions import best_match
-
     schema = schema or load_schema()
     error = best_match(_validator_class()(schema).iter_errors(config))
     if error is not None:
@@ -300,20 +306,12 @@ def check_resources(config: dict[str, Any], mem_total: int | None = None,
     `only`, default all): memory an experiment would confine to a cgroup must fit in MemTotal
     minus HEADROOM, and every device named must have a profile in config/devices/. Raises
     ConfigError naming the key."""
-    from pagelab.units import parse_size
-
     if mem_total is None:
-        from pagelab.provenance import mem_total_bytes
-
         mem_total = mem_total_bytes() or 0
-    # Each experiment's descriptor names the keys whose sizes become memory cgroups or working
-    # sets (their sum must leave the machine HEADROOM) and the keys that name device profiles.
-    from pagelab.experiment import descriptor
-
     schema = load_schema()
-    requires = {exp: descriptor(exp).requires for exp in (only or experiments(schema))}
-    for exp, req in requires.items():
-        keys = req.memory_keys
+    exps = only or experiments(schema)
+    for exp in exps:
+        keys = resource_keys(schema, exp, "memory")
         if not keys:
             continue
         block = config.get(exp, {})
@@ -322,9 +320,9 @@ def check_resources(config: dict[str, Any], mem_total: int | None = None,
             raise ConfigError(f"{total >> 20} MiB would not leave the machine 1 GiB (MemTotal {mem_total >> 20} MiB)",
                               (exp, own_profile(schema, exp, block.get("profile", "quick")), keys[0]))
     devices = {p.stem for p in (root() / "config" / "devices").glob("*.yaml")}
-    for exp, req in requires.items():
+    for exp in exps:
         block = config.get(exp, {})
-        for key in req.device_keys:
+        for key in resource_keys(schema, exp, "device"):
             value = block.get(key)
             names = value if isinstance(value, list) else [value] if value else []
             for name in names:

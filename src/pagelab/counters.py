@@ -5,7 +5,7 @@ Sources: /proc/vmstat (every field), /proc/meminfo, /sys/block/<dev>/stat for th
 play, a memory cgroup's memory.stat, zram mm_stat and io_stat, PSI (/proc/pressure/*) where
 enabled, free page reporting's count of memory handed back to the hypervisor where the VM has
 that module, and any extra source a trial adds (e.g. the emulator's stats file).
-Not for: changing anything (state.py does that).
+Not for: changing anything (pagelab.state does that).
 """
 
 from __future__ import annotations

@@ -1,5 +1,5 @@
 """Swap on an emulated device: mount `simdisk`, attach a loop device with direct IO over
-MOUNTPOINT/disk, mkswap, swapon; every step journaled through state.py, so teardown (and
+MOUNTPOINT/disk, mkswap, swapon; every step journaled through pagelab.state, so teardown (and
 recovery after kill -9) runs in reverse: swapoff, detach, unmount, end the daemon.
 
 The daemon is started by the harness, outside any memory cgroup under test, and mlocks itself
@@ -21,15 +21,20 @@ from __future__ import annotations
 
 import json
 import subprocess
+import threading
+import time
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+import yaml
+
 from pagelab import state
 from pagelab.paths import root
-from pagelab.tools import simdisk_model_cmd, simdisk_mount_cmd
+from pagelab.tidy import flatten
+from pagelab.tools import run_json, simdisk_model_cmd, simdisk_mount_cmd
 from pagelab.trials import TrialFailed, Validity
 
 
@@ -67,8 +72,6 @@ class EmulatedDisk:
         (self.mountpoint / "control").write_text(message + "\n")
 
     def flat_stats(self) -> dict[str, float]:
-        from pagelab.tidy import flatten
-
         return {k: float(v) for k, v in flatten(self.stats()).items()
                 if isinstance(v, int | float) and not isinstance(v, bool)}
 
@@ -81,8 +84,6 @@ class BusySampler:
     the last IO)."""
 
     def __init__(self, disk: EmulatedDisk, period_s: float = 0.25, tail_s: float = 0.0):
-        import threading
-
         self.disk, self.period_s, self.tail_s = disk, period_s, tail_s
         self.samples: list[tuple[float, float]] = []
         self._stop = threading.Event()
@@ -92,8 +93,6 @@ class BusySampler:
         return float(self.disk.stats().get("time_ns", {}).get("service", 0)) / 1e9
 
     def _run(self) -> None:
-        import time
-
         t0, b0 = time.monotonic(), self._busy_s()
         self.samples.append((0.0, 0.0))
         while not self._stop.wait(self.period_s):
@@ -104,8 +103,6 @@ class BusySampler:
         return self
 
     def __exit__(self, *exc: object) -> None:
-        import time
-
         if exc[0] is None and self.tail_s:
             time.sleep(self.tail_s)
         self._stop.set()
@@ -149,8 +146,6 @@ def emulated_swap(st: state.State, profile: str, workdir: Path, size: int, prior
 
 def profile_value(profile: str, key: str) -> Any:
     """One key of a device profile (config/devices/<profile>.yaml), e.g. the disk's rpm."""
-    import yaml
-
     doc = yaml.safe_load((profiles_dir() / f"{profile}.yaml").read_text()) or {}
     if key not in doc:
         raise KeyError(f"{profile}: no key {key!r} in {profiles_dir() / (profile + '.yaml')}")
@@ -159,16 +154,12 @@ def profile_value(profile: str, key: str) -> Any:
 
 def capacity(profile: str) -> int | None:
     """The profile's capacity_bytes (None when it has none, e.g. a tiered profile)."""
-    import yaml
-
     value = (yaml.safe_load((profiles_dir() / f"{profile}.yaml").read_text()) or {}).get("capacity_bytes")
     return int(value) if value else None
 
 
 def model(profile: str, rw: str, bs: int, span: int | None = None) -> dict[str, Any]:
     """`simdisk model`: the device model's expected mean service time, computed analytically."""
-    from pagelab.tools import run_json
-
     return run_json(simdisk_model_cmd(profile, profiles_dir(), rw, bs, span), timeout=120)
 
 

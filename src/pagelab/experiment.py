@@ -9,6 +9,7 @@ scalar result fields it wants as columns.
 
 from __future__ import annotations
 
+import importlib
 import json
 import sys
 from collections.abc import Callable, Iterator
@@ -19,9 +20,10 @@ from typing import Any
 
 import pandas as pd
 
-from pagelab import devices, records, state, trials
+from pagelab import devices, latex, progress, records, state, trials
 from pagelab.config import config_hash
 from pagelab.provenance import provenance
+from pagelab.stats import tukey_outliers
 from pagelab.tools import tool_path
 
 Cfg = dict[str, Any]
@@ -46,14 +48,13 @@ def conf_label(conf: dict[str, Any]) -> str:
 
 @dataclass(frozen=True)
 class Requirements:
-    """What an experiment needs from the machine and the config (read by config.py's checks,
-    the appendix and the tests): root, FUSE, zram; the keys whose sizes become memory cgroups or
-    working sets (their sum must fit the machine) and the keys that name device profiles."""
+    """What an experiment needs from the machine (read by the appendix and the tests): root,
+    FUSE, zram. What it needs from the config (the keys whose sizes become memory cgroups or
+    working sets, the keys that name device profiles) its schema fragment says, with
+    `resource: memory` and `resource: device` (config.resource_keys)."""
     root: bool = False
     fuse: bool = False
     zram: bool = False
-    memory_keys: tuple[str, ...] = ()
-    device_keys: tuple[str, ...] = ()
 
 
 @dataclass(frozen=True)
@@ -115,8 +116,6 @@ class Experiment:
 
 def descriptor(name: str) -> Experiment:
     """The EXPERIMENT of pagelab.experiments.<name>."""
-    import importlib
-
     return importlib.import_module(f"pagelab.experiments.{name}").EXPERIMENT
 
 
@@ -156,7 +155,6 @@ def execute(
     prov = provenance(config_hash(cfg), tools={t: tool_path(t) for t in tools}, disk_path=scratch_dir)
     prov.update(extra_provenance or {})
     reps = cfg["repetitions"]
-    from pagelab import progress
 
     watch = progress.for_run(name, cfg, [conf_name(c) for c in configurations], prov,
                              log=lambda line: print(line, file=sys.stderr, flush=True))
@@ -271,8 +269,6 @@ def write_outputs(out: Path | str, macros: dict[str, str], table: pd.DataFrame |
                   measurements: dict[str, Any], skipped: str | None = None) -> None:
     """A notebook's outputs: table.tex (its status line when there is no table), macros.tex and
     measurements.json, each written atomically."""
-    from pagelab import latex
-
     out = Path(out)
     if table is None or table.empty:
         latex.write_table(out / "table.tex", pd.DataFrame({"Status": [latex.escape(skipped or "no counted trials")]}))
@@ -331,8 +327,6 @@ def clean_dir(path: Path) -> None:
 def outliers(frame: pd.DataFrame, by: list[str], metric: str) -> pd.DataFrame:
     """Tukey's labels for `metric` within each group of `by` (mild: beyond 1.5 IQR, severe:
     beyond 3): the trials so labelled. Reported, never removed."""
-    from pagelab.stats import tukey_outliers
-
     if frame.empty:
         return frame.assign(tukey=pd.Series(dtype=str))
     labelled = []

@@ -27,7 +27,14 @@ import sys
 from pathlib import Path
 from typing import Any
 
+import yaml
+
 from pagelab import config as _config
+from pagelab.records import write_json_atomic, write_text_atomic
+
+# The Snakefile imports this module while it is parsed (workflow/rules/fleet.smk): the merge's
+# claims, compare, plots, latex and pandas (1.5 s at import, python -X importtime) are imported
+# by the functions that need them, not here (0.14 s).
 
 ENV_HOST = "PAGELAB_FLEET_HOST"  # set by the submit path: the fleet host a job runs as
 ENV_SLURM_NODE = "SLURMD_NODENAME"  # set by Slurm in a job: the node it runs on
@@ -38,8 +45,6 @@ RAN_ON = "ran_on.json"
 def raw_config(path: Path | str | None = None) -> dict[str, Any]:
     """config/config.yaml validated (defaults filled) but not resolved: what the Snakefile's
     `config` is, and what block() starts from."""
-    import yaml
-
     with open(path or _config.default_config()) as fh:
         cfg = yaml.safe_load(fh) or {}
     return _config.validate(cfg)
@@ -127,13 +132,10 @@ def present(cfg: dict[str, Any], results: str | Path = "results/fleet", name: st
 
 
 # --------------------------------------------------------------------------- one job on a host
-def trial(host: str, experiment: str, config_path: Path, outdir: Path) -> int:
-    """Run `pagelab trial` for one fleet job, after checking it runs as the host it is meant for
-    (PAGELAB_FLEET_HOST, which the ssh submit path sets, or else the node Slurm ran the job on);
-    writes ran_on.json (fleet host, the host it ran as, hostname, pid)."""
-    from pagelab import cli
-    from pagelab.records import write_json_atomic
-
+def as_host(host: str, outdir: Path) -> int:
+    """Before `pagelab trial` runs one fleet job: check that it runs as the host it is meant for
+    (PAGELAB_FLEET_HOST, which the ssh submit path sets, or else the node Slurm ran the job on)
+    and write ran_on.json (fleet host, the host it ran as, hostname, pid). 0, or 2 refusing."""
     actual = os.environ.get(ENV_HOST) or os.environ.get(ENV_SLURM_NODE)
     if actual is not None and actual != host:
         print(f"pagelab fleet: job for host {host!r} runs as {actual!r}: refusing", file=sys.stderr)
@@ -141,7 +143,7 @@ def trial(host: str, experiment: str, config_path: Path, outdir: Path) -> int:
     outdir.mkdir(parents=True, exist_ok=True)
     write_json_atomic(outdir / RAN_ON, {"host": host, "as": actual, "hostname": socket.gethostname(),
                                         "pid": os.getpid()})
-    return cli.main(["trial", experiment, "--config", str(config_path), "--output", str(outdir)])
+    return 0
 
 
 # --------------------------------------------------------------------------- the merge
@@ -324,7 +326,6 @@ def section(frame, plan_: dict[str, Any], figure: str | None = None) -> str:  # 
 def write_merge(plan_path: Path | str, results: Path | str, csv_path: Path | str, tex_path: Path | str,
                 logs: Path | str = "results/logs/fleet"):  # noqa: ANN201
     from pagelab import plots
-    from pagelab.records import write_text_atomic
 
     plan_ = json.loads(Path(plan_path).read_text())
     frame = merge(plan_, results, logs)

@@ -2,7 +2,7 @@
 EmptyWorkingSet (called by another process in seed 004) does.
 
 process_madvise(2) with MADV_PAGEOUT on a pidfd (Linux 5.10+; needs CAP_SYS_NICE and ptrace
-read access, i.e. root here). Not for: changing system-wide state (state.py).
+read access, i.e. root here). Not for: changing system-wide state (pagelab.state).
 """
 
 from __future__ import annotations

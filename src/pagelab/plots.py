@@ -16,6 +16,9 @@ import matplotlib.pyplot as plt  # noqa: E402
 import numpy as np  # noqa: E402
 import pandas as pd  # noqa: E402
 import seaborn as sns  # noqa: E402
+from matplotlib.lines import Line2D
+from matplotlib.patches import Patch
+from matplotlib.ticker import FixedLocator, FuncFormatter, NullFormatter
 
 from pagelab.fit import FitResult  # noqa: E402
 
@@ -311,8 +314,6 @@ def verdict_forest(rows: pd.DataFrame, runs: list[str]) -> plt.Figure:
                 line.set_gid(r["gid"])
     ax.axvline(1.0, color="0.3", linestyle="--", linewidth=0.8, zorder=2)
     if log:
-        from matplotlib.ticker import FixedLocator, FuncFormatter, NullFormatter
-
         ax.set_xscale("log")
         ticks = [t * 10.0 ** e for e in range(-4, 5) for t in (1, 2, 5) if lo_edge <= t * 10.0 ** e <= hi_edge]
         ax.xaxis.set_major_locator(FixedLocator(ticks))
@@ -323,9 +324,6 @@ def verdict_forest(rows: pd.DataFrame, runs: list[str]) -> plt.Figure:
     ax.set_yticks(range(len(labels)), list(reversed(labels)), fontsize="x-small")
     ax.set_xlabel("ours / published value (an order's steps: ours / the seed's step)", fontsize="small")
     ax.grid(axis="y", visible=False)
-    from matplotlib.lines import Line2D
-    from matplotlib.patches import Patch
-
     handles = [Patch(color=c, label=v) for v, c in VERDICT_COLOURS.items()]
     handles += [Line2D([], [], marker=RUN_MARKERS[j % len(RUN_MARKERS)], color="0.3", linestyle="", label=run)
                 for j, run in enumerate(runs)]

@@ -30,6 +30,9 @@ from typing import IO, Any
 
 import pandas as pd
 
+from pagelab.config import load_schema
+from pagelab.recording import machine_slug, recorded_dir
+
 _REP = re.compile(r"^(?P<conf>.+)-r\d+$")
 WARMUP_PREFIX = "warmup-"
 
@@ -79,8 +82,6 @@ def expectation(experiment: str, profile: str, machine: str, reference: str,
     """The recorded run of this profile on this machine, else on the reference machine, else
     nothing known (an empty Expectation)."""
     if recorded is None:
-        from pagelab.recording import recorded_dir
-
         recorded = recorded_dir()
     for name in dict.fromkeys(n for n in (machine, reference) if n):
         path = recorded / name / profile / experiment / "trials.csv"
@@ -244,9 +245,6 @@ def for_run(experiment: str, cfg: dict[str, Any], configurations: list[str], pro
             log: Callable[[str], None] | None = None) -> Progress:
     """The Progress of one `pagelab trial` run: this machine's name from its provenance, the
     profile from its config, the reference machine from the schema's default."""
-    from pagelab.config import load_schema
-    from pagelab.recording import machine_slug
-
     try:
         reference = str(load_schema()["properties"]["reference"]["default"])
     except (OSError, KeyError):

@@ -4,6 +4,7 @@ from here, through a notebook's macros."""
 
 from __future__ import annotations
 
+from pagelab.latex import fmt
 from pagelab.stats import Estimate
 
 
@@ -15,8 +16,6 @@ def ratio_sentence(est: Estimate, subject: str, other: str, above: str, below: s
     ratio above 1 (e.g. "slower" for a time, "faster" for a rate). `compact` leaves out how the
     interval was made ("(95 % CI 0.25--0.40)"), for a section that says it once for all its
     comparisons."""
-    from pagelab.latex import fmt
-
     ci = f"median of {est.n} paired rounds, 95\\,\\% CI {fmt(est.ci_low)}--{fmt(est.ci_high)}"
     if compact:
         ci = f"95\\,\\% CI {fmt(est.ci_low)}--{fmt(est.ci_high)}"

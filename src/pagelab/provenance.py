@@ -13,6 +13,7 @@ import subprocess
 from pathlib import Path
 from typing import Any
 
+from pagelab import __version__
 from pagelab.paths import root
 
 UNKNOWN = "unknown"
@@ -141,8 +142,6 @@ def provenance(
     disk_path: Path | str | None = None,
 ) -> dict[str, Any]:
     """Everything a trial record says about where it came from, except its own times."""
-    from pagelab import __version__
-
     prov: dict[str, Any] = {
         "git": git_state(),
         "config_hash": config_hash,

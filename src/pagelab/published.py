@@ -52,7 +52,9 @@ from pathlib import Path
 
 import pandas as pd
 
+from pagelab.config import PROFILES
 from pagelab.latex import escape, write_table
+from pagelab.latex import write_macros as _write
 from pagelab.paths import root
 
 COLUMNS = ["id", "claim", "value", "unit", "source", "experiment", "measurement", "judge",
@@ -132,8 +134,6 @@ def own_hardware(key: str) -> str | None:
 
 
 def _check_claim(c: dict[str, str]) -> list[str]:
-    from pagelab.config import PROFILES
-
     cid, problems, k = c["id"], [], kind(c)
     if c["judge"] not in JUDGES:
         return [f"{cid}: judge {c['judge']!r} is not one of {', '.join(JUDGES)}"]
@@ -376,8 +376,6 @@ def value(claim_id: str, path: Path | str | None = None) -> float:
 
 def write_macros(out: Path | str, path: Path | str | None = None) -> None:
     """Every published value as a macro, so the text never types one: \\PubCMOne -> 3.95."""
-    from pagelab.latex import write_macros as _write
-
     claims = load_claims(path)
     values = zip(claims["id"], claims["value"], strict=True)
     _write(out, {macro_name(i): escape(v).replace("-", "--") for i, v in values})

@@ -18,6 +18,7 @@ it without root, FUSE or any trial (make PROFILE=recorded).
 
 from __future__ import annotations
 
+import csv
 import gzip
 import json
 import re
@@ -25,6 +26,7 @@ import shutil
 from pathlib import Path
 from typing import Any
 
+from pagelab import config
 from pagelab.paths import root
 from pagelab.records import read_record, write_json_atomic, write_text_atomic
 
@@ -40,6 +42,21 @@ class RecordingError(ValueError):
 
 def recorded_dir() -> Path:
     return root() / "data" / "recorded"
+
+
+def holds(recording: Path | str, experiment: str) -> bool:
+    """Whether a recording (a name under data/recorded/ or a path) has a run of `experiment`
+    (its <experiment>/trials.csv): a new experiment has none until one is recorded."""
+    path = Path(recording)
+    path = path if path.is_absolute() else recorded_dir() / path
+    return (path / experiment / "trials.csv").is_file()
+
+
+def not_recorded(recording: Path | str, experiment: str) -> str:
+    """Why `experiment` is left out of what a recording rebuilds: the reason tests skip with,
+    and `make PROFILE=recorded` prints."""
+    return (f"no recording of {experiment} in {recording}: record one with `pagelab record` "
+            "(docs/recordings.md)")
 
 
 def machine_slug(prov: dict[str, Any]) -> str:
@@ -142,8 +159,6 @@ def _check_trials_csv(path: Path) -> list[str]:
     """The trial ids of a trials.csv that is whole: a header naming TRIALS_COLUMNS, every row as
     many fields as the header, and the final newline the writer ends with (a file cut short
     lacks it). RecordingError naming the file otherwise."""
-    import csv
-
     try:
         text = path.read_text()
     except (OSError, UnicodeDecodeError) as exc:
@@ -173,8 +188,6 @@ def check_run(run: Path | str, experiments: list[str] | None = None,
     these (each must be there), default every <experiment>/trials.csv found. Returns each
     experiment's config block ({} without a config.json); RecordingError naming the file
     otherwise."""
-    from pagelab import config
-
     run = Path(run)
     if not run.is_dir():
         raise RecordingError(f"{run}: not a directory (a results directory or a recording)")

@@ -29,6 +29,12 @@ def _optional(pairs: list[tuple[str, object]]) -> list[str]:
     return [part for flag, value in pairs if value is not None for part in (flag, str(value))]
 
 
+def names() -> list[str]:
+    """The native tools, found the way native/Makefile finds them: every folder of native/ with
+    a main.c is a tool, built to native/build/<folder> (`make -C native names` prints the same)."""
+    return sorted(p.parent.name for p in (root() / "native").glob("*/main.c"))
+
+
 def tool_path(name: str) -> Path:
     path = root() / "native" / "build" / name
     if not path.exists():
@@ -61,10 +67,10 @@ def hog_victim_cmd(size: int, fill: str, seed: int, ready: Path, go: Path, order
             "--output-format", "json"]
 
 
-def hog_run_cmd(size: int, repeat: int, barrier: Path | None = None, parties: int = 1) -> list[str]:
-    """`hog run`: seed 000's memory hog, `repeat` times; with `barrier` (a new file shared by
+def hog_run_cmd(size: int, rounds: int, barrier: Path | None = None, parties: int = 1) -> list[str]:
+    """`hog run`: seed 000's memory hog, `rounds` times; with `barrier` (a new file shared by
     `parties` hogs) each round's memory is held until all of them have written theirs."""
-    return ([str(tool_path("hog")), "run", "--size", str(size), "--repeat", str(repeat), "--force",
+    return ([str(tool_path("hog")), "run", "--size", str(size), "--rounds", str(rounds), "--force",
              "--fill", "random", "--output-format", "json"]
             + (["--barrier", str(barrier), "--parties", str(parties)] if barrier else []))
 

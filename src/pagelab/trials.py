@@ -14,13 +14,12 @@ import traceback
 from collections.abc import Callable
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
+from pagelab.progress import Progress
 from pagelab.provenance import now_iso
 from pagelab.records import RecordError, read_record, write_json_atomic
-
-if TYPE_CHECKING:
-    from pagelab.progress import Progress
+from pagelab.stats import median_ci
 
 
 class TrialFailed(RuntimeError):
@@ -176,8 +175,6 @@ class Stopping:
 def precise_enough(values: list[float], ci_pct: float) -> tuple[bool, float, float]:
     """Is the 95 % order-statistic CI of the median within +- ci_pct % of the median (the
     larger of its two sides)? Below 6 values that interval is [min, max]."""
-    from pagelab.stats import median_ci
-
     est = median_ci(values)
     half = max(est.value - est.ci_low, est.ci_high - est.value)
     return half <= abs(est.value) * ci_pct / 100.0, est.value, half

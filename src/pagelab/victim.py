@@ -140,9 +140,9 @@ def out_and_back_reason(evicted_share: float, read_back_share: float, need: floa
     return None
 
 
-def push_out(cgroup: Cgroup, size: int, repeat: int = 1, count: int = 1, timeout: float = 1800.0,
+def push_out(cgroup: Cgroup, size: int, rounds: int = 1, count: int = 1, timeout: float = 1800.0,
              oom_wait_limit_s: float = 120.0) -> HogRun:
-    """Runs `count` `hog run`s of `size` bytes side by side in `cgroup`, each `repeat` times
+    """Runs `count` `hog run`s of `size` bytes side by side in `cgroup`, each `rounds` times
     (seed 000's memory hogs): their allocations push the cgroup's other pages out to swap.
     Side by side means at once: every hog holds each round's memory until all `count` have
     written theirs (`hog run --barrier`), so together they ask for count x size. Without it two
@@ -155,7 +155,7 @@ def push_out(cgroup: Cgroup, size: int, repeat: int = 1, count: int = 1, timeout
     run = HogRun()
     kills0 = cgroup.oom_kills()
     with tempfile.TemporaryDirectory(prefix="pagelab-hogs-") if count > 1 else nullcontext() as tmp:
-        cmd = hog_run_cmd(size, repeat, Path(tmp) / "barrier" if tmp else None, count)
+        cmd = hog_run_cmd(size, rounds, Path(tmp) / "barrier" if tmp else None, count)
         t0 = time.monotonic()
         with OomWatchdog(cgroup, oom_wait_limit_s) as wd:
             procs = [subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,

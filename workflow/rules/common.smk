@@ -5,11 +5,8 @@ rule native:
     input:
         NATIVE_SOURCES,
     output:
-        "native/build/iobench",
-        "native/build/hog",
-        "native/build/cacheflood",
-        "native/build/residency",
-        "native/build/simdisk",
+        # every tool native/Makefile builds: each folder of native/ with a main.c
+        expand("native/build/{tool}", tool=pl_tools.names()),
     log:
         "results/logs/native.log",
     conda:

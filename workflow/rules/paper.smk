@@ -121,9 +121,11 @@ rule paper:
         checks=expand("results/{experiment}/check.txt", experiment=EXPERIMENTS),
     output:
         "results/paper.pdf",
+    params:
+        experiments=EXPERIMENTS,
     log:
         "results/logs/paper.log",
     conda:
         "../../environment.yml"
     shell:
-        "pagelab pipeline paper --output {output} > {log} 2>&1"
+        "pagelab pipeline paper --output {output} {params.experiments} > {log} 2>&1"

@@ -37,6 +37,8 @@ import pandas as pd
 
 from pagelab import counters, experiment, records, state, trials
 from pagelab.experiment import entry
+from pagelab.latex import escape, fmt
+from pagelab.prose import ratio_sentence
 from pagelab.stats import Estimate, median_ci, paired_ratio_ci
 from pagelab.tools import iobench_job_cmd, pinned_to_one_cpu, run_json
 from pagelab.units import parse_size
@@ -325,8 +327,6 @@ def measurements(summary: pd.DataFrame, reference_ratio: float,
 
 
 def table(summary: pd.DataFrame, rejected_frame: pd.DataFrame | None = None) -> pd.DataFrame:
-    from pagelab.latex import fmt
-
     def cell(r: pd.Series, col: str) -> str:
         if col not in r or not np.isfinite(r[col]):
             return "--"
@@ -358,9 +358,6 @@ def macros(summary: pd.DataFrame, cfg: dict[str, Any] | None, profile: str, skip
            paired: dict[str, Estimate] | None = None, corpus: dict[str, Any] | None = None,
            rejected_frame: pd.DataFrame | None = None) -> dict[str, str]:
     """Every number and every comparative sentence of the section."""
-    from pagelab.latex import escape, fmt
-    from pagelab.prose import ratio_sentence
-
     paired = paired or {}
     m = {"CompressionProfile": profile, "CompressionStatus": escape(skipped or "ran")}
     if cfg:
@@ -446,5 +443,5 @@ EXPERIMENT = experiment.Experiment(
     required_columns=tuple(REQUIRED_COLUMNS), tools=lambda cfg: ["hog", "iobench"], conf_name=conf_name,
     skip_reason=skip_reason, validity=validity, warmups=lambda cfg: configurations(cfg)[:1],
     prepare=_prepare, cleanup=_cleanup,
-    requires=experiment.Requirements(root=True, zram=True, memory_keys=("working_set",)))
+    requires=experiment.Requirements(root=True, zram=True))
 run = EXPERIMENT.run

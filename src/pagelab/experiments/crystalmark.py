@@ -34,8 +34,9 @@ from typing import Any
 
 import pandas as pd
 
-from pagelab import devices, experiment, records, state, trials
+from pagelab import devices, experiment, published, records, state, trials
 from pagelab.experiment import entry
+from pagelab.latex import escape, fmt
 from pagelab.prose import ratio_sentence
 from pagelab.stats import Estimate, median_ci, paired_ratio_ci
 from pagelab.tools import iobench_crystalmark_cmd, run_json, simdisk_model_cmd
@@ -238,8 +239,6 @@ def tier_phases(frame: pd.DataFrame) -> pd.DataFrame:
 
 def phase_table(phases: pd.DataFrame) -> pd.DataFrame:
     """The tier's counters after each phase, as the paper prints them."""
-    from pagelab.latex import fmt
-
     if phases.empty:
         return pd.DataFrame({"Status": ["the tier's counters were not recorded phase by phase with this run"]})
 
@@ -261,8 +260,6 @@ def phase_table(phases: pd.DataFrame) -> pd.DataFrame:
 
 def phase_sentence(phases: pd.DataFrame) -> str:
     """What CrystalMark's own phases did to the tier, from the per-phase counters."""
-    from pagelab.latex import fmt
-
     if phases is None or phases.empty:
         return "The tier's counters were not recorded phase by phase with this run"
 
@@ -293,8 +290,6 @@ def phase_sentence(phases: pd.DataFrame) -> str:
 def tier_model_sentence(modelled: dict[str, Any] | None, summary: pd.DataFrame) -> str:
     """The most the tier can give (every read a hit) over the stick's assumed read latency, and
     what a stick writing over the assumed range could copy of Sequential Write."""
-    from pagelab.latex import escape, fmt
-
     tier = (modelled or {}).get("tier")
     if not tier:
         return "The tier's model was not recorded with this run"
@@ -316,8 +311,6 @@ def tier_model_sentence(modelled: dict[str, Any] | None, summary: pd.DataFrame) 
 
 def table(summary: pd.DataFrame) -> pd.DataFrame:
     """Laid out like CrystalMark's disk page: tests as rows, one column per arm (MB/s)."""
-    from pagelab.latex import fmt
-
     cols: dict[str, list[str]] = {"Test": [TITLES[t] for t in TESTS]}
     for arm in [a for a in ARMS if a in set(summary["arm"])]:
         s = summary[summary["arm"] == arm].set_index("test")
@@ -348,9 +341,6 @@ def macros(summary: pd.DataFrame, rat: dict[str, Estimate], cfg: dict[str, Any],
            rejected: pd.DataFrame | None = None, modelled: dict[str, Any] | None = None,
            phases: pd.DataFrame | None = None) -> dict[str, str]:
     """Every number and every comparative sentence of the section, from the data."""
-    from pagelab import published
-    from pagelab.latex import escape, fmt
-
     def get(arm: str, test: str) -> str:
         s = summary[(summary["arm"] == arm) & (summary["test"] == test)]
         return fmt(s.iloc[0]["mbps"]) if len(s) else "n/a"
@@ -464,8 +454,6 @@ def model_sentence(summary: pd.DataFrame, modelled: dict[str, Any] | None, seed_
     """What the bare disk's model says of Random Read 64K, from the data: its rate over the test
     file beside ours (within, above or below our interval), and the span of the disk over which
     it would give the seed's score."""
-    from pagelab.latex import fmt
-
     s = summary[(summary["arm"] == "hdd") & (summary["test"] == "rand_read_64k")]
     if modelled is None or "seconds_by_span" not in modelled or not len(s):
         return "The disk model's expectation for the test file was not recorded with this run"
@@ -505,5 +493,5 @@ EXPERIMENT = experiment.Experiment(
     changes_state=lambda cfg: any(a in EMULATED for a in usable_arms(cfg)[0]),
     warmups=lambda cfg: [{"arm": a} for a in usable_arms(cfg)[0] if ARMS[a][1] and a != "hdd"],
     cleanup=_cleanup, finish=_finish, note=lambda cfg: usable_arms(cfg)[1],
-    requires=experiment.Requirements(fuse=True, device_keys=("disk_profile", "tier_profile", "tier_cache_profile")))
+    requires=experiment.Requirements(fuse=True))
 run = EXPERIMENT.run

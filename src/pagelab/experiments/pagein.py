@@ -23,6 +23,7 @@ import pandas as pd
 from pagelab import counters, experiment, mm, state, trials
 from pagelab.devices import emulated_swap
 from pagelab.experiment import entry
+from pagelab.latex import escape, fmt
 from pagelab.stats import median_ci
 from pagelab.units import parse_size
 from pagelab.victim import Victim, out_and_back_reason, push_out
@@ -126,8 +127,6 @@ def measurements(summary: pd.DataFrame, device: str) -> dict[str, Any]:
 
 
 def table(summary: pd.DataFrame, rejected: pd.DataFrame | None = None) -> pd.DataFrame:
-    from pagelab.latex import fmt
-
     def n_rejected(order: str, pc: int) -> int:
         if rejected is None or rejected.empty:
             return 0
@@ -150,8 +149,6 @@ def table(summary: pd.DataFrame, rejected: pd.DataFrame | None = None) -> pd.Dat
 def readahead_sentence(summary: pd.DataFrame, order: str = "random") -> str:
     """Whether Linux's read-around (page-cluster 3) moved the page-in rate of `order` against
     one page per fault (page-cluster 0), from the two intervals; written from the data."""
-    from pagelab.latex import fmt
-
     rows = {int(r["page_cluster"]): r for _, r in summary[summary["access"] == order].iterrows()} \
         if len(summary) else {}
     if 0 not in rows or 3 not in rows:
@@ -169,8 +166,6 @@ def readahead_sentence(summary: pd.DataFrame, order: str = "random") -> str:
 
 def macros(summary: pd.DataFrame, cfg: dict[str, Any] | None, profile: str, skipped: str | None,
            rejected: pd.DataFrame | None = None) -> dict[str, str]:
-    from pagelab.latex import escape, fmt
-
     m = {"PageinProfile": profile, "PageinStatus": escape(skipped or "ran"),
          "PageinRejected": str(int(rejected["rejected"].sum())) if rejected is not None and len(rejected) else "0",
          "PageinReadaheadRandom": readahead_sentence(summary, "random"),
@@ -193,6 +188,5 @@ EXPERIMENT = experiment.Experiment(
     name=NAME, paper_order=50, seeds=("000",), configurations=configurations, trial=run_trial,
     metric=lambda r: r["pagein_mbps"], columns=tuple(SCALARS), required_columns=tuple(REQUIRED_COLUMNS),
     tools=lambda cfg: ["hog", "simdisk"], conf_name=conf_name, skip_reason=skip_reason, validity=validity,
-    requires=experiment.Requirements(root=True, fuse=True, memory_keys=("working_set", "headroom"),
-                                     device_keys=("device",)))
+    requires=experiment.Requirements(root=True, fuse=True))
 run = EXPERIMENT.run

@@ -70,9 +70,11 @@ from pagelab import counters, experiment, mm, state, trials
 from pagelab.config import ConfigError
 from pagelab.devices import EmulatedDisk, emulated_swap
 from pagelab.experiment import entry
+from pagelab.latex import escape, fmt
 from pagelab.prose import ratio_sentence
 from pagelab.stats import Estimate, median_ci, paired_ratio_ci
 from pagelab.superfetch import Agent, swap_devices
+from pagelab.tools import cacheflood_cmd, run_json
 from pagelab.units import parse_size
 from pagelab.victim import Victim, out_and_back_reason, push_out
 
@@ -382,7 +384,7 @@ def run_trial(st: state.State, cfg: dict[str, Any], trial: trials.Trial, scratch
                      if arm.agent else None)
             with agent or nullcontext():
                 s0 = c.snapshot()
-                hogs_run = push_out(cg, d.hog, repeat=cfg["hog_rounds"], count=HOGS)
+                hogs_run = push_out(cg, d.hog, rounds=cfg["hog_rounds"], count=HOGS)
                 s1 = c.snapshot()
                 cache1 = file_bytes(cg)
                 # smaps' Swap also counts the process's own stack and heap: capped at the whole set
@@ -505,8 +507,6 @@ def read_file_cache(cg: state.Cgroup, size: int, where: Path, seed: int) -> int:
     """Reads `size` bytes of files through the page cache from inside the group (cacheflood,
     the set made cold first), as the seed machine's "1.6GB cache" of pages read before the
     hogs; returns the group's page cache afterwards."""
-    from pagelab.tools import cacheflood_cmd, run_json
-
     run_json(cacheflood_cmd(where, size, size, seed=seed, cold=True), timeout=1800, preexec_fn=cg.preexec())
     return file_bytes(cg)
 
@@ -664,8 +664,6 @@ def measurements(summary: pd.DataFrame, rat: dict[str, Estimate]) -> dict[str, A
 
 
 def _ci_text(v: float, lo: float, hi: float) -> str:
-    from pagelab.latex import fmt
-
     return f"{fmt(v)} [{fmt(lo)}, {fmt(hi)}]" if v == v else "--"
 
 
@@ -713,8 +711,6 @@ def arm_row(summary: pd.DataFrame, arm: str) -> pd.Series | None:
 def macros(summary: pd.DataFrame, rat: dict[str, Estimate], cfg: dict[str, Any] | None, profile: str,
            skipped: str | None, rejected: pd.DataFrame | None = None) -> dict[str, str]:
     """Every number and every comparative sentence of the section, from the data."""
-    from pagelab.latex import escape, fmt
-
     m = {"ReadyboostProfile": profile, "ReadyboostStatus": escape(skipped or "ran")}
     if cfg:
         d = design(cfg)
@@ -787,8 +783,6 @@ def macros(summary: pd.DataFrame, rat: dict[str, Estimate], cfg: dict[str, Any] 
 
 def interaction_sentence(e: Estimate, what: str = "recovery") -> str:
     """The factorial's verdict on the seed's explanation, from the interaction's CI."""
-    from pagelab.latex import fmt
-
     ci = f"median of {e.n} paired rounds, 95\\,\\% CI {fmt(e.ci_low)}--{fmt(e.ci_high)}"
     head = (f"for {what}, the interaction of tier and prefetching between the rounds, (tier between / bare "
             f"between) / (tier after / bare after), was {fmt(e.value)} ({ci})")
@@ -817,6 +811,5 @@ EXPERIMENT = experiment.Experiment(
     tools=lambda cfg: ["hog", "simdisk", "cacheflood", "superfetch"], skip_reason=skip_reason, validity=validity,
     warmups=lambda cfg: [{"arm": cfg["arms"][0]}],
     prepare=_prepare, cleanup=_cleanup,
-    requires=experiment.Requirements(root=True, fuse=True, zram=True, memory_keys=("ram",),
-                                     device_keys=("disk_profile", "tier_profile")))
+    requires=experiment.Requirements(root=True, fuse=True, zram=True))
 run = EXPERIMENT.run

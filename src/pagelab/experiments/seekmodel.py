@@ -13,6 +13,7 @@ model's own predictions (`simdisk model`), which the measured fit must recover.
 from __future__ import annotations
 
 import os
+import re
 from pathlib import Path
 from typing import Any
 
@@ -21,6 +22,8 @@ import pandas as pd
 
 from pagelab import devices, experiment, records, state, trials
 from pagelab import fit as _fit
+from pagelab.experiment import clean_dir
+from pagelab.latex import escape, fmt
 from pagelab.stats import median_ci
 from pagelab.tools import iobench_job_cmd, run_json, summarise_job
 from pagelab.units import format_size, parse_duration, parse_size
@@ -107,8 +110,6 @@ def run_trial(st: state.State | None, cfg: dict[str, Any], trial: trials.Trial, 
 
 
 def _cleanup(cfg: dict[str, Any], scratch: Path) -> None:
-    from pagelab.experiment import clean_dir
-
     own_file(scratch).unlink(missing_ok=True)
     for key in [k for k in _MOUNTED]:
         del _MOUNTED[key]
@@ -172,8 +173,6 @@ def _per_device(results_dir: Path | str, name: str) -> dict[str, dict[int, float
 
 def device_word(device: str) -> str:
     """A device name as letters for macro names: hdd5400-2008 -> Hdd, own -> Own."""
-    import re
-
     return re.sub(r"[^A-Za-z]", "", device.split("-")[0].rstrip("0123456789")).capitalize()
 
 
@@ -221,8 +220,6 @@ def seed_model_mbps(block: int = 64 * 1024) -> float:
 
 def table(summary: pd.DataFrame, result: _fit.FitResult) -> pd.DataFrame:
     """The paper's table: per block size, measured time and throughput with CIs, and the fit."""
-    from pagelab.latex import fmt
-
     t_acc, bw = result["t_access"].value, result["bandwidth"].value
     return pd.DataFrame({
         "Block": summary["bs"].map(format_size),
@@ -238,8 +235,6 @@ def table(summary: pd.DataFrame, result: _fit.FitResult) -> pd.DataFrame:
 def macros(summary: pd.DataFrame, result: _fit.FitResult, prov: dict[str, Any],
            profile: str) -> dict[str, str]:
     """Every number the paper prints about seekmodel, as \\newcommand name -> text."""
-    from pagelab.latex import escape, fmt
-
     t, bw = result["t_access"], result["bandwidth"]
     row64 = summary[summary["bs"] == 64 * 1024]
     disk = prov.get("disk", {})
@@ -271,8 +266,6 @@ def macros(summary: pd.DataFrame, result: _fit.FitResult, prov: dict[str, Any],
 def device_macros(device: str, summary: pd.DataFrame, result: _fit.FitResult,
                   modelled: _fit.FitResult | None) -> dict[str, str]:
     """Macros for an emulated device: Seekmodel<Word>... (fitted and modelled parameters)."""
-    from pagelab.latex import fmt
-
     w = "Seekmodel" + device_word(device)
     t, bw = result["t_access"], result["bandwidth"]
     m = {f"{w}TAccessMs": fmt(t.value * 1e3), f"{w}TAccessLoMs": fmt(t.ci_low * 1e3),
@@ -318,8 +311,6 @@ def compare_64k(summaries: dict[str, pd.DataFrame], fits: dict[str, _fit.FitResu
                 modelled: dict[str, dict[int, float]], rpm: float) -> pd.DataFrame:
     """Random Read 64K per device: measured, the fitted model, the device model (emulated
     devices), the seed's model, and the seed's model with rotation added."""
-    from pagelab.latex import fmt
-
     block = 64 * 1024
     rows = []
     for d, summary in summaries.items():
@@ -341,8 +332,6 @@ def compare_64k(summaries: dict[str, pd.DataFrame], fits: dict[str, _fit.FitResu
 def span_macros(curve: pd.DataFrame) -> dict[str, str]:
     """Per emulated device: the shortest and longest span's 4 KiB read time, measured and
     modelled (Seekmodel<Word>SpanShortMs, ...ModelMs, ...SpanShortSize)."""
-    from pagelab.latex import fmt
-
     m: dict[str, str] = {}
     for d, g in curve.groupby("device"):
         g = g.sort_values("span")
@@ -355,8 +344,6 @@ def span_macros(curve: pd.DataFrame) -> dict[str, str]:
 
 
 def span_table(curve: pd.DataFrame) -> pd.DataFrame:
-    from pagelab.latex import fmt
-
     return pd.DataFrame({
         "Device": curve["device"], "Span": curve["span"].map(lambda s: format_size(int(s))),
         "Trials": curve["n"].astype(int),
@@ -389,5 +376,5 @@ EXPERIMENT = experiment.Experiment(
     tools=lambda cfg: ["iobench"] + (["simdisk"] if any(d != OWN for d in usable_devices(cfg)[0]) else []),
     conf_name=conf_name, warmups=warmups, changes_state=lambda cfg: any(d != OWN for d in usable_devices(cfg)[0]),
     cleanup=_cleanup, finish=_finish, note=lambda cfg: usable_devices(cfg)[1],
-    requires=experiment.Requirements(device_keys=("devices",)))
+    requires=experiment.Requirements())
 run = EXPERIMENT.run

@@ -42,6 +42,7 @@ import pandas as pd
 
 from pagelab import counters, experiment, state, trials
 from pagelab.experiment import entry
+from pagelab.latex import escape, fmt
 from pagelab.prose import ratio_sentence
 from pagelab.provenance import block_device_of
 from pagelab.stats import Estimate, median_ci, paired_ratio_ci
@@ -252,8 +253,6 @@ def measurements(summary: pd.DataFrame, paired: dict[str, Estimate] | None = Non
 
 
 def table(summary: pd.DataFrame, rejected_frame: pd.DataFrame | None = None) -> pd.DataFrame:
-    from pagelab.latex import fmt
-
     def ci(col: str) -> list[str]:
         return [f"{fmt(v)} [{fmt(a)}, {fmt(b)}]" for v, a, b in
                 zip(summary[col], summary[f"{col}_lo"], summary[f"{col}_hi"], strict=True)]
@@ -279,8 +278,6 @@ WORDS = {"trim_only": "TrimOnly", "flooded": "Flooded", "flooded_default": "Floo
 def macros(summary: pd.DataFrame, cfg: dict[str, Any] | None, profile: str, skipped: str | None,
            paired: dict[str, Estimate] | None = None, rejected_frame: pd.DataFrame | None = None) -> dict[str, str]:
     """Every number and every comparative sentence of the section."""
-    from pagelab.latex import escape, fmt
-
     paired = paired or {}
     m = {"StandbyProfile": profile, "StandbyStatus": escape(skipped or "ran")}
     if cfg:
@@ -332,5 +329,5 @@ EXPERIMENT = experiment.Experiment(
     tools=lambda cfg: ["hog", "cacheflood"], skip_reason=skip_reason, validity=validity,
     warmups=lambda cfg: [{"arm": "trim_only"}],
     cleanup=lambda cfg, scratch: experiment.clean_dir(Path(scratch).resolve() / f"{NAME}-floodset"),
-    requires=experiment.Requirements(root=True, zram=True, memory_keys=("working_set", "headroom")))
+    requires=experiment.Requirements(root=True, zram=True))
 run = EXPERIMENT.run

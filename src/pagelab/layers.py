@@ -1,0 +1,50 @@
+"""The package's layers, bottom first: a module may import from its own layer and the layers
+below it, never from one above, and no import (at a module's top or inside a function) closes a
+circle. tests/test_layers.py holds every module of src/pagelab to that.
+
+A module belongs to the layer of the longest name here that is it or a package holding it
+(`pagelab.experiments` covers every experiment module, `pagelab.state` its submodules; the
+package `pagelab` itself covers only its own __init__). A new module needs a line here, or the
+test fails naming it.
+Not for: anything at run time; nothing imports this module but the test and the docs.
+"""
+
+from __future__ import annotations
+
+LAYERS: tuple[tuple[str, tuple[str, ...]], ...] = (
+    # Libraries that touch nothing on the machine: paths, sizes, records on disk, LaTeX text,
+    # statistics (the trial loop's adaptive repetitions use the median's interval), fits.
+    ("base", ("pagelab", "pagelab.layers", "pagelab.paths", "pagelab.units", "pagelab.records", "pagelab.latex",
+              "pagelab.stats", "pagelab.fit", "pagelab.prose", "pagelab.paperlint")),
+    # System state and counters: what changes the machine (journaled), what reads it, what the
+    # machine is (provenance) and the configuration checked against it.
+    ("system", ("pagelab.state", "pagelab.counters", "pagelab.mm", "pagelab.provenance", "pagelab.config")),
+    # Running trials, devices and tools, and the data they read and write: the native tools,
+    # the trial loop and its progress, the emulated devices, the hogs and the victim, the
+    # Superfetch-like agent, trial records as a table, recorded runs, the published values.
+    ("trials", ("pagelab.tools", "pagelab.trials", "pagelab.progress", "pagelab.devices", "pagelab.victim",
+                "pagelab.superfetch", "pagelab.tidy", "pagelab.recording", "pagelab.published")),
+    # The experiments: the one harness and each experiment's module.
+    ("experiments", ("pagelab.experiment", "pagelab.experiments")),
+    # Analysis across experiments and runs: figures, two runs side by side, the appendix.
+    ("analysis", ("pagelab.plots", "pagelab.compare", "pagelab.appendix")),
+    # Claims and the paper at the top, with what drives everything: verdicts, the paper, the
+    # results page, the fleet's merge and the command line.
+    ("claims", ("pagelab.claims", "pagelab.paper", "pagelab.report", "pagelab.fleet", "pagelab.cli")),
+)
+
+RANK = {name: i for i, (name, _) in enumerate(LAYERS)}
+_OWNER = {module: name for name, modules in LAYERS for module in modules}
+
+
+def layer(module: str) -> str | None:
+    """The layer of a module of the package (pagelab.experiments.pagein -> experiments), or None
+    when no line of LAYERS covers it."""
+    if module == "pagelab":
+        return _OWNER[module]
+    parts = module.split(".")
+    for n in range(len(parts), 1, -1):
+        owner = _OWNER.get(".".join(parts[:n]))
+        if owner is not None:
+            return owner
+    return None

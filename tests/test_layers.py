@@ -1,0 +1,137 @@
+"""The package's import layers (pagelab.layers): no module of src/pagelab imports from a layer
+above its own, and no import closes a circle. Imports inside functions count as well as those at
+a module's top: a deferred import is still a dependency."""
+
+from __future__ import annotations
+
+import ast
+import re
+import subprocess
+import sys
+from pathlib import Path
+
+from conftest import REPO
+from pagelab import layers
+
+SRC = REPO / "src"
+
+
+def module_name(path: Path) -> str:
+    parts = list(path.relative_to(SRC).with_suffix("").parts)
+    return ".".join(parts[:-1] if parts[-1] == "__init__" else parts)
+
+
+def import_graph() -> dict[str, dict[str, int]]:
+    """Every module of the package -> the package's modules it imports, each with the line of
+    its first import there."""
+    paths = {module_name(p): p for p in sorted((SRC / "pagelab").rglob("*.py"))}
+    graph: dict[str, dict[str, int]] = {}
+    for name, path in paths.items():
+        edges: dict[str, int] = {}
+        package = name if path.name == "__init__.py" else name.rpartition(".")[0]
+        for node in ast.walk(ast.parse(path.read_text())):
+            found: list[str] = []
+            if isinstance(node, ast.Import):
+                found = [a.name for a in node.names]
+            elif isinstance(node, ast.ImportFrom):
+                base = node.module or ""
+                if node.level:  # a relative import
+                    anchor = package.split(".")[:len(package.split(".")) - node.level + 1]
+                    base = ".".join(anchor + ([base] if base else []))
+                found = [f"{base}.{a.name}" if f"{base}.{a.name}" in paths else base for a in node.names]
+            for target in found:
+                if target in paths and target != name:
+                    edges.setdefault(target, node.lineno)
+        graph[name] = edges
+    return graph
+
+
+def upward(graph: dict[str, dict[str, int]]) -> list[str]:
+    """The imports from a layer above the importer's own."""
+    out = []
+    for module, edges in sorted(graph.items()):
+        mine = layers.layer(module)
+        for target, line in sorted(edges.items()):
+            theirs = layers.layer(target)
+            if mine and theirs and layers.RANK[theirs] > layers.RANK[mine]:
+                out.append(f"{module} ({mine}) imports {target} ({theirs}) at line {line}")
+    return out
+
+
+def circles(graph: dict[str, dict[str, int]]) -> list[list[str]]:
+    """The import circles: strongly connected groups of more than one module (Tarjan)."""
+    index: dict[str, int] = {}
+    low: dict[str, int] = {}
+    stack: list[str] = []
+    on: set[str] = set()
+    found: list[list[str]] = []
+
+    def visit(v: str) -> None:
+        index[v] = low[v] = len(index)
+        stack.append(v)
+        on.add(v)
+        for w in graph.get(v, {}):
+            if w not in index:
+                visit(w)
+                low[v] = min(low[v], low[w])
+            elif w in on:
+                low[v] = min(low[v], index[w])
+        if low[v] == index[v]:
+            group = []
+            while True:
+                w = stack.pop()
+                on.discard(w)
+                group.append(w)
+                if w == v:
+                    break
+            if len(group) > 1:
+                found.append(sorted(group))
+
+    for v in sorted(graph):
+        if v not in index:
+            visit(v)
+    return found
+
+
+GRAPH = import_graph()
+
+
+def test_every_module_has_a_layer():
+    assert [m for m in GRAPH if layers.layer(m) is None] == []
+
+
+def test_no_module_imports_from_a_layer_above_its_own():
+    assert upward(GRAPH) == []
+
+
+def test_no_import_circle():
+    assert circles(GRAPH) == []
+
+
+def test_the_checks_see_an_upward_import_and_a_circle():
+    """The checks themselves, on a made-up graph: state importing claims is upward, and
+    config <-> experiment is a circle."""
+    graph = {"pagelab.state.kernel": {"pagelab.claims": 3}, "pagelab.claims": {},
+             "pagelab.config": {"pagelab.experiment": 5}, "pagelab.experiment": {"pagelab.config": 7}}
+    assert upward(graph) == [
+        "pagelab.config (system) imports pagelab.experiment (experiments) at line 5",
+        "pagelab.state.kernel (system) imports pagelab.claims (claims) at line 3"]
+    assert circles(graph) == [["pagelab.config", "pagelab.experiment"]]
+    assert layers.layer("pagelab.experiments.toy") == "experiments" and layers.layer("pagelab.nothing") is None
+
+
+def test_parsing_the_snakefile_imports_no_numeric_library():
+    """What the Snakefile and its rule files import from pagelab, and the config check they run
+    while Snakemake parses them, load neither pandas, numpy nor matplotlib (they cost the
+    parse about 1.5 s when config's check imported every experiment module)."""
+    names = set()
+    for smk in [REPO / "workflow" / "Snakefile", *sorted((REPO / "workflow" / "rules").glob("*.smk"))]:
+        names |= set(re.findall(r"^from pagelab import (\w+)", smk.read_text(), re.M))
+    assert {"config", "recording", "tools", "fleet"} <= names
+    code = (f"import sys, yaml\nfrom pagelab import {', '.join(sorted(names))}\n"
+            "cfg = config.validate(yaml.safe_load(open('config/config.yaml')) or {})\n"
+            "config.check_resources(config.resolve(cfg))\n"
+            "print(sorted(m for m in ('pandas', 'numpy', 'matplotlib', 'scipy') if m in sys.modules))\n")
+    out = subprocess.run([sys.executable, "-c", code], cwd=REPO, capture_output=True, text=True, timeout=60)
+    assert out.returncode == 0, out.stderr
+    assert out.stdout.strip() == "[]"
