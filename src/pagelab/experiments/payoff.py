@@ -136,6 +136,17 @@ def shares(cfg: dict[str, Any], hosts: list[str]) -> dict[str, list[str]]:
     return {h: order[i::len(hosts)] for i, h in enumerate(hosts)}
 
 
+def split(cfg: dict[str, Any], hosts: list[str]) -> dict[str, dict[str, Any]]:
+    """A fleet's hosts' settings (Experiment.split): with the grid design, each host's `cells`
+    (`shares`); the one-factor design runs whole on every host (the fleet compares hosts)."""
+    if cfg["design"] != "grid" or cfg.get("cells"):
+        return {h: {} for h in hosts}
+    n = len(design_cells(cfg))
+    if len(hosts) > n:
+        raise ConfigError(f"fleet: {len(hosts)} hosts run {NAME}, whose grid has only {n} cells: name fewer hosts")
+    return {h: {"cells": share} for h, share in shares(cfg, hosts).items()}
+
+
 def configurations(cfg: dict[str, Any]) -> list[dict[str, Any]]:
     return [{**c.params(), "arm": a} for c in cells(cfg) for a in ARMS]
 
@@ -230,7 +241,6 @@ def check(cfg: dict[str, Any]) -> None:
 
 
 def _prepare(cfg: dict[str, Any], scratch: Path) -> dict[str, Any]:
-    check(cfg)
     return {"cells": [c.label for c in cells(cfg)]}
 
 
@@ -405,6 +415,8 @@ def macros(summary: pd.DataFrame, adv: dict[str, Estimate], cfg: dict[str, Any] 
     m = {"PayoffProfile": profile, "PayoffStatus": escape(skipped or "ran"),
          "PayoffCells": str(len(summary)), "PayoffNoisePct": fmt(100 * NOISE),
          "PayoffRejected": str(len(rejected)) if rejected is not None else "0"}
+    m.update({k: "n/a" for k in ("PayoffDesign", "PayoffRamMiB", "PayoffWorkingSetMiB", "PayoffHogMiB",
+                                  "PayoffFileCacheMiB", "PayoffHogRounds", "PayoffIntendedPct", "PayoffLevels")})
     if cfg:
         d = cell_design(cfg, center(cfg))
         m.update(PayoffDesign=escape(cfg["design"]), PayoffRamMiB=fmt(d.ram / 2**20),
@@ -442,7 +454,7 @@ EXPERIMENT = experiment.Experiment(
     name=NAME, paper_order=65, seeds=("000",), configurations=configurations, trial=run_trial,
     metric=lambda r: r["recovery_s"], columns=COLUMNS, required_columns=tuple(readyboost.REQUIRED_COLUMNS),
     tools=lambda cfg: ["hog", "simdisk", "cacheflood", "superfetch"], skip_reason=skip_reason, validity=validity,
-    warmups=lambda cfg: configurations(cfg)[:1], prepare=_prepare, cleanup=_cleanup,
+    warmups=lambda cfg: configurations(cfg)[:1], prepare=_prepare, cleanup=_cleanup, split=split, check=check,
     requires=experiment.Requirements(root=True, fuse=True, memory_keys=("ram",),
                                      device_keys=("disks", "sticks", "tier_profile")))
 run = EXPERIMENT.run
