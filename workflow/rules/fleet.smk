@@ -168,3 +168,10 @@ rule fleet_cells_notebook:
     shell:
         "papermill --cwd . -k python3 {input.notebook} {output.notebook}"
         " -p results_dir results/fleet/merged/{wildcards.experiment} -p profile {params.profile} > {log} 2>&1"
+
+
+rule fleet_maps:
+    # every split run's merged results and its notebook (payoff's map of the grid's cells)
+    input:
+        [f"results/fleet/merged/{e}/{e}.pdf" for e in FLEET_SPLIT],
+    localrule: True
