@@ -7,13 +7,11 @@ from __future__ import annotations
 import dataclasses
 import json
 import random
-import subprocess
 
 import numpy as np
 import pandas as pd
 import pytest
 
-from conftest import VENV_BIN
 from pagelab import config, fleet, trials
 from pagelab.config import ConfigError
 from pagelab.experiments import payoff
@@ -129,28 +127,35 @@ def test_more_hosts_than_cells_or_an_unknown_cell_is_refused():
     ({"full": {"disks": ["hdd5400-2008", "nosuch-disk"]}}, "disks: no device profile 'nosuch-disk'"),
     ({"design": "all"}, "design: 'all' is not one of ['one-factor', 'grid']"),
 ])
-def test_a_bad_block_is_refused_with_exit_2_before_anything_changes(tmp_path, env, over, message):
+def test_a_bad_block_is_refused_with_exit_2_before_anything_changes(tmp_path, monkeypatch, capsys, over, message):
     """`pagelab trial payoff` with a bad block: one line naming the key, exit 2, no results, no
-    scratch and no state (the check runs before the state session)."""
-    from pagelab import state
+    scratch, no journal and the paging state as before: the check runs before the state session
+    (which here fails the test at once if it opens)."""
+    from pagelab import cli, state
 
+    journal = tmp_path / "journal.jsonl"
+    monkeypatch.setenv("PAGELAB_JOURNAL", str(journal))
+
+    def never(*args, **kw):
+        raise AssertionError("bad input opened a state session")
+
+    monkeypatch.setattr(state, "session", never)
     raw = {"profile": "full", "payoff": {**over}}
     try:
         cfg = config.resolve(config.validate(raw))["payoff"]
     except ConfigError:  # the schema refuses it: write the block as given
         cfg = {**block(), **{k: v for k, v in over.items() if k != "full"}}
-    else:
-        cfg["scratch_dir"] = str(tmp_path / "scratch")
+    cfg["scratch_dir"] = str(tmp_path / "scratch")
     path = tmp_path / "config.json"
     path.write_text(json.dumps(cfg))
     before = state.show()
-    out = subprocess.run([str(VENV_BIN / "pagelab"), "trial", "payoff", "--config", str(path), "--output",
-                          str(tmp_path / "out")], capture_output=True, text=True, env=env, timeout=120)
-    assert out.returncode == 2, out.stdout + out.stderr
-    lines = [ln for ln in out.stderr.splitlines() if ln.strip()]
-    assert len(lines) == 1 and message in lines[0], out.stderr
-    assert not (tmp_path / "out" / "trials.csv").exists() and not (tmp_path / "scratch").exists()
-    assert state.show() == before
+    capsys.readouterr()
+    rc = cli.main(["trial", "payoff", "--config", str(path), "--output", str(tmp_path / "out")])
+    out, err = capsys.readouterr()
+    assert rc == 2, err
+    assert len(err.splitlines()) == 1 and message in err, err
+    assert out == "" and not (tmp_path / "out" / "trials.csv").exists() and not (tmp_path / "scratch").exists()
+    assert not journal.exists() and state.show() == before
 
 
 def frame_of(cells: dict[str, tuple[list[float], list[float]]]) -> pd.DataFrame:
