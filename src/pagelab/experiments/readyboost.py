@@ -271,6 +271,14 @@ class RecoverySampler:
         return max((s[-1][0] for s in self.samples.values() if s), default=0.0)
 
 
+def modelled(profile: str) -> bool:
+    """Whether a disk profile has modelled device time (every model but `zero`, whose requests
+    cost only the backing file's real IO: payoff's `today`, this machine's disk)."""
+    from pagelab.devices import profile_value
+
+    return profile_value(profile, "model") != "zero"
+
+
 def busy_source(arm: Arm, disk: EmulatedDisk | None, swap_path: Path | None) -> Callable[[], float] | None:
     """The swap device's busy seconds so far: the emulator's service time (what Resource
     Monitor's disk time is drawn from), else the block device's io_ticks (zram, this machine's
@@ -404,7 +412,8 @@ def run_trial(st: state.State, cfg: dict[str, Any], trial: trials.Trial, scratch
                 evicted = min(1.0, mm.swapped_bytes(v.pid) / ws)
                 out_end = out_of_ram(cg)
                 sources = {"cached": lambda: victim_cached(cg, v.pid), "out": lambda: out_of_ram(cg)}
-                busy = busy_source(arm, disk, swap_dev)
+                # a disk with no modelled time is busy as its loop device is (io_ticks), on both arms
+                busy = busy_source(arm, disk if modelled(cfg["disk_profile"]) else None, swap_dev)
                 if busy:
                     sources["busy"] = busy
                 with RecoverySampler(sources, period_s=max(0.02, window / 5)) as sampler:
