@@ -334,9 +334,10 @@ def verdict_forest(rows: pd.DataFrame, runs: list[str]) -> plt.Figure:
     return fig
 
 
-def payoff_map(panels: dict[str, tuple[pd.DataFrame, list[str]]], noise: float, title: str = "") -> plt.Figure:
+def payoff_map(panels: dict[str, tuple[pd.DataFrame, list[str]]], noise: float, title: str = "",
+               metric: str = "back_s", ylabel: str = "working set back in RAM (s)") -> plt.Figure:
     """The payoff map: one column per factor (`panels`: title -> (one summary row per cell in
-    level order, the levels' labels)); on top each cell's recovery on the bare disk and behind
+    level order, the levels' labels)); on top each cell's `metric` on the bare disk and behind
     the tier (medians, 95 % CIs), below the tier's paired ratio to the bare disk, one point per
     cell with its CI, against the noise band 1 +- `noise` (shaded)."""
     n = len(panels)
@@ -346,9 +347,9 @@ def payoff_map(panels: dict[str, tuple[pd.DataFrame, list[str]]], noise: float, 
         xs = np.arange(len(rows))
         top, bottom = axs[0][j], axs[1][j]
         for k, (arm, word) in enumerate((("bare", "bare disk"), ("tier", "tier"))):
-            y = rows[f"{arm}_recovery_s"].to_numpy(float)
-            err = np.vstack([y - rows[f"{arm}_recovery_s_lo"].to_numpy(float),
-                             rows[f"{arm}_recovery_s_hi"].to_numpy(float) - y])
+            y = rows[f"{arm}_{metric}"].to_numpy(float)
+            err = np.vstack([y - rows[f"{arm}_{metric}_lo"].to_numpy(float),
+                             rows[f"{arm}_{metric}_hi"].to_numpy(float) - y])
             top.errorbar(xs + (k - 0.5) * 0.15, y, yerr=err, fmt="o", capsize=3, color=colours[k], label=word)
         r = rows["ratio"].to_numpy(float)
         err = np.vstack([r - rows["ratio_lo"].to_numpy(float), rows["ratio_hi"].to_numpy(float) - r])
@@ -360,7 +361,7 @@ def payoff_map(panels: dict[str, tuple[pd.DataFrame, list[str]]], noise: float, 
             ax.set_xlim(-0.5, len(rows) - 0.5)
         top.set_title(name, fontsize="small")
         if j == 0:
-            top.set_ylabel("recovery (s)")
+            top.set_ylabel(ylabel, fontsize="small")
             bottom.set_ylabel("tier / bare disk")
             top.legend(frameon=False, fontsize="x-small")
             bottom.legend(frameon=False, fontsize="x-small")
