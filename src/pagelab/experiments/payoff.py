@@ -299,12 +299,17 @@ def paired(frame: pd.DataFrame, a: tuple[str, str], b: tuple[str, str], metric: 
     return paired_ratio_ci([x for x, _ in ok], [y for _, y in ok]) if ok else None
 
 
-def summarise(frame: pd.DataFrame) -> pd.DataFrame:
+def summarise(frame: pd.DataFrame, cfg: dict[str, Any] | None = None) -> pd.DataFrame:
     """One row per cell: its factors, counted trials per arm, each arm's recovery and time until
     the working set was back (medians, 95 % CIs), the working set pushed out, and the tier's
-    paired ratio to the bare disk of METRIC (ratio, ratio_lo, ratio_hi, ratio_n)."""
+    paired ratio to the bare disk of METRIC (ratio, ratio_lo, ratio_hi, ratio_n); with `cfg`, in
+    the design's order."""
     rows = []
-    for label in dict.fromkeys(frame["cell"]):
+    present = list(dict.fromkeys(frame["cell"]))
+    if cfg:  # the design's order: the seed's machine, then each factor's levels
+        present = [c.label for c in design_cells(cfg) if c.label in present] + \
+            [x for x in present if x not in {c.label for c in design_cells(cfg)}]
+    for label in present:
         g = frame[frame["cell"] == label]
         first = g.iloc[0]
         row: dict[str, Any] = {"cell": label, **{f: first[f] for f in FACTORS}}
