@@ -1,7 +1,7 @@
 # paging-lab. `make` sets up what is missing and builds results/paper.pdf from a fresh run of the
 # default profile on this machine; `make test` sets up the same way and runs every test.
 #   make PROFILE=full      the paper as it is meant to be built (longer)
-#   make PROFILE=seed      readyboost at the seed article's own scale (3 GiB of "RAM"; ~65 min)
+#   make PROFILE=seed      readyboost at the seed article's own scale (3 GiB of "RAM"; ~66 min)
 #   make PROFILE=recorded  the paper from a recorded reference run (RECORDING=<machine>/<profile>),
 #                          without root and without running a trial
 #   make PROFILE=full EXPERIMENT=seekmodel

@@ -229,3 +229,36 @@ def test_a_new_experiment_reaches_the_paper_by_its_name(built):
     assert (built / "results/toy/toy.pdf").stat().st_size > 0
     verdicts = {r["id"]: r for r in csv.DictReader(open(built / "results/claims/verdicts.csv"))}
     assert verdicts["TOY1"]["verdict"] == "reproduced", verdicts["TOY1"]
+
+
+def test_payoff_map_has_one_point_per_cell_with_an_interval(built):
+    """The quick payoff (the toy: two levels of the disk, the seed's and the SSD, in a 32 MiB
+    group) ran end to end: every cell has its counted trials on both arms, its tier/bare ratio
+    with an interval in measurements.json, and the map drawn from them has one ratio point with
+    an interval per cell; the SSD claim got a verdict."""
+    import csv
+    import os
+
+    from pagelab import experiment, plots
+    from pagelab.experiments import payoff
+
+    r = built / "results/payoff"
+    if os.geteuid() != 0 or not os.path.exists("/dev/fuse"):
+        assert (r / "skipped.txt").read_text().startswith("skipped:")
+        return
+    cfg = json.loads((r / "config.json").read_text())
+    cells = [c.label for c in payoff.cells(cfg)]
+    assert len(cells) == 2
+    counted, _ = experiment.load(r)
+    assert (counted.groupby(["cell", "arm"]).size() >= 5).all() and set(counted["cell"]) == set(cells)
+    m = json.loads((r / "measurements.json").read_text())
+    for label in cells:
+        e = m[f"payoff.cell.{label}.ratio"]
+        assert e["n"] >= 5 and e["ci_low"] <= e["value"] <= e["ci_high"] and e["ci_high"] < float("inf"), e
+    fig = plots.payoff_map(payoff.map_panels(payoff.summarise(counted), cfg), payoff.NOISE)
+    ratio_axes = fig.axes[len(fig.axes) // 2:]
+    points = [len(c[0].get_xdata()) for ax in ratio_axes for c in ax.containers]
+    assert sum(points) == len(cells)
+    assert (r / "payoff.pdf").stat().st_size > 0
+    verdicts = {v["id"]: v for v in csv.DictReader(open(built / "results/claims/verdicts.csv"))}
+    assert verdicts["PO1"]["value"] and verdicts["PO1"]["verdict"] != "not applicable here", verdicts["PO1"]

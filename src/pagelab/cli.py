@@ -12,6 +12,8 @@
   pagelab fleet trial HOST EXPERIMENT --config JSON --output DIR   one fleet job, as HOST
   pagelab fleet merge --plan JSON --csv CSV --tex TEX [--results DIR] [--logs DIR]
                                                              one row per host from what came back
+  pagelab fleet cells EXPERIMENT --plan JSON [--results DIR] [--output DIR]
+                                                             the hosts' shares of a split run (payoff's grid), merged
   pagelab pipeline write-json --output FILE JSON             a rule's params, written atomically
   pagelab pipeline tidy EXPERIMENT --config JSON --results DIR --output PARQUET
                                                              the checked Parquet table of the trials
@@ -180,6 +182,16 @@ def cmd_fleet_merge(args: argparse.Namespace) -> int:
     print(frame.to_string(index=False))
     if lacking:
         print("pagelab fleet: hosts without complete results: " + ", ".join(lacking))
+    return 0
+
+
+def cmd_fleet_cells(args: argparse.Namespace) -> int:
+    try:
+        dest = fleet.merge_split(json.loads(args.plan.read_text()), args.experiment, args.results, args.output)
+    except ValueError as exc:
+        print(f"pagelab fleet: {exc}", file=sys.stderr)
+        return 1
+    print(f"pagelab fleet: {args.experiment}: every host's share merged into {dest}")
     return 0
 
 
@@ -462,6 +474,12 @@ def parser() -> argparse.ArgumentParser:
     fm.add_argument("--csv", required=True, type=Path)
     fm.add_argument("--tex", required=True, type=Path, help="the section (headlines.pdf is written beside it)")
     fm.set_defaults(func=cmd_fleet_merge)
+    fc = fsub.add_parser("cells", help="one results directory from the hosts' shares of a split run (payoff's grid)")
+    fc.add_argument("experiment")
+    fc.add_argument("--plan", required=True, type=Path, help="results/fleet/fleet.json")
+    fc.add_argument("--results", default=Path("results/fleet"), type=Path)
+    fc.add_argument("--output", default=None, type=Path, help="default: RESULTS/merged/EXPERIMENT")
+    fc.set_defaults(func=cmd_fleet_cells)
 
     _add_claims(sub).set_defaults(func=cmd_claims)
 

@@ -322,13 +322,16 @@ def check_resources(config: dict[str, Any], mem_total: int | None = None,
     devices = {p.stem for p in (root() / "config" / "devices").glob("*.yaml")}
     for exp in exps:
         block = config.get(exp, {})
+        own = own_profile(schema, exp, block.get("profile", "quick"))
+        in_profile = profile_keys(schema, exp, own)
         for key in resource_keys(schema, exp, "device"):
             value = block.get(key)
             names = value if isinstance(value, list) else [value] if value else []
             for name in names:
                 if name != "own" and name not in devices:
                     raise ConfigError(f"no device profile {name!r} in config/devices/ "
-                                      f"(have: {', '.join(sorted(devices))})", (exp, key))
+                                      f"(have: {', '.join(sorted(devices))})",
+                                      (exp, own, key) if key in in_profile else (exp, key))
     return config
 
 

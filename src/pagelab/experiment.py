@@ -80,11 +80,20 @@ class Experiment:
     finish: Callable[[Cfg, Path], None] | None = None              # extra outputs once all trials are done
     note: Callable[[Cfg], str | None] | None = None                # a partial skip, for skipped.txt
     paper_order: int = 100                                         # where its section stands in the paper
+    # On a fleet, the settings over its block that give each host its share of one run
+    # (payoff's grid: disjoint cells), from the resolved block and the hosts that run it; None:
+    # every host runs the whole experiment.
+    split: Callable[[Cfg, list[str]], dict[str, dict[str, Any]]] | None = None
+    # What the schema cannot say about a block (device tests, combinations), checked before
+    # anything runs or changes: ConfigError (exit 2) naming the key.
+    check: Callable[[Cfg], None] | None = None
 
     def run(self, cfg: Cfg, outdir: Path, scratch_dir: Path) -> pd.DataFrame:
         """Skip check, preparation, the trials (execute), clean-up, extra outputs. An experiment
         that changes state runs all but the extra outputs in one state session, which journals
         its scratch files (`State.scratch`): a killed run's are removed by the next recovery."""
+        if self.check is not None:
+            self.check(cfg)
         reason = self.skip_reason(cfg)
         extra: dict[str, Any] = {}
         changes = reason is None and self.changes_state(cfg)

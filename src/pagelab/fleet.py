@@ -33,8 +33,9 @@ from pagelab import config as _config
 from pagelab.records import write_json_atomic, write_text_atomic
 
 # The Snakefile imports this module while it is parsed (workflow/rules/fleet.smk): the merge's
-# claims, compare, plots, latex and pandas (1.5 s at import, python -X importtime) are imported
-# by the functions that need them, not here (0.14 s).
+# claims, compare, plots, latex and pandas (1.5 s at import, python -X importtime), and the
+# experiment descriptors a split run asks (pandas with them), are imported by the functions that
+# need them, not here (0.14 s).
 
 ENV_HOST = "PAGELAB_FLEET_HOST"  # set by the submit path: the fleet host a job runs as
 ENV_SLURM_NODE = "SLURMD_NODENAME"  # set by Slurm in a job: the node it runs on
@@ -91,10 +92,11 @@ def baseline(cfg: dict[str, Any]) -> str:
     return chosen
 
 
-def block(cfg: dict[str, Any], host: str, experiment: str) -> dict[str, Any]:
+def block(cfg: dict[str, Any], host: str, experiment: str, with_share: bool = True) -> dict[str, Any]:
     """The resolved config block of one fleet job: the experiment's block in the fleet's profile,
     fleet.set[experiment] over it (validated and resolved like the experiment's own block), and
-    scratch_dir <scratch_dir>/fleet/<host>."""
+    scratch_dir <scratch_dir>/fleet/<host>; with `with_share`, the host's share of a split run
+    (`share`)."""
     fb = fleet_block(cfg)
     if (host, experiment) not in jobs(cfg):
         raise _config.ConfigError(f"fleet: host {host!r} does not run {experiment!r}")
@@ -116,7 +118,48 @@ def block(cfg: dict[str, Any], host: str, experiment: str) -> dict[str, Any]:
     except _config.ConfigError as exc:
         raise _config.ConfigError(f"fleet.set.{experiment}: {exc}") from exc
     resolved = _config.resolve(raw, schema)[experiment]
+    if with_share:
+        resolved.update(share(cfg, experiment, resolved)[host])
     return {**resolved, "scratch_dir": f"{cfg.get('scratch_dir', 'scratch')}/fleet/{host}"}
+
+
+def share(cfg: dict[str, Any], experiment: str, resolved: dict[str, Any]) -> dict[str, dict[str, Any]]:
+    """Per host that runs `experiment`, the settings that make its job that host's share of one
+    run (Experiment.split, from the resolved block); {} each when the run is not split."""
+    from pagelab.experiment import descriptor
+
+    hosts_ = [h for h, e in jobs(cfg) if e == experiment]
+    split = descriptor(experiment).split
+    return split(resolved, hosts_) if split is not None else {h: {} for h in hosts_}
+
+
+def merge_split(plan_: dict[str, Any], experiment: str, results: Path | str = "results/fleet",
+                out: Path | str | None = None) -> Path:
+    """One results directory for an experiment whose run the fleet split between its hosts
+    (Experiment.split): every host's trials.csv that came back, concatenated with a `host`
+    column, and the config without the host's share (the whole design). Written to
+    <results>/merged/<experiment>/ (or `out`), each file atomically; returns the directory."""
+    import pandas as pd
+
+    results = Path(results)
+    dest = Path(out) if out else results / "merged" / experiment
+    frames, cfg = [], None
+    for h in plan_["hosts"]:
+        d = results / h["name"] / experiment
+        if experiment not in h["experiments"] or not (d / "trials.csv").exists():
+            continue
+        frames.append(pd.read_csv(d / "trials.csv", keep_default_na=False, na_values=[""]).assign(host=h["name"]))
+        if cfg is None and (d / "config.json").exists():
+            cfg = json.loads((d / "config.json").read_text())
+    if not frames:
+        raise ValueError(f"fleet: no host returned {experiment}")
+    dest.mkdir(parents=True, exist_ok=True)
+    write_text_atomic(dest / "trials.csv", pd.concat(frames, ignore_index=True).to_csv(index=False))
+    cfg = {k: v for k, v in (cfg or {}).items() if k != "cells"}
+    write_json_atomic(dest / "config.json", cfg)
+    write_json_atomic(dest / "provenance.json", {"merged_from": [h["name"] for h in plan_["hosts"]
+                                                                 if experiment in h["experiments"]]})
+    return dest
 
 
 def plan(cfg: dict[str, Any]) -> dict[str, Any]:
@@ -124,11 +167,27 @@ def plan(cfg: dict[str, Any]) -> dict[str, Any]:
     return {"hosts": hosts(cfg), "profile": fleet_block(cfg)["profile"], "baseline": baseline(cfg)}
 
 
-def present(cfg: dict[str, Any], results: str | Path = "results/fleet", name: str = "measurements.json") -> list[str]:
-    """For every job whose trials came back (trials.csv exists), its `name` file: the merge's
-    inputs, so that a host that failed never holds the merge up."""
+def present(cfg: dict[str, Any], results: str | Path = "results/fleet", name: str = "measurements.json",
+            experiment: str | None = None) -> list[str]:
+    """For every job (of `experiment`, default all) whose trials came back (trials.csv exists),
+    its `name` file: the merge's inputs, so that a host that failed never holds the merge up."""
     results = Path(results)
-    return [str(results / h / e / name) for h, e in jobs(cfg) if (results / h / e / "trials.csv").exists()]
+    return [str(results / h / e / name) for h, e in jobs(cfg)
+            if (results / h / e / "trials.csv").exists() and experiment in (None, e)]
+
+
+def is_split(cfg: dict[str, Any], experiment: str) -> bool:
+    """Whether the fleet splits `experiment`'s run between its hosts (some host's block names
+    a share of it: payoff's grid)."""
+    from pagelab.experiment import descriptor
+
+    if descriptor(experiment).split is None:
+        return False
+    first = next((h for h, e in jobs(cfg) if e == experiment), None)
+    if first is None:
+        return False
+    whole = {k: v for k, v in block(cfg, first, experiment, with_share=False).items() if k != "scratch_dir"}
+    return any(share(cfg, experiment, whole).values())
 
 
 # --------------------------------------------------------------------------- one job on a host

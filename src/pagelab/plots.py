@@ -330,3 +330,42 @@ def verdict_forest(rows: pd.DataFrame, runs: list[str]) -> plt.Figure:
     handles.append(Patch(color="0.88", label="window"))
     ax.legend(handles=handles, frameon=False, fontsize="x-small", loc="upper left", bbox_to_anchor=(1.01, 1.0))
     return fig
+
+
+def payoff_map(panels: dict[str, tuple[pd.DataFrame, list[str]]], noise: float, title: str = "",
+               metric: str = "back_s", ylabel: str = "working set back in RAM (s)") -> plt.Figure:
+    """The payoff map: one column per factor (`panels`: title -> (one summary row per cell in
+    level order, the levels' labels)); on top each cell's `metric` on the bare disk and behind
+    the tier (medians, 95 % CIs), below the tier's paired ratio to the bare disk, one point per
+    cell with its CI, against the noise band 1 +- `noise` (shaded); no panel: a message."""
+    if not panels:
+        return message("no factor varied: nothing to map")
+    n = len(panels)
+    fig, axs = plt.subplots(2, n, figsize=(3.2 * n, 4.6), squeeze=False, sharey="row")
+    colours = sns.color_palette()
+    for j, (name, (rows, labels)) in enumerate(panels.items()):
+        xs = np.arange(len(rows))
+        top, bottom = axs[0][j], axs[1][j]
+        for k, (arm, word) in enumerate((("bare", "bare disk"), ("tier", "tier"))):
+            y = rows[f"{arm}_{metric}"].to_numpy(float)
+            err = np.vstack([y - rows[f"{arm}_{metric}_lo"].to_numpy(float),
+                             rows[f"{arm}_{metric}_hi"].to_numpy(float) - y])
+            top.errorbar(xs + (k - 0.5) * 0.15, y, yerr=err, fmt="o", capsize=3, color=colours[k], label=word)
+        r = rows["ratio"].to_numpy(float)
+        err = np.vstack([r - rows["ratio_lo"].to_numpy(float), rows["ratio_hi"].to_numpy(float) - r])
+        bottom.axhspan(1 - noise, 1 + noise, color="0.85", zorder=0, label=f"1 $\\pm$ {100 * noise:g} %")
+        bottom.axhline(1, color="0.4", linewidth=0.8)
+        bottom.errorbar(xs, r, yerr=err, fmt="s", capsize=3, color=colours[2], label="tier / bare, 95 % CI")
+        for ax in (top, bottom):
+            ax.set_xticks(xs, labels, rotation=30, ha="right", fontsize="x-small")
+            ax.set_xlim(-0.5, len(rows) - 0.5)
+        top.set_title(name, fontsize="small")
+        if j == 0:
+            top.set_ylabel(ylabel, fontsize="small")
+            bottom.set_ylabel("tier / bare disk")
+            top.legend(frameon=False, fontsize="x-small")
+            bottom.legend(frameon=False, fontsize="x-small")
+    if title:
+        fig.suptitle(title, fontsize="small")
+    fig.tight_layout()
+    return fig

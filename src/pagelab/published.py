@@ -80,6 +80,7 @@ OWN_HARDWARE = {
     "readyboost.own.": "this machine's disk",
     "readyboost.zswap.": "this machine's CPU",
     "readyboost.zram.": "this machine's CPU",
+    "payoff.cell.today+": "this machine's disk",
 }
 
 

@@ -123,3 +123,55 @@ rule fleet_merge:
         "papermill --cwd . -k python3 {input.notebook} {output.notebook} -p plan {input.plan}"
         " -p results results/fleet -p logs results/logs/fleet -p csv_out {output.csv} -p tex_out {output.tex}"
         " > {log} 2>&1"
+
+
+# An experiment whose run the fleet splits between its hosts (Experiment.split: payoff's grid,
+# disjoint cells per host): the shares that came back merged into one results directory, and
+# its notebook there (payoff's map of every cell).
+FLEET_SPLIT = sorted({e for _, e in FLEET_JOBS if pl_fleet.is_split(config, e)})
+
+
+rule fleet_cells:
+    input:
+        plan="results/fleet/fleet.json",
+        trials=lambda wc: pl_fleet.present(config, name="trials.csv", experiment=wc.experiment),
+    output:
+        trials="results/fleet/merged/{experiment}/trials.csv",
+        config="results/fleet/merged/{experiment}/config.json",
+    wildcard_constraints:
+        experiment="|".join(FLEET_SPLIT) or "(?!)",
+    log:
+        "results/logs/fleet/merged_{experiment}.log",
+    localrule: True
+    conda:
+        "../../environment.yml"
+    shell:
+        "pagelab fleet cells {wildcards.experiment} --plan {input.plan} --results results/fleet > {log} 2>&1"
+
+
+rule fleet_cells_notebook:
+    input:
+        notebook="notebooks/{experiment}.ipynb",
+        trials="results/fleet/merged/{experiment}/trials.csv",
+    output:
+        notebook="results/fleet/merged/{experiment}/{experiment}.ipynb",
+        figure="results/fleet/merged/{experiment}/{experiment}.pdf",
+    wildcard_constraints:
+        experiment="|".join(FLEET_SPLIT) or "(?!)",
+    params:
+        profile=FLEET_PLAN["profile"],
+    log:
+        "results/logs/fleet/merged_{experiment}_notebook.log",
+    localrule: True
+    conda:
+        "../../environment.yml"
+    shell:
+        "papermill --cwd . -k python3 {input.notebook} {output.notebook}"
+        " -p results_dir results/fleet/merged/{wildcards.experiment} -p profile {params.profile} > {log} 2>&1"
+
+
+rule fleet_maps:
+    # every split run's merged results and its notebook (payoff's map of the grid's cells)
+    input:
+        [f"results/fleet/merged/{e}/{e}.pdf" for e in FLEET_SPLIT],
+    localrule: True

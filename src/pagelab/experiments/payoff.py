@@ -1,0 +1,494 @@
+"""payoff (seed 000): where the seed's advice stops holding. Seed 000 ends with advice, not a
+measurement: "when RAM becomes tight, buy more RAM sticks ... and then apply ReadyBoost with a
+fast USB thumb drive ... If your computer has a Solid State Drive, forget about ReadyBoost and
+Superfetch." This experiment maps it: readyboost's trial (two memory hogs in a memory cgroup,
+the Superfetch analogue, the seed's recovery criteria) at cells of four factors,
+
+  disk      the paging disk: 4200, 5400 (the seed's), 7200 rpm disks of 2007-2008, the Intel
+            X25-M (the first SATA SSD), and `today`, this machine's own disk through the emulator
+            with no modelled time;
+  stick     the flash behind the ReadyBoost tier: the seed's stick, one at the "Enhanced for
+            ReadyBoost" logo's figures, a USB 3 stick of 2012 (a stick that fails ReadyBoost's
+            device test is refused: Windows would not use it);
+  ram_x     the memory cgroup at 1x, 1.33x, 2x the seed's RAM, with the seed's working set,
+            file cache and hogs fixed (3 GB of RAM, 1.4 GB of working sets, 1.6 GB of cache, two
+            1 GB hogs: RAM_SHARES); 1.33x is the seed's 3 GB with one more 1 GB module;
+  prefetch  the agent restoring after the hogs (`after`) or also reading between their rounds
+            (`between`, the seed's "enough pre-population"),
+
+each cell with two arms on its own disk: `bare` (swap on the disk) and `tier` (swap behind the
+ReadyBoost-like tier of that disk and stick), run interleaved, so the tier's effect is a median of
+per-round paired ratios within the cell. The `one-factor` design (the default) varies one factor at
+a time around the seed's machine (the first level of each factor); `grid` runs the full factorial,
+meant for a fleet (`cells`: the cells a fleet host runs, fleet.payoff_shares).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import itertools
+import json
+import random
+import subprocess
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pandas as pd
+
+from pagelab import experiment, state, trials
+from pagelab.config import ConfigError, load_schema
+from pagelab.devices import profiles_dir
+from pagelab.experiment import entry
+from pagelab.experiments import readyboost
+from pagelab.latex import escape, fmt
+from pagelab.prose import ratio_sentence
+from pagelab.stats import Estimate, median_ci, paired_ratio_ci
+from pagelab.tools import tool_path
+from pagelab.units import parse_size
+
+NAME = "payoff"
+FACTORS = ("disk", "stick", "ram_x", "prefetch")
+ARMS = ("bare", "tier")
+# Seed 000's machine, in MiB: "3GB RAM", "1.4GB working sets", "the 1.6GB cache", "2x1GB memory
+# hog processes". Every cell keeps the seed's proportions of these to its 1x RAM.
+SEED_RAM, SEED_WORKING_SET, SEED_FILE_CACHE, SEED_HOG = 3072, 1400, 1600, 1024
+# The tier's effect is within the noise when its paired ratio's CI reaches into 1 +- NOISE
+# (claim PO1, "with an SSD, ReadyBoost does not help", is the tier's ratio within 1 +- 5 %).
+NOISE = 0.05
+# The seed's advice as comparisons between cells (the claims' measurements): the SSD, "more RAM
+# sticks" (one more 1 GB module: 3 -> 4 GB), "a fast USB thumb drive" (a USB 3 stick of 2012,
+# the year of the seed).
+SSD, MORE_RAM, FAST_STICK = "ssd-x25m-2008", 1.33, "usbstick3-2012"
+# The seed's machine: its 5400 rpm disk, its 20/7 MB/s stick, its 3 GB of RAM, and Superfetch
+# reading between the hog rounds ("enough pre-population", the seed's 35 s).
+SEED_MACHINE_ARGS = ("hdd5400-2008", "usbstick-2008", 1.0, "between")
+# The map's measure: the time from the hogs' end until the working set was back in RAM (at most
+# 1 % of it still only in swap: readyboost's back_s). The seed's recovery (disk time at most 30 %
+# or cached at 10 % of RAM, recovery_s) is reported beside it, but at the seed's proportions in
+# these small groups its cached criterion is met at the hogs' end (the pages the hogs pushed out
+# last are still in the swap cache, which Task Manager's "Cached" counts): in the single trials
+# that timed the full profile, 18 of 20 had recovery_s = 0, which leaves no ratio to take.
+METRIC = "back_s"
+TRIAL_KEYS = ("hog_rounds", "settle_window_s", "restore_timeout_s", "retouch_order", "tier_profile")
+
+
+@dataclass(frozen=True)
+class Cell:
+    disk: str
+    stick: str
+    ram_x: float
+    prefetch: str
+
+    @property
+    def label(self) -> str:
+        return f"{self.disk}+{self.stick}+{self.ram_x:g}x+{self.prefetch}"
+
+    def params(self) -> dict[str, Any]:
+        return dataclasses.asdict(self)
+
+
+LEVEL_KEYS = {"disk": "disks", "stick": "sticks", "ram_x": "ram_factors", "prefetch": "prefetch"}
+
+
+SEED_MACHINE = Cell(*SEED_MACHINE_ARGS)
+
+
+def levels(cfg: dict[str, Any]) -> dict[str, list[Any]]:
+    """Each factor's levels, in the config's order (the map's), each list holding the seed
+    machine's level (SEED_MACHINE); ConfigError naming the key otherwise."""
+    lv = {"disk": list(cfg["disks"]), "stick": list(cfg["sticks"]),
+          "ram_x": [float(x) for x in cfg["ram_factors"]], "prefetch": list(cfg["prefetch"])}
+    for f, values in lv.items():
+        if getattr(SEED_MACHINE, f) not in values:
+            raise ConfigError(f"{NAME}.{cfg.get('profile', 'quick')}.{LEVEL_KEYS[f]}: {values} lacks the seed's "
+                              f"machine's level {getattr(SEED_MACHINE, f)!r}: every cell is a step away from it")
+    return lv
+
+
+def center(cfg: dict[str, Any]) -> Cell:
+    """The seed's machine, which every one-factor cell is one step away from."""
+    levels(cfg)
+    return SEED_MACHINE
+
+
+def design_cells(cfg: dict[str, Any]) -> list[Cell]:
+    """Every cell of the design: one-factor (the center, then each other level of each factor
+    with the rest at the center) or grid (the full factorial)."""
+    lv = levels(cfg)
+    if cfg["design"] == "grid":
+        return [Cell(*combo) for combo in itertools.product(*(lv[f] for f in FACTORS))]
+    c = center(cfg)
+    return [c] + [dataclasses.replace(c, **{f: v}) for f in FACTORS for v in lv[f] if v != getattr(c, f)]
+
+
+def cells(cfg: dict[str, Any]) -> list[Cell]:
+    """The cells this run measures: the design's, or the `cells` the config names (a fleet
+    host's share); a name that is not a cell of the design is refused."""
+    every = design_cells(cfg)
+    chosen = cfg.get("cells")
+    if not chosen:
+        return every
+    by_label = {c.label: c for c in every}
+    unknown = [x for x in chosen if x not in by_label]
+    if unknown:
+        raise ConfigError(f"{NAME}.cells: {unknown[0]!r} is not a cell of the {cfg['design']} design "
+                          f"(have: {', '.join(by_label)})")
+    return [by_label[x] for x in chosen]
+
+
+def shares(cfg: dict[str, Any], hosts: list[str]) -> dict[str, list[str]]:
+    """The design's cells dealt to `hosts`: shuffled by the recorded rng_seed, then round-robin,
+    so that every cell goes to exactly one host and the hosts' shares differ by at most one."""
+    order = [c.label for c in design_cells(cfg)]
+    random.Random(cfg["rng_seed"]).shuffle(order)
+    return {h: order[i::len(hosts)] for i, h in enumerate(hosts)}
+
+
+def split(cfg: dict[str, Any], hosts: list[str]) -> dict[str, dict[str, Any]]:
+    """A fleet's hosts' settings (Experiment.split): with the grid design, each host's `cells`
+    (`shares`); the one-factor design runs whole on every host (the fleet compares hosts)."""
+    if cfg["design"] != "grid" or cfg.get("cells"):
+        return {h: {} for h in hosts}
+    n = len(design_cells(cfg))
+    if len(hosts) > n:
+        raise ConfigError(f"fleet: {len(hosts)} hosts run {NAME}, whose grid has only {n} cells: name fewer hosts")
+    return {h: {"cells": share} for h, share in shares(cfg, hosts).items()}
+
+
+def configurations(cfg: dict[str, Any]) -> list[dict[str, Any]]:
+    return [{**c.params(), "arm": a} for c in cells(cfg) for a in ARMS]
+
+
+def cell_of(params: dict[str, Any]) -> Cell:
+    return Cell(params["disk"], params["stick"], float(params["ram_x"]), params["prefetch"])
+
+
+def cell_design(cfg: dict[str, Any], cell: Cell) -> readyboost.Design:
+    """A cell's sizes: the seed's working set, file cache and hogs in proportion to the profile's
+    1x RAM (`ram`), and the cell's RAM level times it (page-aligned)."""
+    ram = parse_size(cfg["ram"])
+    page = readyboost.PAGE
+
+    def part(mib: int, of: int = ram) -> int:
+        return of * mib // SEED_RAM // page * page
+
+    return readyboost.Design(ram=int(ram * cell.ram_x) // page * page, working_set=part(SEED_WORKING_SET),
+                             file_cache=part(SEED_FILE_CACHE), hog=part(SEED_HOG), order=cfg["retouch_order"])
+
+
+def readyboost_arm(cell: Cell, arm: str) -> str:
+    """The readyboost arm a cell's arm runs: the bare disk or the tier, with the cell's agent."""
+    return f"{'hdd' if arm == 'bare' else 'tier'}_{cell.prefetch}"
+
+
+def agent_settings() -> dict[str, Any]:
+    """The Superfetch analogue's settings and the victim's fill: readyboost's defaults
+    (config/schema/readyboost.yaml has each one's reason), so both experiments run one agent."""
+    props = load_schema()["properties"]["readyboost"]["properties"]
+    keys = ("fill_ratio", "agent_poll_ms", "agent_group", "agent_depth", "agent_priority", "agent_max_rate")
+    return {k: props[k]["default"] for k in keys if "default" in props[k]}
+
+
+def trial_config(cfg: dict[str, Any], cell: Cell) -> dict[str, Any]:
+    """The readyboost block one cell's trial runs with."""
+    return {**agent_settings(), **{k: cfg[k] for k in TRIAL_KEYS}, "disk_profile": cell.disk,
+            "profile": cfg.get("profile", "quick")}
+
+
+def run_trial(st: state.State, cfg: dict[str, Any], trial: trials.Trial, scratch: Path) -> dict[str, Any]:
+    cell = cell_of(trial.params)
+    arm = trial.params["arm"]
+    rb_trial = dataclasses.replace(trial, params={"arm": readyboost_arm(cell, arm)})
+    result = readyboost.run_trial(st, trial_config(cfg, cell), rb_trial, scratch, d=cell_design(cfg, cell),
+                                  tier_overrides={"disk_profile": cell.disk, "cache_profile": cell.stick})
+    result["readyboost_arm"] = result.pop("arm")
+    result["cell"] = cell.label
+    return result
+
+
+def validity(params: dict[str, Any], result: dict[str, Any]) -> str | None:
+    """readyboost's check, for the readyboost arm the cell's arm ran: the hogs pushed out what
+    the cell's sizes push out (nothing where the RAM holds the working set and the hogs: then the
+    hogs must only have run unkilled), the file cache they must drop was dropped, the agent
+    brought the working set back, the tier started empty."""
+    return readyboost.validity({"arm": readyboost_arm(cell_of(params), params["arm"])}, result)
+
+
+def skip_reason(cfg: dict[str, Any]) -> str | None:
+    return readyboost.skip_reason({"arms": ["hdd", "tier_after"]})
+
+
+def qualify(stick: str) -> dict[str, Any]:
+    """`simdisk qualify` of a stick profile (ReadyBoost's device test), as JSON."""
+    out = subprocess.run([str(tool_path("simdisk")), "qualify", "--profile", stick, "--profile-dir",
+                          str(profiles_dir()), "--output-format", "json"], capture_output=True, text=True, timeout=60)
+    try:
+        return json.loads(out.stdout)
+    except json.JSONDecodeError as exc:
+        raise ConfigError(f"{NAME}.sticks: simdisk qualify {stick}: {out.stderr.strip() or exc}") from exc
+
+
+def device_tests(names: list[str]) -> pd.DataFrame:
+    """ReadyBoost's device test (`simdisk qualify`) of each device profile: its 4 KB random reads
+    and 512 KB random writes in MB/s, and the verdict (fails, qualifies, enhanced)."""
+    rows = []
+    for name in names:
+        q = qualify(name)
+        if q.get("model") == "zero":  # no modelled time: nothing for the test to measure
+            continue
+        verdict = "enhanced" if q.get("enhanced") else "qualifies" if q.get("readyboost") else "fails"
+        rows.append({"profile": name, "model": q.get("model", ""), "read_4k_mb_s": q["random_read_4k"]["mb_s"],
+                     "write_512k_mb_s": q["random_write_512k"]["mb_s"], "verdict": verdict,
+                     **{f"{k}_{lvl}": q[k][f"{lvl}_mb_s"] for k in ("random_read_4k", "random_write_512k")
+                        for lvl in ("required", "enhanced")}})
+    return pd.DataFrame(rows)
+
+
+def device_test_rows(tests: pd.DataFrame) -> str:
+    """The device tests as the body of a LaTeX tabular (profile & model & reads & writes & verdict)."""
+    return " ".join(rf"\texttt{{{escape(r.profile)}}} & {escape(r.model)} & {fmt(r.read_4k_mb_s)} & "
+                    rf"{fmt(r.write_512k_mb_s)} & {r.verdict} \\" for r in tests.itertuples())
+
+
+def check(cfg: dict[str, Any]) -> None:
+    """What the schema cannot say, before anything changes (ConfigError, exit 2): the cells
+    exist, every stick passes ReadyBoost's device test, the largest RAM level fits this machine
+    (readyboost.preflight), and at 1x the hogs push part of the working set out."""
+    cells(cfg)
+    for stick in cfg["sticks"]:
+        if not qualify(stick).get("readyboost", False):
+            raise ConfigError(f"{NAME}.sticks: {stick} fails ReadyBoost's device test (simdisk qualify --profile "
+                              f"{stick}): ReadyBoost would not use it")
+    biggest = max(levels(cfg)["ram_x"])
+    readyboost.preflight({"ram": str(int(parse_size(cfg["ram"]) * biggest)), "profile": cfg.get("profile")})
+    if cell_design(cfg, dataclasses.replace(center(cfg), ram_x=1.0)).intended_share <= 0:
+        raise ConfigError(f"{NAME}.ram: {cfg['ram']} is too small for the seed's proportions")
+
+
+def _prepare(cfg: dict[str, Any], scratch: Path) -> dict[str, Any]:
+    return {"cells": [c.label for c in cells(cfg)]}
+
+
+def _cleanup(cfg: dict[str, Any], scratch: Path) -> None:
+    assert readyboost.EXPERIMENT.cleanup is not None
+    readyboost.EXPERIMENT.cleanup(cfg, scratch)
+
+
+COLUMNS = tuple(readyboost.SCALARS) + ("cell", "readyboost_arm", "intended_cache_share")
+
+
+# --------------------------------------------------------------------------------------------
+# Analysis.
+
+def _series(frame: pd.DataFrame, cell: str, arm: str, metric: str) -> list[float]:
+    g = frame[(frame["cell"] == cell) & (frame["arm"] == arm)].sort_values("order")
+    return g[metric].astype(float).tolist()
+
+
+def paired(frame: pd.DataFrame, a: tuple[str, str], b: tuple[str, str], metric: str = METRIC) -> Estimate | None:
+    """The median of per-round ratios of (cell, arm) `a` over `b` (the k-th counted trial of each,
+    in trial order; a round with a zero or missing denominator is left out), or None."""
+    xa, xb = _series(frame, *a, metric), _series(frame, *b, metric)
+    ok = [(x, y) for x, y in zip(xa, xb, strict=False) if x == x and y == y and y > 0]
+    return paired_ratio_ci([x for x, _ in ok], [y for _, y in ok]) if ok else None
+
+
+def summarise(frame: pd.DataFrame, cfg: dict[str, Any] | None = None) -> pd.DataFrame:
+    """One row per cell: its factors, counted trials per arm, each arm's recovery and time until
+    the working set was back (medians, 95 % CIs), the working set pushed out, and the tier's
+    paired ratio to the bare disk of METRIC (ratio, ratio_lo, ratio_hi, ratio_n); with `cfg`, in
+    the design's order."""
+    rows = []
+    present = list(dict.fromkeys(frame["cell"]))
+    if cfg:  # the design's order: the seed's machine, then each factor's levels
+        present = [c.label for c in design_cells(cfg) if c.label in present] + \
+            [x for x in present if x not in {c.label for c in design_cells(cfg)}]
+    for label in present:
+        g = frame[frame["cell"] == label]
+        first = g.iloc[0]
+        row: dict[str, Any] = {"cell": label, **{f: first[f] for f in FACTORS}}
+        for arm in ARMS:
+            ga = g[g["arm"] == arm]
+            row[f"{arm}_n"] = len(ga)
+            for col in ("recovery_s", "back_s"):
+                vals = ga[col].dropna() if col in ga else pd.Series(dtype=float)
+                e = median_ci(vals) if len(vals) else None
+                row[f"{arm}_{col}"] = e.value if e else float("nan")
+                row[f"{arm}_{col}_lo"] = e.ci_low if e else float("nan")
+                row[f"{arm}_{col}_hi"] = e.ci_high if e else float("nan")
+            row[f"{arm}_evicted"] = float(np.nanmedian(ga["evicted_share"])) if len(ga) else float("nan")
+        r = paired(frame, (label, "tier"), (label, "bare"))
+        row.update(ratio=r.value if r else float("nan"), ratio_lo=r.ci_low if r else float("nan"),
+                   ratio_hi=r.ci_high if r else float("nan"), ratio_n=r.n if r else 0)
+        rows.append(row)
+    return pd.DataFrame(rows)
+
+
+def pays(lo: float, hi: float) -> str:
+    """The tier's verdict in a cell from its ratio's CI: `pays` (wholly below 1 - NOISE), `costs`
+    (wholly above 1 + NOISE), `noise` (the CI reaches into 1 +- NOISE), `n/a` (no ratio:
+    nothing to recover on the bare disk)."""
+    if not (lo == lo and hi == hi):
+        return "n/a"
+    if hi < 1 - NOISE:
+        return "pays"
+    if lo > 1 + NOISE:
+        return "costs"
+    return "noise"
+
+
+def advice(frame: pd.DataFrame, cfg: dict[str, Any]) -> dict[str, Estimate]:
+    """The seed's advice as per-round ratios between cells, where the run has them:
+    ssd: the tier over the bare SSD (the SSD cell: the rest at the seed's machine);
+    ram_first: the bare disk with one more RAM module (1.33x) over the tier at the seed's RAM;
+    fast_stick: the tier with the fast stick over the tier with the seed's stick."""
+    have = {c.label for c in cells(cfg)} & set(frame["cell"])
+    c = center(cfg)
+    out: dict[str, Estimate] = {}
+    pairs = {"ssd": ((dataclasses.replace(c, disk=SSD), "tier"), (dataclasses.replace(c, disk=SSD), "bare")),
+             "ram_first": ((dataclasses.replace(c, ram_x=MORE_RAM), "bare"), (c, "tier")),
+             "fast_stick": ((dataclasses.replace(c, stick=FAST_STICK), "tier"), (c, "tier"))}
+    for key, ((ca, aa), (cb, ab)) in pairs.items():
+        if ca.label in have and cb.label in have and (ca, aa) != (cb, ab):
+            e = paired(frame, (ca.label, aa), (cb.label, ab))
+            if e:
+                out[key] = e
+    return out
+
+
+def axes(summary: pd.DataFrame, cfg: dict[str, Any]) -> dict[str, pd.DataFrame]:
+    """Per factor, the summary rows of the cells that differ from the seed's machine in that
+    factor only (and the center), in level order: the map's one-factor slices."""
+    c, lv = center(cfg), levels(cfg)
+    out = {}
+    for f in FACTORS:
+        if len(lv[f]) < 2:
+            continue
+        want = [dataclasses.replace(c, **{f: v}).label for v in lv[f]]
+        rows = summary.set_index("cell").reindex([w for w in want if w in set(summary["cell"])]).reset_index()
+        if len(rows) >= 2:
+            out[f] = rows
+    return out
+
+
+FACTOR_WORDS = {"disk": "paging disk", "stick": "stick", "ram_x": "RAM (x the seed's 3 GB)",
+                "prefetch": "agent"}
+
+
+def level_text(factor: str, value: Any) -> str:
+    return f"{float(value):g}x" if factor == "ram_x" else str(value)
+
+
+def axis_sentence(factor: str, rows: pd.DataFrame) -> str:
+    """Where along one factor the tier stopped paying, from the ratios' CIs (never typed)."""
+    verdicts = [(level_text(factor, r[factor]), pays(r["ratio_lo"], r["ratio_hi"]), r) for _, r in rows.iterrows()]
+    parts = [f"{escape(lvl)} {fmt(r['ratio'])} [{fmt(r['ratio_lo'])}, {fmt(r['ratio_hi'])}] ({v})"
+             if v != "n/a" else f"{escape(lvl)} n/a (nothing to recover on the bare disk)" for lvl, v, r in verdicts]
+    stop = next((lvl for lvl, v, _ in verdicts if v != "pays"), None)
+    head = f"along the {FACTOR_WORDS[factor]}, the tier's ratio to the bare disk was " + "; ".join(parts)
+    if stop is None:
+        return head + ": it paid at every level"
+    if stop == verdicts[0][0]:
+        return head + f": it did not pay beyond the noise band already at {escape(stop)}"
+    return head + f": it stopped paying at {escape(stop)}"
+
+
+def measurements(summary: pd.DataFrame, adv: dict[str, Estimate]) -> dict[str, Any]:
+    """payoff.cell.<cell>.<arm>.<back_s|recovery_s>, payoff.cell.<cell>.ratio (the tier over the
+    bare disk of METRIC, paired per round), payoff.advice.<ssd|ram_first|fast_stick> (the claims)."""
+    out: dict[str, Any] = {}
+    what = {"back_s": "working set back in RAM", "recovery_s": "seed 000's recovery criteria"}
+    for _, r in summary.iterrows():
+        for arm in ARMS:
+            for col in ("back_s", "recovery_s"):
+                if r[f"{arm}_n"] and r[f"{arm}_{col}"] == r[f"{arm}_{col}"]:
+                    out[f"{NAME}.cell.{r['cell']}.{arm}.{col}"] = entry(
+                        r[f"{arm}_{col}"], r[f"{arm}_{col}_lo"], r[f"{arm}_{col}_hi"], "s",
+                        int(r[f"{arm}_n"]), f"median, order statistics ({what[col]})")
+        if r["ratio_n"]:
+            out[f"{NAME}.cell.{r['cell']}.ratio"] = entry(r["ratio"], r["ratio_lo"], r["ratio_hi"], "ratio",
+                                                          int(r["ratio_n"]), "paired ratio, order statistics")
+    for k, e in adv.items():
+        out[f"{NAME}.advice.{k}"] = entry(e.value, e.ci_low, e.ci_high, "ratio", e.n, e.method)
+    return out
+
+
+def table(summary: pd.DataFrame) -> pd.DataFrame:
+    """The map as a table: one row per cell, its factors, counted trials, each arm's recovery and
+    the tier's paired ratio with their CIs, and whether the tier paid."""
+    def ci(v: float, lo: float, hi: float) -> str:
+        return f"{fmt(v)} [{fmt(lo)}, {fmt(hi)}]" if v == v else "--"
+
+    return pd.DataFrame({
+        "Disk": summary["disk"].map(escape), "Stick": summary["stick"].map(escape),
+        "RAM": summary["ram_x"].map(lambda x: f"{float(x):g}x"), "Agent": summary["prefetch"],
+        "Trials": [f"{int(a)}/{int(b)}" for a, b in zip(summary["bare_n"], summary["tier_n"], strict=True)],
+        "Bare back (s)": [ci(*v) for v in zip(summary[f"bare_{METRIC}"], summary[f"bare_{METRIC}_lo"],
+                                               summary[f"bare_{METRIC}_hi"], strict=True)],
+        "Tier back (s)": [ci(*v) for v in zip(summary[f"tier_{METRIC}"], summary[f"tier_{METRIC}_lo"],
+                                               summary[f"tier_{METRIC}_hi"], strict=True)],
+        "Tier / bare": [ci(*v) for v in zip(summary["ratio"], summary["ratio_lo"], summary["ratio_hi"], strict=True)],
+        "Tier": [pays(lo, hi) for lo, hi in zip(summary["ratio_lo"], summary["ratio_hi"], strict=True)],
+        "Recovery bare/tier (s)": [f"{fmt(a)}/{fmt(b)}" for a, b in zip(summary["bare_recovery_s"],
+                                                                         summary["tier_recovery_s"], strict=True)],
+    })
+
+
+TABLE_FORMAT = "llllllllll"
+
+
+def macros(summary: pd.DataFrame, adv: dict[str, Estimate], cfg: dict[str, Any] | None, profile: str,
+           skipped: str | None, rejected: pd.DataFrame | None = None,
+           tests: pd.DataFrame | None = None) -> dict[str, str]:
+    """Every number and every comparative sentence of the section, from the data; `tests`, the
+    device tests (device_tests), as a table body."""
+    m = {"PayoffProfile": profile, "PayoffStatus": escape(skipped or "ran"),
+         "PayoffDeviceTests": device_test_rows(tests) if tests is not None and len(tests) else "",
+         **{f"PayoffQualify{w}{lvl.capitalize()}": (fmt(float(tests.iloc[0][f"{k}_{lvl}"]))
+                                                    if tests is not None and len(tests) else "n/a")
+            for w, k in (("Read", "random_read_4k"), ("Write", "random_write_512k"))
+            for lvl in ("required", "enhanced")},
+         "PayoffCells": str(len(summary)), "PayoffNoisePct": fmt(100 * NOISE),
+         "PayoffRejected": str(len(rejected)) if rejected is not None else "0"}
+    m.update({k: "n/a" for k in ("PayoffDesign", "PayoffRamMiB", "PayoffWorkingSetMiB", "PayoffHogMiB",
+                                  "PayoffFileCacheMiB", "PayoffHogRounds", "PayoffIntendedPct", "PayoffLevels")})
+    if cfg:
+        d = cell_design(cfg, center(cfg))
+        m.update(PayoffDesign=escape(cfg["design"]), PayoffRamMiB=fmt(d.ram / 2**20),
+                 PayoffWorkingSetMiB=fmt(d.working_set / 2**20), PayoffHogMiB=fmt(d.hog / 2**20),
+                 PayoffFileCacheMiB=fmt(d.file_cache / 2**20), PayoffHogRounds=str(cfg["hog_rounds"]),
+                 PayoffIntendedPct=f"{100 * d.intended_share:.0f}",
+                 PayoffLevels=escape("; ".join(f"{FACTOR_WORDS[f]}: " + ", ".join(level_text(f, v) for v in vs)
+                                               for f, vs in levels(cfg).items())))
+    sl = axes(summary, cfg) if cfg and len(summary) else {}
+    m["PayoffAxesSentence"] = ("; ".join(axis_sentence(f, rows) for f, rows in sl.items())
+                               if sl else "no factor was varied in this run")
+    words = {"ssd": ("with the SSD, the working set took", "as long to come back behind the tier as on the bare SSD",
+                     "it was"),
+             "ram_first": ("on the bare disk with one more RAM module (1.33x), the working set took",
+                           "as long to come back as behind the tier at the seed's RAM", "it was"),
+             "fast_stick": ("behind the tier with the fast stick, the working set took",
+                            "as long to come back as with the seed's stick", "it was")}
+    for key, (subject, other, who) in words.items():
+        name = "Payoff" + "".join(p.capitalize() for p in key.split("_")) + "Sentence"
+        m[name] = (ratio_sentence(adv[key], subject, other, "slower", "faster", who) if key in adv
+                   else "this run has no such pair of cells")
+    return m
+
+
+def map_panels(summary: pd.DataFrame, cfg: dict[str, Any]) -> dict[str, tuple[pd.DataFrame, list[str]]]:
+    """The map's panels for plots.payoff_map: per factor this run varied (axes), its words ->
+    the summary rows of its cells in level order and the levels' labels; {} when none was."""
+    return {FACTOR_WORDS[f]: (rows, [level_text(f, v) for v in rows[f]]) for f, rows in axes(summary, cfg).items()}
+
+
+EXPERIMENT = experiment.Experiment(
+    name=NAME, paper_order=65, seeds=("000",), configurations=configurations, trial=run_trial,
+    metric=lambda r: r[METRIC], columns=COLUMNS, required_columns=tuple(readyboost.REQUIRED_COLUMNS),
+    tools=readyboost.EXPERIMENT.tools, skip_reason=skip_reason, validity=validity,
+    warmups=lambda cfg: configurations(cfg)[:1], prepare=_prepare, cleanup=_cleanup, split=split, check=check,
+    requires=experiment.Requirements(root=True, fuse=True))
+run = EXPERIMENT.run
+load = experiment.load
