@@ -50,7 +50,7 @@ from pagelab import published
 from pagelab.config import MIN_TRIALS, PROFILES
 from pagelab.latex import escape, fmt, write_macros, write_table
 from pagelab.paths import root
-from pagelab.published import ABSOLUTE, kind, load_claims, steps, unnamed_hardware, windows
+from pagelab.published import ABSOLUTE, judged_at, kind, load_claims, steps, unnamed_hardware, windows
 from pagelab.recording import recorded_dir, replay
 from pagelab.records import write_text_atomic
 
@@ -169,8 +169,8 @@ def judge(claim: dict[str, str], measurements: dict[str, dict[str, Any]], skippe
     row: dict[str, Any] = {"kind": k, "window": "; ".join(_window_text(lo, hi) for lo, hi in wins), "ours": "",
                            "value": math.nan, "ci_low": math.nan, "ci_high": math.nan, "ratio": math.nan, "n": "",
                            "note": ""}
-    profiles = claim["profiles"].split()
-    if profiles != ["all"] and profile not in profiles:
+    if not judged_at(claim, profile):
+        profiles = claim["profiles"].split()
         return {**row, "verdict": NOT_APPLICABLE,
                 "note": f"judged only at the {' or '.join(profiles)} profile's scale "
                         f"(make PROFILE={profiles[0]}); this run is {profile}"}

@@ -103,6 +103,12 @@ def kind(claim: dict[str, str]) -> str:
     return (claim.get("kind") or "").strip() or "point"
 
 
+def judged_at(claim: dict[str, str], profile: str) -> bool:
+    """Whether a claim is judged at a profile's scale (its `profiles`: 'all' or some of them)."""
+    profiles = claim["profiles"].split()
+    return profiles == ["all"] or profile in profiles
+
+
 def steps(claim: dict[str, str]) -> list[str]:
     """The measurement keys a claim reads: one, or an order's steps."""
     return [k.strip() for k in claim["measurement"].split(";")] if kind(claim) == "order" \
