@@ -207,7 +207,7 @@ def test_bad_claims_files_are_named(tmp_path):
         (row("X", "4", "e.a", 3.2, "inf"), "one open side is a bound"),
         (row("X", "a < b", "e.a; e.b", "0.2", "0.3", judge="order", kind="order"), "one window per step"),
         (row("X", "a < b", "e.a", 0.2, 0.3, kind="order"), "judge 'window' and kind 'order' disagree"),
-        (row("X", "4", "e.a", 3.2, 5, hardware="the seed's CPU"), "'unnamed: <what>' or 'none: <why>'"),
+        (row("X", "4", "e.a", 3.2, 5, hardware="the seed's CPU"), "'unnamed balance: <what>' or 'none: <why>'"),
         (row("X", "4", "f.a", 3.2, 5) | {"experiment": "e"}, "is not one of experiment 'e''s"),
     ]
     for bad, message in cases:
@@ -246,6 +246,24 @@ def test_a_figure_that_depends_on_unnamed_hardware_is_shown_not_judged(tmp_path)
     assert t.loc["RAT", "verdict"] == claims.REPRODUCED  # the twin that cancels the hardware is judged
 
 
+def test_a_ratio_that_keeps_the_balance_of_two_unnamed_parts_is_shown_not_judged(tmp_path):
+    """A ratio of a CPU-bound figure over a disk-bound one cancels the machine's scale, not the
+    balance of its CPU and disk: inside its window or outside, it is shown, not judged."""
+    hw = "unnamed balance: the seed's CPU against its disk"
+    t = setup(tmp_path, [
+        row("IN", "0.3", "e.in", 0.24, 0.375, kind="ratio", hardware=hw),
+        row("OUT", "0.3", "e.out", 0.24, 0.375, kind="ratio", hardware=hw),
+    ], {"e": {"e.in": m(0.3, 0.28, 0.32), "e.out": m(0.5, 0.42, 0.8)}})
+    for cid, ours in (("IN", "0.300 [0.280, 0.320]"), ("OUT", "0.500 [0.420, 0.800]")):
+        assert t.loc[cid, "verdict"] == claims.NOT_APPLICABLE
+        assert t.loc[cid, "note"].startswith("depends on the balance of the seed's CPU against its disk")
+        assert t.loc[cid, "ours"] == ours
+    p = tmp_path / "bad.csv"
+    write_claims(p, [row("PT", "3", "e.in", 2.4, 3.75, hardware=hw)])
+    with pytest.raises(ValueError, match="'unnamed balance: ...' is for a ratio, not a point"):
+        load_claims(p)
+
+
 def test_an_absolute_cpu_dependent_claim_judged_is_refused(tmp_path):
     """A synthetic claims file: a compressor's speed measured on this machine's
     CPU, judged as an absolute range with no word on the seed's CPU, is refused; saying what it
@@ -278,15 +296,19 @@ def test_every_published_claim_follows_the_hardware_rule():
             inside[key] = m(v, v, v, n=10)
         got = claims.judge(r, inside, {}, profile=r["profiles"].split()[0] if r["profiles"] != "all" else "full")
         unnamed = published.unnamed_hardware(r)
-        if unnamed and published.kind(r) in published.ABSOLUTE:
+        if published.unnamed_balance(r):
+            assert got["verdict"] == claims.NOT_APPLICABLE and "the balance of" in got["note"], r["id"]
+        elif unnamed and published.kind(r) in published.ABSOLUTE:
             assert got["verdict"] == claims.NOT_APPLICABLE and got["note"].startswith(f"depends on {unnamed}"), r["id"]
         elif not r["construction"]:
             assert got["verdict"] == claims.REPRODUCED, (r["id"], got)
     by = c.set_index("id")
     for cid in ("SB2", "SB3", "MC1", "MC2", "MC3"):  # the claims on seed 004's unnamed CPU and disk
         assert published.unnamed_hardware(by.loc[cid].to_dict()), cid
-    for cid in ("SBR", "MCR"):  # their twins that cancel it
+    for cid in ("SBR", "MCR"):  # their ratios of two of the seed's figures
         assert published.kind(by.loc[cid].to_dict()) == "ratio" and by.loc[cid, "profiles"] == "all"
+    # MCR's two figures are both the CPU's (cancelled, judged); SBR's are the CPU's and the disk's
+    assert published.unnamed_balance(by.loc["SBR"].to_dict()) and not published.unnamed_balance(by.loc["MCR"].to_dict())
 
 
 def test_every_published_claim_has_a_twin_a_window_and_a_reason():

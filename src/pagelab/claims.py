@@ -15,7 +15,8 @@ judged in (see pagelab.published). Five verdicts:
   ours is shown beside it and never counted as reproduced;
 - not applicable here: the experiment did not run (with its reason), the claim is judged only
   at another profile's scale, or it is an absolute figure (point, range, bound) that depends
-  on hardware the seed does not name (`hardware: unnamed: ...`; ours is shown, not judged).
+  on hardware the seed does not name (`hardware: unnamed: ...`; ours is shown, not judged), or
+  a ratio that keeps the balance of two such parts (`hardware: unnamed balance: ...`).
 Kinds (published.KINDS): a point or a ratio against its window (x0.8-x1.25 unless a reason
 says otherwise), a range or a bound from the seed's words against that range (no other rule),
 and an order step by step: each step's ratio (an arm over the next, paired round by round)
@@ -50,7 +51,7 @@ from pagelab import published
 from pagelab.config import MIN_TRIALS, PROFILES
 from pagelab.latex import escape, fmt, write_macros, write_table
 from pagelab.paths import root
-from pagelab.published import ABSOLUTE, judged_at, kind, load_claims, steps, unnamed_hardware, windows
+from pagelab.published import ABSOLUTE, judged_at, kind, load_claims, steps, unnamed_balance, unnamed_hardware, windows
 from pagelab.recording import recorded_dir, replay
 from pagelab.records import write_text_atomic
 
@@ -192,6 +193,11 @@ def judge(claim: dict[str, str], measurements: dict[str, dict[str, Any]], skippe
     if hardware and k in ABSOLUTE:
         return {**row, "verdict": NOT_APPLICABLE,
                 "note": f"depends on {hardware}: an absolute {k} is shown, not judged (the hardware rule)"}
+    balance = unnamed_balance(claim)
+    if balance:
+        return {**row, "verdict": NOT_APPLICABLE,
+                "note": f"depends on the balance of {balance}: a ratio of figures bound by two parts of "
+                        "the seed's machine is shown, not judged (the hardware rule)"}
     if claim.get("construction", "").strip():
         return {**row, "verdict": BY_CONSTRUCTION, "note": claim["construction"]}
     if any(math.isnan(x) for m in ms for x in (float(m["value"]), *_ci(m))):

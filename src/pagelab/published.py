@@ -27,8 +27,12 @@ before any run:
   seed names (and our emulated devices model); `unnamed: <what>` when it depends on hardware
   the seed does not name (its CPU, its page-file disk): an absolute figure (point, range,
   bound) is then "not applicable here: depends on <what>", and only a ratio or an order of the
-  seed's own figures from that machine is judged; `none: <why>` when a figure measured on this
-  machine's own hardware does not depend on it (a count).
+  seed's own figures from that machine is judged; `unnamed balance: <what>` when the figure is a
+  ratio of two of the seed's figures bound by two different parts of its machine that the seed
+  does not name (time spent on its CPU over time spent waiting for its disk): the ratio cancels
+  the machine's scale but keeps the balance of the two parts, so it too is shown, not judged;
+  `none: <why>` when a figure measured on this machine's own hardware does not depend on it (a
+  count).
 
 A measurement made on this machine's own disk or CPU (OWN_HARDWARE) and judged as an absolute
 figure must say in `hardware` which it is: `hardware_problems` refuses it otherwise, so the
@@ -134,6 +138,12 @@ def unnamed_hardware(claim: dict[str, str]) -> str | None:
     return text.split(":", 1)[1].strip() if text.startswith("unnamed:") else None
 
 
+def unnamed_balance(claim: dict[str, str]) -> str | None:
+    """Which two unnamed parts of the seed's machine a ratio claim keeps the balance of."""
+    text = (claim.get("hardware") or "").strip()
+    return text.split(":", 1)[1].strip() if text.startswith("unnamed balance:") else None
+
+
 def own_hardware(key: str) -> str | None:
     """Which of this machine's own hardware a measurement was taken on (None: an emulated
     device, a model or arithmetic)."""
@@ -152,8 +162,11 @@ def _check_claim(c: dict[str, str]) -> list[str]:
     if profiles != ["all"] and not set(profiles) <= set(PROFILES):
         problems.append(f"{cid}: profiles {c['profiles']!r}: use 'all' or some of {', '.join(PROFILES)}")
     hw = (c.get("hardware") or "").strip()
-    if hw and not re.match(r"^(unnamed|none): \S", hw):
-        problems.append(f"{cid}: hardware {hw!r}: empty, 'unnamed: <what>' or 'none: <why>'")
+    if hw and not re.match(r"^(unnamed|unnamed balance|none): \S", hw):
+        problems.append(f"{cid}: hardware {hw!r}: empty, 'unnamed: <what>', 'unnamed balance: <what>' "
+                        "or 'none: <why>'")
+    if hw.startswith("unnamed balance:") and k != "ratio":
+        problems.append(f"{cid}: hardware 'unnamed balance: ...' is for a ratio, not a {k}")
     bad_keys = [s for s in steps(c) if not s.startswith(c["experiment"] + ".")]
     if bad_keys:
         problems.append(f"{cid}: measurement {bad_keys[0]!r} is not one of experiment {c['experiment']!r}'s")
