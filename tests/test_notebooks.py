@@ -1,18 +1,42 @@
-"""Every experiment's notebook, executed by papermill on real trial records from a quick run
-(the reference recording in data/recorded/), produces its figure, table, macros and measurements; the
-macros compile as LaTeX definitions (letters-only names, no duplicates); and the verdicts
-judged from that recorded run are computed by the same rules as a live run's."""
+"""Every experiment's notebook is notebooks/_template.ipynb's code cells and its own narrative;
+executed by papermill on real trial records from a quick run (the reference recording in
+data/recorded/), it produces its figure, table, macros and measurements; the macros compile as
+LaTeX definitions (letters-only names, no duplicates); and the verdicts judged from that
+recorded run are computed by the same rules as a live run's."""
 
 import json
 import re
+from pathlib import Path
 
 import pytest
 
-from conftest import REFERENCE_RECORDING, recorded_params
+from conftest import REFERENCE_RECORDING, REPO, recorded_params
 from pagelab import claims, config
 from pagelab.recording import holds
 
 EXPERIMENTS = config.experiments()
+TEMPLATE = REPO / "notebooks" / "_template.ipynb"
+
+
+def code_cells(path: Path) -> list[tuple[str, list[str]]]:
+    """A notebook's code cells in order: each one's source and its tags."""
+    nb = json.loads(path.read_text())
+    return [("".join(c["source"]), c.get("metadata", {}).get("tags", [])) for c in nb["cells"]
+            if c["cell_type"] == "code"]
+
+
+@pytest.mark.parametrize("path", [REPO / "notebooks" / f"{e}.ipynb" for e in EXPERIMENTS]
+                         + [REPO / "tests" / "toy" / "toy.ipynb"], ids=lambda p: p.stem)
+def test_every_notebook_is_the_template_and_its_narrative(path):
+    template = code_cells(TEMPLATE)
+    assert template and template[0][1] == ["parameters"]
+    cells = code_cells(path)
+    for i, (want, got) in enumerate(zip(template, cells, strict=False)):
+        assert got == want, f"{path.name}: code cell {i + 1} is not the template's:\n{got[0]}\n---\n{want[0]}"
+    assert len(cells) == len(template), f"{path.name}: {len(cells)} code cells, the template has {len(template)}"
+    nb = json.loads(path.read_text())
+    assert nb["cells"][0]["cell_type"] == "markdown" and "".join(nb["cells"][0]["source"]).startswith(
+        f"# {path.stem}:"), f"{path.name}: its narrative comes first, under its name"
 
 
 @pytest.mark.parametrize("experiment", recorded_params(EXPERIMENTS))
