@@ -26,7 +26,7 @@ def code_cells(path: Path) -> list[tuple[str, list[str]]]:
 
 
 @pytest.mark.parametrize("path", [REPO / "notebooks" / f"{e}.ipynb" for e in EXPERIMENTS]
-                         + [REPO / "tests" / "toy" / "toy.ipynb"], ids=lambda p: p.stem)
+                         + [REPO / "tests" / "toy" / "toy.ipynb"], ids=lambda p: str(p.relative_to(REPO)))
 def test_every_notebook_is_the_template_and_its_narrative(path):
     template = code_cells(TEMPLATE)
     assert template and template[0][1] == ["parameters"]
@@ -56,6 +56,11 @@ def test_notebook_runs_on_recorded_trials(experiment, recorded_results):
     assert measurements, "a recorded run that measured nothing"
     for key, m in measurements.items():
         assert "n" in m, f"{key}: every measurement says how many counted trials stand behind it"
+    # every file of its own the paper's section reads (seekmodel's spans.tex, crystalmark's
+    # phases.tex) came out of the same notebook, through its Analysis
+    section = (REPO / "paper" / "sections" / f"{experiment}.tex").read_text()
+    for name in re.findall(r"\\(?:input|includegraphics)(?:\[[^]]*\])?\{" + experiment + r"/([^}]+)\}", section):
+        assert (out / name).stat().st_size > 0, name
 
 
 def test_every_claim_gets_a_verdict_from_the_recorded_run(recorded_results):
