@@ -22,6 +22,8 @@ from typing import Any
 import pandas as pd
 from matplotlib.figure import Figure
 
+# plots (matplotlib and seaborn, about 0.6 s at import) at the top: every experiment's `analyse`
+# names its figures, so an experiment module costs that once per `pagelab trial` as well
 from pagelab import devices, latex, plots, progress, records, state, trials
 from pagelab.config import config_hash
 from pagelab.provenance import provenance
@@ -308,7 +310,7 @@ class Analysis:
     measurements: dict[str, Any]                 # measurements.json (what the claims read)
     macros: dict[str, str]                       # macros.tex (every number the paper's text shows)
     table: Table | None                          # table.tex; None: its status line
-    figures: dict[str, Callable[[], Figure]]  # <name>.pdf/.png -> its drawing (by pagelab.plots)
+    figures: dict[str, Callable[[], Figure]]     # <name>.pdf/.png -> its drawing (by pagelab.plots)
     tables: dict[str, Table] = field(default_factory=dict)  # further .tex tables by file name
     shown: dict[str, Any] = field(default_factory=dict)     # what the notebook shows beside the summary
     notes: list[str] = field(default_factory=list)          # lines the notebook prints
@@ -316,12 +318,12 @@ class Analysis:
 
 def write_analysis(analysis: Analysis) -> None:
     """An Analysis' outputs in its results directory, each written to a temporary file and
-    renamed: every figure (PDF and PNG), the further tables, then table.tex, macros.tex and
-    measurements.json (write_outputs)."""
+    renamed: every figure (PDF and PNG; without counted trials, one that says why), the further
+    tables, then table.tex, macros.tex and measurements.json (write_outputs)."""
     out = analysis.results.out
     plots.theme()
     for name, draw in analysis.figures.items():
-        fig = draw()
+        fig = draw() if len(analysis.summary) else plots.message(analysis.results.skipped or "no counted trials")
         plots.save(fig, out / f"{name}.pdf")
         plots.plt.close(fig)
     for name, t in analysis.tables.items():

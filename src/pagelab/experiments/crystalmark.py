@@ -496,7 +496,7 @@ def analyse(results_dir: Path | str, profile: str) -> experiment.Analysis:
     pt = phase_table(phases)
     tab = table(summary)
 
-    def figure() -> Any:
+    def figure() -> plots.plt.Figure:
         fig = plots.bars_grouped(summary.assign(test=summary["test"].map(TITLES)), "test", "mbps", "lo", "hi", "arm",
                                  ylabel="MB/s (best set)", logy=True)
         fig.axes[0].set_title(f"CrystalMark 2004R2 sequence, {profile} profile")

@@ -193,9 +193,7 @@ def analyse(results_dir: Path | str, profile: str) -> experiment.Analysis:
     rejected = experiment.rejected(out, ["access", "page_cluster"]) if ran else None
     tab = table(summary, rejected) if len(summary) else None
 
-    def figure() -> Any:
-        if not len(summary):
-            return plots.message(skipped or "no counted trials")
+    def figure() -> plots.plt.Figure:
         fig = plots.lines_by_group(summary.rename(columns={"lo": "mbps_lo", "hi": "mbps_hi"}), "page_cluster",
                                    "mbps", "access", xlabel="vm.page-cluster (read-ahead of 2^N pages)",
                                    ylabel="page-in MB/s",

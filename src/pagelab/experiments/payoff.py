@@ -494,9 +494,7 @@ def analyse(results_dir: Path | str, profile: str) -> experiment.Analysis:
     tests = device_tests(sticks + (list(cfg["disks"]) if cfg else []))
     tab = table(summary) if len(summary) else None
 
-    def figure() -> Any:
-        if not len(summary):
-            return plots.message(skipped or "no counted trials")
+    def figure() -> plots.plt.Figure:
         return plots.payoff_map(map_panels(summary, cfg), NOISE, f"payoff, {profile} profile", METRIC)
 
     return experiment.Analysis(

@@ -839,9 +839,7 @@ def analyse(results_dir: Path | str, profile: str) -> experiment.Analysis:
     rejected = experiment.rejected(out, ["arm"]) if not skipped else None
     tab = table(summary, rejected) if len(summary) else None
 
-    def figure() -> Any:
-        if not len(summary):
-            return plots.message(skipped or "no counted trials")
+    def figure() -> plots.plt.Figure:
         fig = plots.bars_ci(summary, "arm", "recovery_s", "recovery_s_lo", "recovery_s_hi",
                             ylabel="recovery time (s)", points=trials_)
         fig.axes[0].set_title(f"recovery after memory hogs, {profile} profile")
