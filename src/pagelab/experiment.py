@@ -1,10 +1,11 @@
 """What every experiment's `run` does around its own trial function: the skip check (written to
 results/<name>/skipped.txt), provenance, a state session when the experiment changes system
 state, adaptive repetitions in a seeded interleaved order, and the trials.csv the notebook
-reads; plus the matching `load`.
+reads; plus the matching `load`, and the analysis half: every experiment's `analyse` makes an
+`Analysis` of its results directory, which `write_analysis` writes.
 
-An experiment module supplies its configurations, a name for each, a trial function and the
-scalar result fields it wants as columns.
+An experiment module supplies its configurations, a name for each, a trial function, the
+scalar result fields it wants as columns and its `analyse`.
 """
 
 from __future__ import annotations
@@ -14,13 +15,16 @@ import json
 import sys
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager, nullcontext
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 import pandas as pd
+from matplotlib.figure import Figure
 
-from pagelab import devices, latex, progress, records, state, trials
+# plots (matplotlib and seaborn, about 0.6 s at import) at the top: every experiment's `analyse`
+# names its figures, so an experiment module costs that once per `pagelab trial` as well
+from pagelab import devices, latex, plots, progress, records, state, trials
 from pagelab.config import config_hash
 from pagelab.provenance import provenance
 from pagelab.stats import tukey_outliers
@@ -69,6 +73,8 @@ class Experiment:
     columns: tuple[str, ...]                     # result fields kept in trials.csv
     required_columns: tuple[str, ...]            # what the tidy check demands (result.<field>)
     tools: Callable[[Cfg], list[str]]            # native tools it runs (their versions are provenance)
+    # its results directory and the profile -> its Analysis (what the notebook shows and writes)
+    analyse: Callable[[Path | str, str], Analysis]
     requires: Requirements = Requirements()
     conf_name: Callable[[dict[str, Any]], str] = conf_label
     skip_reason: Callable[[Cfg], str | None] = _no_reason
@@ -285,6 +291,56 @@ def write_outputs(out: Path | str, macros: dict[str, str], table: pd.DataFrame |
         latex.write_table(out / "table.tex", table, column_format=column_format)
     latex.write_macros(out / "macros.tex", macros)
     records.write_json_atomic(out / "measurements.json", measurements)
+
+
+@dataclass(frozen=True)
+class Table:
+    """A LaTeX table to write: its rows and its column format (None: every column left)."""
+    frame: pd.DataFrame
+    column_format: str | None = None
+
+
+@dataclass
+class Analysis:
+    """What an experiment's `analyse(results_dir, profile)` makes of its results directory, the
+    same for every experiment: the notebook template shows it and `write_analysis` writes it."""
+    results: Results
+    description: str                             # one line: the trials behind it, or why it did not run
+    summary: pd.DataFrame                        # the tidy summary the notebook shows first
+    measurements: dict[str, Any]                 # measurements.json (what the claims read)
+    macros: dict[str, str]                       # macros.tex (every number the paper's text shows)
+    table: Table | None                          # table.tex; None: its status line
+    figures: dict[str, Callable[[], Figure]]     # <name>.pdf/.png -> its drawing (by pagelab.plots)
+    tables: dict[str, Table] = field(default_factory=dict)  # further .tex tables by file name
+    shown: dict[str, Any] = field(default_factory=dict)     # what the notebook shows beside the summary
+    notes: list[str] = field(default_factory=list)          # lines the notebook prints
+
+
+def write_analysis(analysis: Analysis) -> None:
+    """An Analysis' outputs in its results directory, each written to a temporary file and
+    renamed: every figure (PDF and PNG; without counted trials, one that says why), the further
+    tables, then table.tex, macros.tex and measurements.json (write_outputs)."""
+    out = analysis.results.out
+    plots.theme()
+    for name, draw in analysis.figures.items():
+        fig = draw() if len(analysis.summary) else plots.message(analysis.results.skipped or "no counted trials")
+        plots.save(fig, out / f"{name}.pdf")
+        plots.plt.close(fig)
+    for name, t in analysis.tables.items():
+        latex.write_table(out / name, t.frame, column_format=t.column_format)
+    t = analysis.table
+    write_outputs(out, analysis.macros, t.frame if t is not None else None, t.column_format if t is not None else None,
+                  analysis.measurements, analysis.results.skipped)
+
+
+def analyse(results_dir: Path | str, profile: str) -> Analysis:
+    """The Analysis of results/<name>/ by the descriptor of the experiment it is named after."""
+    return descriptor(Path(results_dir).resolve().name).analyse(results_dir, profile)
+
+
+def rounded(estimates: dict[str, Any]) -> dict[str, tuple[float, float, float, int]]:
+    """Paired ratios as the notebook shows them: value, 95 % CI, n, to three decimals."""
+    return {k: (round(e.value, 3), round(e.ci_low, 3), round(e.ci_high, 3), e.n) for k, e in estimates.items()}
 
 
 def entry(value: float, lo: float, hi: float, unit: str, n: int, method: str) -> dict[str, Any]:

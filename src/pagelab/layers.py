@@ -13,9 +13,10 @@ from __future__ import annotations
 
 LAYERS: tuple[tuple[str, tuple[str, ...]], ...] = (
     # Libraries that touch nothing on the machine: paths, sizes, records on disk, LaTeX text,
-    # statistics (the trial loop's adaptive repetitions use the median's interval), fits.
+    # statistics (the trial loop's adaptive repetitions use the median's interval), fits, and
+    # figures drawn from the frames handed to them (each experiment's `analyse` names its own).
     ("base", ("pagelab", "pagelab.layers", "pagelab.paths", "pagelab.units", "pagelab.records", "pagelab.latex",
-              "pagelab.stats", "pagelab.fit", "pagelab.prose", "pagelab.paperlint")),
+              "pagelab.stats", "pagelab.fit", "pagelab.prose", "pagelab.paperlint", "pagelab.plots")),
     # System state and counters: what changes the machine (journaled), what reads it, what the
     # machine is (provenance) and the configuration checked against it.
     ("system", ("pagelab.state", "pagelab.counters", "pagelab.mm", "pagelab.provenance", "pagelab.config")),
@@ -26,8 +27,8 @@ LAYERS: tuple[tuple[str, tuple[str, ...]], ...] = (
                 "pagelab.superfetch", "pagelab.tidy", "pagelab.recording", "pagelab.published")),
     # The experiments: the one harness and each experiment's module.
     ("experiments", ("pagelab.experiment", "pagelab.experiments")),
-    # Analysis across experiments and runs: figures, two runs side by side, the appendix.
-    ("analysis", ("pagelab.plots", "pagelab.compare", "pagelab.appendix")),
+    # Analysis across experiments and runs: two runs side by side, the appendix.
+    ("analysis", ("pagelab.compare", "pagelab.appendix")),
     # Claims and the paper at the top, with what drives everything: verdicts, the paper, the
     # results page, the fleet's merge and the command line.
     ("claims", ("pagelab.claims", "pagelab.paper", "pagelab.report", "pagelab.fleet", "pagelab.cli")),

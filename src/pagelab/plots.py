@@ -157,6 +157,44 @@ def bars_grouped(summary: pd.DataFrame, x: str, y: str, lo: str, hi: str, hue: s
     return fig
 
 
+def compression_figure(summary: pd.DataFrame, profile: str, skipped: str | None,
+                       references: dict[str, float]) -> plt.Figure:
+    """compression's figure: left, the codec arm's compress and decompress speeds per compressor
+    (medians with CI whiskers) against the published values `references` (claim id -> MB/s);
+    right, the swap arms' page-in rate against the fill ratio. A message when neither ran."""
+    codec = summary[summary["arm"] == "codec"] if len(summary) else summary
+    swap = summary[summary["arm"] != "codec"] if len(summary) else summary
+    if not len(codec) and not len(swap):
+        return message(skipped or "no counted trials")
+    fig, axes = plt.subplots(1, 2, figsize=(9, 3.4))
+    if len(codec):
+        long = pd.concat([
+            codec.assign(what="compress", mbps=codec["compress_mbps"], lo=codec["compress_mbps_lo"],
+                         hi=codec["compress_mbps_hi"]),
+            codec.assign(what="decompress", mbps=codec["decompress_mbps"], lo=codec["decompress_mbps_lo"],
+                         hi=codec["decompress_mbps_hi"])])
+        for i, (what, g) in enumerate(long.groupby("what", sort=True)):
+            xs = [j + (i - 0.5) * 0.38 for j in range(len(g))]
+            axes[0].bar(xs, g["mbps"], 0.38, label=what, color=sns.color_palette()[i])
+            axes[0].errorbar(xs, g["mbps"], yerr=[g["mbps"] - g["lo"], g["hi"] - g["mbps"]], fmt="none",
+                             ecolor="black", capsize=2)
+        axes[0].set_xticks(range(len(codec)), codec["algorithm"])
+        for i, (claim, value) in enumerate(references.items()):
+            axes[0].axhline(value, color="0.3", linestyle=("--", ":", "-.")[i % 3], linewidth=0.8,
+                            label=f"seed 004 ({claim})")
+        axes[0].set_ylabel("MB/s, one thread (zram, O_DIRECT)")
+        axes[0].set_title("codec: the compressor's own speed", fontsize="small")
+        axes[0].legend(frameon=False, fontsize="x-small")
+    if len(swap):
+        s = swap.assign(who=swap["arm"] + " " + swap["algorithm"])
+        lines_by_group(s, "ratio", "pagein_mbps", "who", xlabel="fill ratio R",
+                       ylabel="page-in MB/s (re-touch)", ax=axes[1])
+        axes[1].set_title("swap arms (extras): page-in by re-touch", fontsize="small")
+    fig.suptitle(f"compression, {profile} profile", fontsize="small")
+    fig.tight_layout()  # the right panel's axis label clear of the left panel
+    return fig
+
+
 def intervals_by_host(frame: pd.DataFrame, host: str = "host", key: str = "measurement") -> plt.Figure:
     """One panel per measurement: each host's median as a dot with its 95 % CI as whiskers
     (frame: host, measurement, value, ci_low, ci_high, unit), hosts in the frame's order."""

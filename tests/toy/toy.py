@@ -9,8 +9,9 @@ from typing import Any
 
 import pandas as pd
 
-from pagelab import experiment, state, trials
+from pagelab import experiment, plots, state, trials
 from pagelab.experiment import entry
+from pagelab.latex import fmt
 from pagelab.stats import median_ci
 
 NAME = "toy"
@@ -38,8 +39,18 @@ def measurements(summary: pd.DataFrame) -> dict[str, Any]:
                                               "median, order statistics") for _, r in summary.iterrows()}
 
 
+def analyse(results_dir: Path | str, profile: str) -> experiment.Analysis:
+    res = experiment.open_results(results_dir)
+    summary = summarise(res.trials)
+    return experiment.Analysis(
+        res, res.describe(profile), summary, measurements(summary),
+        {f"Toy{r['arm'].capitalize()}Value": fmt(r["value"]) for _, r in summary.iterrows()},
+        experiment.Table(summary, "lrrrr"),
+        {NAME: lambda: plots.bars_ci(summary, "arm", "value", "lo", "hi", ylabel="value")})
+
+
 EXPERIMENT = experiment.Experiment(
-    name=NAME, seeds=("none",), configurations=configurations, trial=run_trial,
+    name=NAME, analyse=analyse, seeds=("none",), configurations=configurations, trial=run_trial,
     metric=lambda r: r["value"], columns=("value",), required_columns=("result.value",),
     tools=lambda cfg: [], changes_state=lambda cfg: False)
 run = EXPERIMENT.run

@@ -1,8 +1,7 @@
 # Every experiment's two steps, by name: its trials (`pagelab trial <name>`, one measurement job
-# at a time) and its papermill notebook. An experiment is found through config.experiments();
-# only what is truly specific to one has a rule file of its own (seekmodel.smk).
-
-NOTEBOOK_GENERIC = [e for e in EXPERIMENTS if e != "seekmodel"]
+# at a time) and its papermill notebook (notebooks/_template.ipynb's code and the experiment's
+# narrative: its descriptor's `analyse` writes the outputs, further tables such as seekmodel's
+# spans.tex beside them). An experiment is found through config.experiments().
 
 
 rule trial:
@@ -39,7 +38,7 @@ rule notebook:
         macros="results/{experiment}/macros.tex",
         measurements="results/{experiment}/measurements.json",
     wildcard_constraints:
-        experiment="|".join(NOTEBOOK_GENERIC),
+        experiment="|".join(EXPERIMENTS),
     params:
         profile=PROFILE,
     log:

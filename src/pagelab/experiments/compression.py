@@ -35,7 +35,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from pagelab import counters, experiment, records, state, trials
+from pagelab import counters, experiment, plots, published, records, state, trials
 from pagelab.experiment import entry
 from pagelab.latex import escape, fmt
 from pagelab.prose import ratio_sentence
@@ -437,8 +437,31 @@ def run_trial(st: state.State, cfg: dict[str, Any], trial: trials.Trial, scratch
     return run_swap_trial(st, cfg, trial, scratch)
 
 
+def analyse(results_dir: Path | str, profile: str) -> experiment.Analysis:
+    """The speeds per arm and compressor, the paired ratios, the figure, the table and macros."""
+    res = experiment.open_results(results_dir, load)
+    out, trials_, skipped, cfg = res.out, res.trials, res.skipped, res.cfg
+    rejected_ = rejected(out)
+    corpus = res.provenance.get("corpus")
+    summary = summarise(trials_) if len(trials_) else trials_
+    paired = ratios(trials_) if len(trials_) else {}
+    references = {c: published.value(c) for c in ("MC1", "MC3")}
+    codec = trials_[trials_["arm"] == "codec"] if len(trials_) else trials_
+    return experiment.Analysis(
+        res, f"{res.describe(profile)}; corpus {corpus}", summary,
+        measurements(summary, cfg["reference_ratio"], paired) if len(summary) else {},
+        macros(summary, cfg, profile, skipped, paired, corpus, rejected_),
+        experiment.Table(table(summary, rejected_), "lllrrrllll") if len(summary) else None,
+        {NAME: lambda: plots.compression_figure(summary, profile, skipped, references)},
+        shown={"paired ratios (value, 95 % CI, n)": experiment.rounded(paired),
+               "rejected trials": rejected_[["trial_id", "arm", "algorithm", "invalid_reason"]]
+               if len(rejected_) else "no trial rejected",
+               "outliers (Tukey, codec arm)": experiment.outliers(codec, ["arm", "algorithm"], "compress_mbps")
+               if len(codec) else codec})
+
+
 EXPERIMENT = experiment.Experiment(
-    name=NAME, paper_order=40, seeds=("003", "004"), configurations=configurations, trial=run_trial,
+    name=NAME, analyse=analyse, paper_order=40, seeds=("003", "004"), configurations=configurations, trial=run_trial,
     metric=lambda r: r["compress_mbps"] if r["arm"] == "codec" else r["pageout_mbps"], columns=tuple(SCALARS),
     required_columns=tuple(REQUIRED_COLUMNS), tools=lambda cfg: ["hog", "iobench"], conf_name=conf_name,
     skip_reason=skip_reason, validity=validity, warmups=lambda cfg: configurations(cfg)[:1],

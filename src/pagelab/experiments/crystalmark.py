@@ -34,7 +34,7 @@ from typing import Any
 
 import pandas as pd
 
-from pagelab import devices, experiment, published, records, state, trials
+from pagelab import devices, experiment, plots, published, records, state, trials
 from pagelab.experiment import entry
 from pagelab.latex import escape, fmt
 from pagelab.prose import ratio_sentence
@@ -485,8 +485,37 @@ def _cleanup(cfg: dict[str, Any], scratch: Path) -> None:
         experiment.clean_dir(reused_dir(scratch))
 
 
+def analyse(results_dir: Path | str, profile: str) -> experiment.Analysis:
+    """The scores by test and arm, the reuse ratios, the tier's phases, the figure and tables."""
+    res = experiment.open_results(results_dir)
+    out, trials_, cfg = res.out, res.trials, res.cfg
+    summary = summarise(trials_)
+    rejected = experiment.rejected(out, ["arm"])
+    rat = ratios(trials_)
+    phases = tier_phases(trials_)
+    pt = phase_table(phases)
+    tab = table(summary)
+
+    def figure() -> plots.plt.Figure:
+        fig = plots.bars_grouped(summary.assign(test=summary["test"].map(TITLES)), "test", "mbps", "lo", "hi", "arm",
+                                 ylabel="MB/s (best set)", logy=True)
+        fig.axes[0].set_title(f"CrystalMark 2004R2 sequence, {profile} profile")
+        return fig
+
+    return experiment.Analysis(
+        res, res.describe(profile), summary, measurements(summary, rat),
+        macros(summary, rat, cfg, profile, rejected, experiment.read_json(out, "modelled.json"), phases),
+        experiment.Table(tab, "l" * len(tab.columns)), {NAME: figure},
+        tables={"phases.tex": experiment.Table(pt, "l" * len(pt.columns))},
+        shown={"Random Read 64K, reused over fresh, per round (value, 95 % CI, n)": experiment.rounded(rat),
+               "the tier's counters after each phase (medians)": phases,
+               "rejected trials": experiment.rejected(out)[["trial_id", "arm", "invalid_reason"]],
+               "outliers (Tukey)": experiment.outliers(trials_, ["arm"], "rand_read_64k_best_mbps")
+               if len(trials_) else trials_})
+
+
 EXPERIMENT = experiment.Experiment(
-    name=NAME, paper_order=10, seeds=("003",), configurations=configurations, trial=run_trial,
+    name=NAME, analyse=analyse, paper_order=10, seeds=("003",), configurations=configurations, trial=run_trial,
     metric=lambda r: r["rand_read_64k_best_mbps"], columns=tuple(SCALARS), required_columns=tuple(REQUIRED_COLUMNS),
     tools=lambda cfg: ["iobench"] + (["simdisk"] if any(a in EMULATED for a in usable_arms(cfg)[0]) else []),
     conf_name=lambda c: c["arm"], validity=validity,

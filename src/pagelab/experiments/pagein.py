@@ -20,7 +20,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from pagelab import counters, experiment, mm, state, trials
+from pagelab import counters, experiment, mm, plots, published, state, trials
 from pagelab.devices import emulated_swap
 from pagelab.experiment import entry
 from pagelab.latex import escape, fmt
@@ -184,8 +184,38 @@ def macros(summary: pd.DataFrame, cfg: dict[str, Any] | None, profile: str, skip
     return m
 
 
+def analyse(results_dir: Path | str, profile: str) -> experiment.Analysis:
+    """Page-in throughput by order and read-ahead, the figure, the table and macros."""
+    res = experiment.open_results(results_dir)
+    out, trials_, skipped, cfg = res.out, res.trials, res.skipped, res.cfg
+    summary = summarise(trials_) if len(trials_) else trials_
+    ran = (out / "trials.csv").exists()
+    rejected = experiment.rejected(out, ["access", "page_cluster"]) if ran else None
+    tab = table(summary, rejected) if len(summary) else None
+
+    def figure() -> plots.plt.Figure:
+        fig = plots.lines_by_group(summary.rename(columns={"lo": "mbps_lo", "hi": "mbps_hi"}), "page_cluster",
+                                   "mbps", "access", xlabel="vm.page-cluster (read-ahead of 2^N pages)",
+                                   ylabel="page-in MB/s",
+                                   references={"seed 000: worst case (PG1)": published.value("PG1"),
+                                               "seed 000: observed, at most (PG2)": published.value("PG2")})
+        fig.axes[0].set_yscale("log")
+        fig.axes[0].set_title(f"page-in from swap on {cfg['device']}, {profile} profile")
+        return fig
+
+    return experiment.Analysis(
+        res, f"{res.describe(profile)} on {cfg['device'] if cfg else '-'}", summary,
+        measurements(summary, cfg["device"]) if len(summary) else {},
+        macros(summary, cfg, profile, skipped, rejected),
+        experiment.Table(tab, "lrrrrlrrr") if tab is not None else None, {NAME: figure},
+        shown={"rejected trials": experiment.rejected(out)[["trial_id", "access", "page_cluster", "invalid_reason"]]
+               if ran else "no trials",
+               "outliers (Tukey)": experiment.outliers(trials_, ["access", "page_cluster"], "pagein_mbps")
+               if len(trials_) else trials_})
+
+
 EXPERIMENT = experiment.Experiment(
-    name=NAME, paper_order=50, seeds=("000",), configurations=configurations, trial=run_trial,
+    name=NAME, analyse=analyse, paper_order=50, seeds=("000",), configurations=configurations, trial=run_trial,
     metric=lambda r: r["pagein_mbps"], columns=tuple(SCALARS), required_columns=tuple(REQUIRED_COLUMNS),
     tools=lambda cfg: ["hog", "simdisk"], conf_name=conf_name, skip_reason=skip_reason, validity=validity,
     requires=experiment.Requirements(root=True, fuse=True))

@@ -37,9 +37,9 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from pagelab import experiment, state, trials
+from pagelab import experiment, plots, state, trials
 from pagelab.config import ConfigError, load_schema
-from pagelab.devices import profiles_dir
+from pagelab.devices import profile_names, profile_value, profiles_dir
 from pagelab.experiment import entry
 from pagelab.experiments import readyboost
 from pagelab.latex import escape, fmt
@@ -484,8 +484,34 @@ def map_panels(summary: pd.DataFrame, cfg: dict[str, Any]) -> dict[str, tuple[pd
     return {FACTOR_WORDS[f]: (rows, [level_text(f, v) for v in rows[f]]) for f, rows in axes(summary, cfg).items()}
 
 
+def analyse(results_dir: Path | str, profile: str) -> experiment.Analysis:
+    """The map of cells, the advice's ratios, every stick's device test, the figure and macros."""
+    res = experiment.open_results(results_dir)
+    out, trials_, skipped, cfg = res.out, res.trials, res.skipped, res.cfg
+    summary = summarise(trials_, cfg) if len(trials_) else trials_
+    adv = advice(trials_, cfg) if len(trials_) else {}
+    sticks = [n for n in profile_names() if profile_value(n, "model") == "flash"]
+    tests = device_tests(sticks + (list(cfg["disks"]) if cfg else []))
+    tab = table(summary) if len(summary) else None
+
+    def figure() -> plots.plt.Figure:
+        return plots.payoff_map(map_panels(summary, cfg), NOISE, f"payoff, {profile} profile", METRIC)
+
+    return experiment.Analysis(
+        res, res.describe(profile), summary,
+        measurements(summary, adv) if len(summary) else {},
+        macros(summary, adv, cfg, profile, skipped, res.rejected, tests),
+        experiment.Table(tab, TABLE_FORMAT) if tab is not None else None, {NAME: figure},
+        shown={"the seed's advice as ratios between cells (value, 95 % CI, n)": experiment.rounded(adv),
+               "ReadyBoost's device test (simdisk qualify: 4 KB random reads, 512 KB random writes, MB/s)": tests,
+               "rejected trials": experiment.rejected(out)[["trial_id", "cell", "arm", "invalid_reason"]]
+               if len(res.rejected) else "none",
+               "outliers (Tukey)": experiment.outliers(trials_, ["cell", "arm"], "recovery_s")
+               if len(trials_) else trials_})
+
+
 EXPERIMENT = experiment.Experiment(
-    name=NAME, paper_order=65, seeds=("000",), configurations=configurations, trial=run_trial,
+    name=NAME, analyse=analyse, paper_order=65, seeds=("000",), configurations=configurations, trial=run_trial,
     metric=lambda r: r[METRIC], columns=COLUMNS, required_columns=tuple(readyboost.REQUIRED_COLUMNS),
     tools=readyboost.EXPERIMENT.tools, skip_reason=skip_reason, validity=validity,
     warmups=lambda cfg: configurations(cfg)[:1], prepare=_prepare, cleanup=_cleanup, split=split, check=check,

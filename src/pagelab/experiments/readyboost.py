@@ -66,7 +66,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from pagelab import counters, experiment, mm, state, trials
+from pagelab import counters, experiment, mm, plots, state, trials
 from pagelab.config import ConfigError
 from pagelab.devices import EmulatedDisk, emulated_swap, profile_value
 from pagelab.experiment import entry
@@ -830,8 +830,35 @@ def _cleanup(cfg: dict[str, Any], scratch: Path) -> None:
         experiment.clean_dir(file_set_dir(scratch))
 
 
+def analyse(results_dir: Path | str, profile: str) -> experiment.Analysis:
+    """Recovery by arm and criterion, the ratios and the interaction, the figure and macros."""
+    res = experiment.open_results(results_dir)
+    out, trials_, skipped, cfg = res.out, res.trials, res.skipped, res.cfg
+    summary = summarise(trials_) if len(trials_) else trials_
+    rat = ratios(trials_) if len(trials_) else {}
+    rejected = experiment.rejected(out, ["arm"]) if not skipped else None
+    tab = table(summary, rejected) if len(summary) else None
+
+    def figure() -> plots.plt.Figure:
+        fig = plots.bars_ci(summary, "arm", "recovery_s", "recovery_s_lo", "recovery_s_hi",
+                            ylabel="recovery time (s)", points=trials_)
+        fig.axes[0].set_title(f"recovery after memory hogs, {profile} profile")
+        fig.axes[0].tick_params(axis="x", labelrotation=45)
+        return fig
+
+    return experiment.Analysis(
+        res, res.describe(profile), summary,
+        measurements(summary, rat) if len(summary) else {},
+        macros(summary, rat, cfg, profile, skipped, rejected),
+        experiment.Table(tab, table_format(tab)) if tab is not None else None, {NAME: figure},
+        shown={"ratios and the factorial's interaction (value, 95 % CI, n)": experiment.rounded(rat),
+               "rejected trials": experiment.rejected(out)[["trial_id", "arm", "invalid_reason"]]
+               if not skipped else skipped,
+               "outliers (Tukey)": experiment.outliers(trials_, ["arm"], "recovery_s") if len(trials_) else trials_})
+
+
 EXPERIMENT = experiment.Experiment(
-    name=NAME, paper_order=60, seeds=("000",), configurations=configurations, trial=run_trial,
+    name=NAME, analyse=analyse, paper_order=60, seeds=("000",), configurations=configurations, trial=run_trial,
     metric=lambda r: r["recovery_s"], columns=tuple(SCALARS), required_columns=tuple(REQUIRED_COLUMNS),
     tools=lambda cfg: ["hog", "simdisk", "cacheflood", "superfetch"], skip_reason=skip_reason, validity=validity,
     warmups=lambda cfg: [{"arm": cfg["arms"][0]}],

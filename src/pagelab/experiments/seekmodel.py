@@ -20,7 +20,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from pagelab import devices, experiment, records, state, trials
+from pagelab import devices, experiment, plots, records, state, trials
 from pagelab import fit as _fit
 from pagelab.experiment import clean_dir
 from pagelab.latex import escape, fmt
@@ -370,8 +370,67 @@ def placeholder_macros(devices_wanted: list[str], m: dict[str, str]) -> dict[str
     return out
 
 
+def analyse(results_dir: Path | str, profile: str) -> experiment.Analysis:
+    """Per device the summary by block size and the model's fit (against the device model's own
+    for the emulated devices), the span curve, the 64K comparison, the figure, tables and macros."""
+    res = experiment.open_results(results_dir, lambda d: (load(d), None))
+    out, trials_, skipped, cfg = res.out, res.trials, res.skipped, res.cfg
+    modelled = load_modelled(out)
+    found = sorted(set(trials_["device"]), key=lambda d: (d != "own", d))
+    notes = [f"{len(trials_)} trials on {', '.join(found)}; kernel {res.provenance['machine']['kernel']}, "
+             f"profile {profile}", *([skipped] if skipped else [])]
+    summaries, fits, model_fits = {}, {}, {}
+    for d in found:
+        summaries[d] = summarise(trials_[trials_["device"] == d])
+        fits[d] = fit(trials_[trials_["device"] == d])
+        if d in modelled:
+            model_fits[d] = fit_modelled(modelled[d])
+        t, bw = fits[d]["t_access"], fits[d]["bandwidth"]
+        line = (f"{d}: t_access = {t.value * 1e3:.4g} ms [{t.ci_low * 1e3:.4g}, {t.ci_high * 1e3:.4g}], "
+                f"BW = {bw.value / 1e6:.4g} MB/s")
+        if d in model_fits:
+            rec = recovery(fits[d], model_fits[d])
+            line += (f"; device model: {model_fits[d]['t_access'].value * 1e3:.4g} ms, "
+                     f"{model_fits[d]['bandwidth'].value / 1e6:.4g} MB/s; "
+                     f"recovered within {100 * max(rec.values()):.3g} %")
+        notes.append(line)
+    m = macros(summaries["own"], fits["own"], res.provenance, profile)
+    for d in found:
+        if d != "own":
+            m.update(device_macros(d, summaries[d], fits[d], model_fits.get(d)))
+    m["SeekmodelDevices"] = escape(", ".join(found))
+    m["SeekmodelSkipped"] = escape(skipped or "none")
+    notes += [f"t_access = {m['SeekmodelTAccessUs']} us  [{m['SeekmodelTAccessLoUs']}, {m['SeekmodelTAccessHiUs']}]",
+              f"BW       = {m['SeekmodelBandwidthMBps']} MB/s  [{m['SeekmodelBandwidthLoMBps']}, "
+              f"{m['SeekmodelBandwidthHiMBps']}]",
+              f"64K random read: measured {m.get('SeekmodelSixtyFourKMBps', 'n/a')} MB/s, "
+              f"fit {m['SeekmodelFitSixtyFourKMBps']} MB/s; the seed's model on its disk "
+              f"{m['SeekmodelSeedModelSixtyFourKMBps']} MB/s"]
+    curve = seek_curve(load(out, spans=True), load_modelled_spans(out))
+    rpm = devices.profile_value("hdd5400-2008", "rpm")
+    models64k = compare_64k(summaries, fits, modelled, rpm)
+    m["SeekmodelSeedRotationSixtyFourKMBps"] = fmt(seed_model_with_rotation_mbps(rpm))
+    m.update(span_macros(curve))
+    tab = pd.concat([table(summaries[d], fits[d]).assign(Device=d) for d in found])
+    tab = tab[["Device"] + [c for c in tab.columns if c != "Device"]]
+    meas: dict[str, Any] = {}
+    for d in found:
+        meas.update(measurements(summaries[d], fits[d], d))
+    return experiment.Analysis(
+        res, res.describe(profile), pd.concat([s.assign(device=d) for d, s in summaries.items()]), meas,
+        placeholder_macros(cfg["devices"], m), experiment.Table(tab, "llrlll"),
+        {NAME: lambda: plots.seek_figure(trials_, summaries, fits, curve, found, profile)},
+        tables={"models64k.tex": experiment.Table(models64k, "llllll"),
+                "spans.tex": experiment.Table(span_table(curve), "llrll")},
+        shown={"4 KiB random reads by span against the device model": curve,
+               "Random Read 64K: measurement against the models": models64k,
+               "outliers (Tukey)": experiment.outliers(trials_, ["device", "bs"], "seconds_per_io")
+               if len(trials_) else trials_},
+        notes=notes)
+
+
 EXPERIMENT = experiment.Experiment(
-    name=NAME, paper_order=20, seeds=("003",), configurations=configurations, trial=run_trial,
+    name=NAME, analyse=analyse, paper_order=20, seeds=("003",), configurations=configurations, trial=run_trial,
     metric=lambda r: r["seconds_per_io"], columns=tuple(SCALARS), required_columns=tuple(REQUIRED_COLUMNS),
     tools=lambda cfg: ["iobench"] + (["simdisk"] if any(d != OWN for d in usable_devices(cfg)[0]) else []),
     conf_name=conf_name, warmups=warmups, changes_state=lambda cfg: any(d != OWN for d in usable_devices(cfg)[0]),

@@ -40,7 +40,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from pagelab import counters, experiment, state, trials
+from pagelab import counters, experiment, plots, published, state, trials
 from pagelab.experiment import entry
 from pagelab.latex import escape, fmt
 from pagelab.prose import ratio_sentence
@@ -323,8 +323,34 @@ def macros(summary: pd.DataFrame, cfg: dict[str, Any] | None, profile: str, skip
     return m
 
 
+def analyse(results_dir: Path | str, profile: str) -> experiment.Analysis:
+    """Re-touch time per arm and where the pages came from, the ratios, the figure and macros."""
+    res = experiment.open_results(results_dir)
+    trials_, skipped, cfg, rejected = res.trials, res.skipped, res.cfg, res.rejected
+    summary = summarise(trials_) if len(trials_) else trials_
+    paired = ratios(trials_) if len(trials_) else {}
+
+    def figure() -> plots.plt.Figure:
+        fig = plots.bars_ci(summary, "arm", "per_ref_s", "per_ref_s_lo", "per_ref_s_hi",
+                            ylabel="re-touch time per 2 GB (s)", reference=published.value("SB2"),
+                            reference_label="seed 004, flooded (SB2)",
+                            points=trials_.rename(columns={"retouch_s_per_ref": "per_ref_s"}))
+        fig.axes[0].set_title(f"standby, {profile} profile")
+        fig.axes[0].tick_params(axis="x", labelsize="x-small")
+        return fig
+
+    return experiment.Analysis(
+        res, res.describe(profile), summary, measurements(summary, paired) if len(summary) else {},
+        macros(summary, cfg, profile, skipped, paired, rejected),
+        experiment.Table(table(summary, rejected), "lrrllrrr") if len(summary) else None, {NAME: figure},
+        shown={"paired ratios (value, 95 % CI, n)": experiment.rounded(paired),
+               "rejected trials": rejected[["trial_id", "arm", "invalid_reason"]] if len(rejected)
+               else "no trial rejected",
+               "outliers (Tukey)": experiment.outliers(trials_, ["arm"], "retouch_s") if len(trials_) else trials_})
+
+
 EXPERIMENT = experiment.Experiment(
-    name=NAME, paper_order=30, seeds=("004",), configurations=configurations, trial=run_trial,
+    name=NAME, analyse=analyse, paper_order=30, seeds=("004",), configurations=configurations, trial=run_trial,
     metric=lambda r: r["retouch_s"], columns=tuple(SCALARS), required_columns=tuple(REQUIRED_COLUMNS),
     tools=lambda cfg: ["hog", "cacheflood"], skip_reason=skip_reason, validity=validity,
     warmups=lambda cfg: [{"arm": "trim_only"}],
