@@ -82,8 +82,12 @@ def test_a_swapped_in_page_keeps_its_slot_only_while_swap_is_under_half_full(ses
     nothing written), reclaimed again. With 64 MiB of swap (25 % used) every page kept its slot and
     is dropped without a write: only the victim's own stack and heap are written (~50 pages).
     With 12 MiB (3071 slots, 67 % used) each fault freed its page's slot and marked it dirty as
-    long as swap was at least half full (vm_swap_full), so reclaim writes exactly the pages read
-    back before usage fell to half: 2048 - 3071 / 2 = 512, again with the ~50."""
+    long as swap was at least half full (vm_swap_full), so reclaim writes at least the pages read
+    back before usage fell to half: 2048 - 3071 / 2 = 512, again with the ~50. It may write more,
+    up to every page read back: reclaim also frees the slot of a swap-cache page it activates
+    while swap is at least half full (shrink_folio_list), and which pages it activates depends on
+    their reference bits at that moment. With 64 MiB swap is never half full and neither path
+    frees a slot."""
     st = session
     st.swap_file(disk_tmp / "swapfile", swap_mib << 20)
     limit = 64 << 20
@@ -101,9 +105,11 @@ def test_a_swapped_in_page_keeps_its_slot_only_while_swap_is_under_half_full(ses
         assert int(cg.stat()["swap"]) // PAGE >= 0.95 * pages   # out of RAM again either way
         slots = (swap_mib << 20) // PAGE - 1
         freed_on_fault = max(0, used - slots // 2)
-        assert freed_on_fault <= written <= freed_on_fault + 0.05 * pages, (written, freed_on_fault)
         if swap_mib == 12:
+            assert freed_on_fault <= written <= 1.05 * pages, (written, freed_on_fault)
             assert written >= 400   # the rule is at work, not the noise of a few stray pages
+        else:
+            assert freed_on_fault == 0 and written <= 0.05 * pages, (written, freed_on_fault)
         assert v.retouch()["verify"]["ok"]
 
 
