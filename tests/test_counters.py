@@ -11,10 +11,15 @@ import pytest
 from pagelab import counters, provenance
 
 
-def touch_and_free(mib: int) -> None:
-    """A child touches `mib` MiB of fresh anonymous memory (one write a page) and exits."""
-    subprocess.run([sys.executable, "-c", f"b = bytearray({mib} << 20)\n"
-                    "for i in range(0, len(b), 4096): b[i] = 1"], check=True)
+def touch_and_free(mib: int, huge: bool = False) -> None:
+    """A child touches `mib` MiB of fresh private anonymous memory (one write a page) and exits;
+    with `huge`, backed by transparent huge pages where it can (madvise), so that its exit frees
+    whole 2 MiB pageblocks."""
+    subprocess.run([sys.executable, "-c",
+                    "import mmap\n"
+                    f"m = mmap.mmap(-1, {mib} << 20, flags=mmap.MAP_PRIVATE | mmap.MAP_ANONYMOUS)\n"
+                    + ("m.madvise(mmap.MADV_HUGEPAGE)\n" if huge else "")
+                    + "for i in range(0, len(m), 4096): m[i] = 1"], check=True)
 
 
 def test_vmstat_and_rusage_deltas_see_page_faults():
@@ -78,16 +83,6 @@ def test_a_vanished_source_reads_empty():
     assert c.snapshot()["block.nonesuch0"] == {}
 
 
-def touch_and_free_huge(mib: int) -> None:
-    """A child touches `mib` MiB of private anonymous memory backed by transparent huge pages
-    where it can (madvise), so that its exit frees whole 2 MiB pageblocks, and exits."""
-    subprocess.run([sys.executable, "-c",
-                    "import mmap\n"
-                    f"m = mmap.mmap(-1, {mib} << 20, flags=mmap.MAP_PRIVATE | mmap.MAP_ANONYMOUS)\n"
-                    "m.madvise(mmap.MADV_HUGEPAGE)\n"
-                    "for i in range(0, len(m), 4096): m[i] = 1"], check=True)
-
-
 def test_free_page_reporting_counts_memory_handed_back_to_the_hypervisor():
     """Where the VM has free page reporting, every snapshot has its count, and the count moves
     when memory is freed. The kernel reports only free blocks of pageblock size (2 MiB), a few
@@ -124,7 +119,7 @@ def test_free_page_reporting_counts_memory_handed_back_to_the_hypervisor():
                                  f"worker made {(worker_passes() or 0) - (start_passes or 0)} "
                                  "passes")
         if time.monotonic() >= next_free:
-            touch_and_free_huge(1536)
+            touch_and_free(1536, huge=True)
             next_free = time.monotonic() + 10
         time.sleep(0.2)
 

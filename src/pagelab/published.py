@@ -132,16 +132,20 @@ def window(claim: dict[str, str]) -> tuple[float, float]:
     return windows(claim)[0]
 
 
+def _hardware_after(claim: dict[str, str], tag: str) -> str | None:
+    """The text of the claim's `hardware` after `<tag>:`, when it starts so."""
+    text = (claim.get("hardware") or "").strip()
+    return text.split(":", 1)[1].strip() if text.startswith(f"{tag}:") else None
+
+
 def unnamed_hardware(claim: dict[str, str]) -> str | None:
     """What hardware of the seed's, which the seed does not name, the figure depends on."""
-    text = (claim.get("hardware") or "").strip()
-    return text.split(":", 1)[1].strip() if text.startswith("unnamed:") else None
+    return _hardware_after(claim, "unnamed")
 
 
 def unnamed_balance(claim: dict[str, str]) -> str | None:
     """Which two unnamed parts of the seed's machine a ratio claim keeps the balance of."""
-    text = (claim.get("hardware") or "").strip()
-    return text.split(":", 1)[1].strip() if text.startswith("unnamed balance:") else None
+    return _hardware_after(claim, "unnamed balance")
 
 
 def own_hardware(key: str) -> str | None:
@@ -165,7 +169,7 @@ def _check_claim(c: dict[str, str]) -> list[str]:
     if hw and not re.match(r"^(unnamed|unnamed balance|none): \S", hw):
         problems.append(f"{cid}: hardware {hw!r}: empty, 'unnamed: <what>', 'unnamed balance: <what>' "
                         "or 'none: <why>'")
-    if hw.startswith("unnamed balance:") and k != "ratio":
+    if unnamed_balance(c) and k != "ratio":
         problems.append(f"{cid}: hardware 'unnamed balance: ...' is for a ratio, not a {k}")
     bad_keys = [s for s in steps(c) if not s.startswith(c["experiment"] + ".")]
     if bad_keys:
