@@ -9,8 +9,9 @@
 #                          checks, no paper (a long profile an experiment at a time)
 #   make setup             only the set-up (Debian packages, venv, native tools)
 #   make bench             native tools against their peers, side by side (prints a table)
-#   make check-crash       the signal sweep: trials stopped by SIGTERM and SIGKILL at 100 points,
-#                          state and scratch checked after each (docs/reliability.md)
+#   make check-crash       the signal sweeps: trials stopped by SIGTERM and SIGKILL at 100 points,
+#                          and by SIGTERM at every change point of two emulated trials; state
+#                          and scratch checked after each (docs/reliability.md)
 #   make clean             remove results/ and build outputs (keeps the venv)
 SHELL := /bin/bash
 PYTHON ?= python3
@@ -75,7 +76,7 @@ test: setup
 # 100 points spread over a trial's phases; after each stop the state and scratch are checked.
 # Too long for make test (which runs four of its stops): tests/test_crash_sweep.py.
 check-crash: setup
-	PAGELAB_CHECK_CRASH=1 $(VENV)/bin/pytest -s tests/test_crash_sweep.py -k sweep
+	PAGELAB_CHECK_CRASH=1 $(VENV)/bin/pytest -s tests/test_crash_sweep.py tests/test_state.py -k 'sweep or sigterm_at_every_point'
 
 # The native tools against their peers (fio, cat, MAP_POPULATE), side by side in one run.
 bench: setup

@@ -14,6 +14,11 @@ import pytest
 
 REPO = Path(__file__).resolve().parents[1]
 VENV_BIN = REPO / ".venv" / "bin"
+
+# The long signal sweeps run with `make check-crash` (which CI runs after `make test`), not in
+# `make test`: each stops real trials at every point, for minutes.
+check_crash = pytest.mark.skipif(not os.environ.get("PAGELAB_CHECK_CRASH"),
+                                 reason="a signal sweep (minutes): runs with `make check-crash`")
 # Trial runs inside the tests keep their progress lines (pagelab.progress) to their logs, off the
 # terminal pytest runs in; tests/test_progress.py turns them back on where it checks them.
 os.environ.setdefault("PAGELAB_PROGRESS", "none")

@@ -16,7 +16,8 @@ the journal was in when the signal left is recorded beside it.
 
 The whole sweep (`make check-crash`, PAGELAB_CHECK_CRASH=1) makes 100 stops; `make test` runs
 `test_representative_stops`: four of the fastest (pagein, a SIGTERM and a SIGKILL while its
-emulated swap is being set up and while it is measured)."""
+emulated swap is being set up and while it is measured). `make check-crash` also runs
+tests/test_state.py's SIGTERM at every change point of two emulated trials (about 80 s)."""
 
 from __future__ import annotations
 
@@ -32,7 +33,7 @@ from pathlib import Path
 
 import pytest
 
-from conftest import REPO, VENV_BIN, build_native
+from conftest import REPO, VENV_BIN, build_native, check_crash
 from pagelab import config, state
 
 pytestmark = [
@@ -345,8 +346,7 @@ def full_plan() -> list[tuple[str, str, str, float]]:
             for sig in SIGNALS]
 
 
-@pytest.mark.skipif(not os.environ.get("PAGELAB_CHECK_CRASH"),
-                    reason="the signal sweep (100 stops, ~10 min) runs with `make check-crash`")
+@check_crash
 def test_signal_sweep_leaves_nothing(tmp_path):
     t0 = time.monotonic()
     base = REPO / ".pytest-scratch" / f"sweep-{tmp_path.name}"

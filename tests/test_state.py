@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from conftest import REPO, VENV_BIN
+from conftest import REPO, VENV_BIN, check_crash
 from pagelab import devices, state
 from pagelab.tools import pinned_to_one_cpu
 
@@ -65,6 +65,7 @@ def test_sigkill_at_every_change_point_is_restored(journal, disk_tmp):
         assert again.returncode == 0 and "restored 0" in again.stdout
 
 
+@check_crash
 def test_sigterm_at_every_point_of_two_emulated_trials_is_restored(journal, disk_tmp):
     """SIGTERM (what Snakemake and make send) at every point of two trials on an emulated disk,
     the undos at each trial's end included: the run restores what it changed before it exits,
