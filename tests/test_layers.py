@@ -100,6 +100,14 @@ def test_every_module_has_a_layer():
     assert [m for m in GRAPH if layers.layer(m) is None] == []
 
 
+def test_the_folders_are_the_layers():
+    """Each subpackage of pagelab is one layer, named like it, and each layer is a subpackage:
+    a new folder needs its line in LAYERS, and a layer with no folder is gone from it."""
+    folders = sorted(p.name for p in (SRC / "pagelab").iterdir() if (p / "__init__.py").is_file())
+    assert folders == sorted(name for name, _ in layers.LAYERS)
+    assert [name for name, modules in layers.LAYERS if f"pagelab.{name}" not in modules] == []
+
+
 def test_no_module_imports_from_a_layer_above_its_own():
     assert upward(GRAPH) == []
 
