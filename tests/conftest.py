@@ -19,7 +19,7 @@ VENV_BIN = REPO / ".venv" / "bin"
 # `make test`: each stops real trials at every point, for minutes.
 check_crash = pytest.mark.skipif(not os.environ.get("PAGELAB_CHECK_CRASH"),
                                  reason="a signal sweep (minutes): runs with `make check-crash`")
-# Trial runs inside the tests keep their progress lines (pagelab.progress) to their logs, off the
+# Trial runs inside the tests keep their progress lines (pagelab.run.progress) to their logs, off the
 # terminal pytest runs in; tests/test_progress.py turns them back on where it checks them.
 os.environ.setdefault("PAGELAB_PROGRESS", "none")
 
@@ -105,7 +105,7 @@ def recorded_params(experiments: list[str], recording: str = REFERENCE_RECORDING
     """`experiments` as pytest parameters (with `with_recording`, (recording, experiment) pairs),
     each one the recording has no run of (a new experiment, before its first recording) skipped
     by name with the reason."""
-    from pagelab.recording import holds, not_recorded
+    from pagelab.run.recording import holds, not_recorded
 
     return [pytest.param(*([recording] if with_recording else []), e,
                          id=f"{recording.rsplit('/', 1)[-1]}-{e}" if with_recording else e,
@@ -120,8 +120,8 @@ def recorded_results(tmp_path_factory) -> Path:
     written it); each experiment's papermill exit status and output are kept in papermill.json."""
     import json
 
-    from pagelab import config
-    from pagelab.recording import recorded_dir, replay
+    from pagelab.run.recording import recorded_dir, replay
+    from pagelab.system import config
 
     rec = recorded_dir() / REFERENCE_RECORDING
     out = tmp_path_factory.mktemp("recorded")

@@ -9,7 +9,7 @@ import subprocess
 import sys
 from pathlib import Path
 
-from pagelab import state
+from pagelab.system import state
 
 
 def scenario(st: state.State, workdir: Path) -> None:
@@ -34,7 +34,7 @@ def scenario(st: state.State, workdir: Path) -> None:
 def emulated_trials(st: state.State, workdir: Path) -> None:
     """Two trials' worth of an emulated disk (FUSE daemon, loop device, swap), each undone at
     its trial's end as the experiments' scopes do: the boundaries between them included."""
-    from pagelab.devices import emulated_swap
+    from pagelab.run.devices import emulated_swap
 
     st.set_knob("vm.page-cluster", 0)
     for i in range(2):

@@ -191,7 +191,7 @@ def test_the_bench_holds_free_page_reporting_off_and_gives_it_back(
     tunable reads the held value and 1 GiB freed and touched again twelve times is never
     reported to the hypervisor (without the hold, 10 of 23 such pairs of runs here saw 54-178
     MiB reported); afterwards the tunable has its value back and the journal is empty."""
-    from pagelab import counters, state
+    from pagelab.system import counters, state
     knob = state.KNOBS["page_reporting.min_free_ms"]
     if not knob.exists():
         pytest.skip("this VM has no free page reporting tunable (page_reporting.min_free_ms)")

@@ -14,9 +14,10 @@ import subprocess
 
 import pytest
 
-from pagelab import claims, published
-from pagelab.paths import root
-from pagelab.published import load_claims
+from pagelab.core.paths import root
+from pagelab.paper import claims
+from pagelab.run import published
+from pagelab.run.published import load_claims
 
 FIELDS = ["id", "claim", "value", "unit", "source", "experiment", "measurement", "judge", "window_low",
           "window_high", "window_reason", "twin", "construction", "profiles", "kind", "hardware"]
@@ -333,7 +334,7 @@ def test_a_claim_a_device_model_was_built_from_is_by_construction_or_shown_out_o
     for path in (root() / "config" / "devices").glob("*.yaml"):
         cited |= set(re.findall(r"\b([A-Z]{2,3}\d)\b", path.read_text())) & set(c.index)
     assert cited, "the device profiles cite the claims they were built from"
-    from pagelab import config
+    from pagelab.system import config
 
     cfg = config.load(overrides={"profile": "quick"})["crystalmark"]
     ceiling = cm.tier_hit_mbps(cfg, 64 * 1024)
@@ -474,7 +475,7 @@ def test_verdict_strings_cover_every_recording():
 def test_the_verdict_figure_has_a_marker_per_claim_and_run_coloured_by_its_verdict(tmp_path):
     from matplotlib.colors import to_rgb
 
-    from pagelab import plots
+    from pagelab.core import plots
 
     c = load_claims()
     store = claims.load_recorded()
@@ -518,7 +519,7 @@ def test_the_figure_and_its_html_are_written(tmp_path):
 
 
 def test_the_appendix_prints_the_changelog(tmp_path):
-    from pagelab import appendix
+    from pagelab.analysis import appendix
 
     macros = appendix.write_changelog(tmp_path)
     text = (tmp_path / "changelog.tex").read_text()

@@ -26,8 +26,10 @@ import pytest
 import yaml
 
 from conftest import REFERENCE_RECORDING, REPO, VENV_BIN
-from pagelab import cli, config, recording, state, tools
-from pagelab.experiment import Experiment
+from pagelab import cli
+from pagelab.experiments.harness import Experiment
+from pagelab.run import recording, tools
+from pagelab.system import config, state
 
 SCHEMA = config.load_schema()
 DEFS = SCHEMA["definitions"]

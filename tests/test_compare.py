@@ -8,7 +8,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from pagelab import compare
+from pagelab.analysis import compare
 from pagelab.cli import main
 
 
@@ -100,7 +100,7 @@ def test_the_figure_shows_every_comparison_by_experiment_in_its_words_colour(tmp
     experiment's band, coloured by its word; the legend counts each word."""
     import matplotlib
 
-    from pagelab import plots
+    from pagelab.core import plots
 
     rng = np.random.default_rng(7)
     write_run(tmp_path / "A", rng)

@@ -11,8 +11,9 @@ from pathlib import Path
 import pandas as pd
 import pytest
 
-from pagelab import published, state, trials
 from pagelab.experiments import compression as cx
+from pagelab.run import published, trials
+from pagelab.system import state
 
 MB = 1e6
 PAGE = os.sysconf("SC_PAGE_SIZE")

@@ -9,8 +9,8 @@ import pytest
 import yaml
 
 from conftest import REFERENCE_RECORDING, recorded_params
-from pagelab import config
 from pagelab.cli import main
+from pagelab.system import config
 
 
 def test_default_config_resolves_quick_profile():
@@ -24,8 +24,8 @@ def test_default_config_resolves_quick_profile():
 
 
 def test_every_experiment_is_one_name_with_its_descriptor_notebook_and_section():
-    from pagelab.experiment import Experiment, descriptor
-    from pagelab.paths import root
+    from pagelab.core.paths import root
+    from pagelab.experiments.harness import Experiment, descriptor
 
     for name in config.experiments():
         desc = descriptor(name)
@@ -215,7 +215,7 @@ def test_a_size_is_from_one_byte_to_its_ceiling(value, ok):
     for case in recorded_params(config.experiments(), f"{REFERENCE_RECORDING.split('/')[0]}/{profile}",
                                 with_recording=True)])
 def test_every_recording_in_the_repository_is_whole_and_validates(name, experiment):
-    from pagelab import recording
+    from pagelab.run import recording
 
     blocks = recording.check_run(recording.recorded_dir() / name, [experiment], recording.REQUIRED)
     assert blocks[experiment]["profile"] == name.rsplit("/", 1)[1]

@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from pagelab import counters, provenance
+from pagelab.system import counters, provenance
 
 
 def touch_and_free(mib: int, huge: bool = False) -> None:
@@ -95,7 +95,7 @@ def test_free_page_reporting_counts_memory_handed_back_to_the_hypervisor():
     c = counters.Counters()
     if "page_reporting" not in c.sources:
         pytest.skip("this VM has no free page reporting module")
-    from pagelab import state
+    from pagelab.system import state
 
     wait_ms = int(state.KNOBS["page_reporting.min_free_ms"].read())
     if wait_ms > 10_000:

@@ -6,7 +6,7 @@ its interval is [min, max] and covers half the time."""
 import numpy as np
 import pytest
 
-from pagelab import stats
+from pagelab.core import stats
 
 DRAWS = 2000
 RNG_SEED = 20261124

@@ -34,7 +34,7 @@ from pathlib import Path
 import pytest
 
 from conftest import REPO, VENV_BIN, build_native, check_crash
-from pagelab import config, state
+from pagelab.system import config, state
 
 pytestmark = [
     pytest.mark.skipif(os.geteuid() != 0, reason="needs root to change paging state"),

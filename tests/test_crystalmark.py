@@ -339,13 +339,15 @@ def test_the_hdd_arms_model_curve_comes_from_simdisk_model(native_build: Path, t
     """crystalmark's finish asks the real `simdisk model` for the bare disk's 64 KiB random read
     over spans from the test file's size to the disk's capacity: the rate falls as the span grows,
     the ends are the file and the whole disk, and the file's point is the model's own figure."""
-    from pagelab import config, devices, experiment
     from pagelab.experiments import crystalmark as cm
+    from pagelab.experiments import harness
+    from pagelab.run import devices
+    from pagelab.system import config
 
     monkeypatch.setattr(cm, "usable_arms", lambda cfg: (list(cfg["arms"]), None))  # no root needed: analytic
     cfg = config.load(overrides={"profile": "quick"})["crystalmark"]
     cm._finish(cfg, tmp_path)
-    modelled = experiment.read_json(tmp_path, "modelled.json")
+    modelled = harness.read_json(tmp_path, "modelled.json")
     spans = sorted(int(s) for s in modelled["seconds_by_span"])
     assert spans[0] == modelled["file_span"] == 128 * MiB
     assert spans[-1] == modelled["capacity"] == devices.capacity(cfg["disk_profile"])
@@ -355,7 +357,7 @@ def test_the_hdd_arms_model_curve_comes_from_simdisk_model(native_build: Path, t
     assert modelled["seconds_by_span"][str(128 * MiB)] == direct
     # no hdd arm, no curve
     cm._finish({**cfg, "arms": ["direct"]}, tmp_path / "none")
-    assert experiment.read_json(tmp_path / "none", "modelled.json") is None
+    assert harness.read_json(tmp_path / "none", "modelled.json") is None
 
 
 def test_each_phase_as_its_own_run_is_the_whole_sequence(iobench: Path, disk_tmp: Path) -> None:
@@ -435,8 +437,10 @@ def test_seed_003s_stick_and_the_tiers_model(native_build: Path, tmp_path: Path,
     did; the tier's model with every read a hit, on that stick, falls as the stick's assumed
     access time grows, gives the profile's own figure at its own latency, and the most latency the
     device test admits at 27 MB/s is 4096/2.5e6 - 4096/27e6 s."""
-    from pagelab import config, devices, experiment
     from pagelab.experiments import crystalmark as cm
+    from pagelab.experiments import harness
+    from pagelab.run import devices
+    from pagelab.system import config
 
     done = subprocess.run([str(native_build / "simdisk"), "qualify", "--profile", "picoturbo-2006", "--profile-dir",
                            str(devices.profiles_dir())], capture_output=True, text=True)
@@ -445,7 +449,7 @@ def test_seed_003s_stick_and_the_tiers_model(native_build: Path, tmp_path: Path,
     assert cm.tier_stick(cfg) == "picoturbo-2006" and devices.profile_value("picoturbo-2006", "read_rate_mb_s") == 27
     monkeypatch.setattr(cm, "usable_arms", lambda cfg: (list(cfg["arms"]), None))  # analytic: no root needed
     cm._finish(cfg, tmp_path)
-    tier = experiment.read_json(tmp_path, "modelled.json")["tier"]
+    tier = harness.read_json(tmp_path, "modelled.json")["tier"]
     by = [tier["hit_mbps_by_latency_ms"][str(ms)] for ms in cm.LATENCY_RANGE_MS]
     assert all(a > b for a, b in itertools.pairwise(by)), by
     assert tier["hit_mbps"] == pytest.approx(tier["hit_mbps_by_latency_ms"]["0.8"])
@@ -461,7 +465,7 @@ def test_seed_003s_stick_and_the_tiers_model(native_build: Path, tmp_path: Path,
 
 @pytest.fixture
 def journal(tmp_path, monkeypatch):
-    from pagelab import state
+    from pagelab.system import state
 
     monkeypatch.setenv("PAGELAB_JOURNAL", str(tmp_path / "journal.jsonl"))
     yield
@@ -474,8 +478,9 @@ def test_a_tier_trial_reads_the_tiers_counters_after_every_phase(journal, disk_t
     and the tier's counters before the first and after each: the tier starts empty, the reads
     count in the read phases only, Sequential Write offers a copy of every whole block it wrote,
     and nothing stays mounted."""
-    from pagelab import config, state, trials
     from pagelab.experiments import crystalmark as cm
+    from pagelab.run import trials
+    from pagelab.system import config, state
 
     cfg = {**config.load(overrides={"profile": "quick"})["crystalmark"], "size": "16M", "sets": 1,
            "set_time": "0.05s"}

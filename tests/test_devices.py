@@ -10,8 +10,9 @@ import sys
 import pytest
 
 from conftest import REPO, VENV_BIN
-from pagelab import devices, state
-from pagelab.victim import Victim
+from pagelab.run import devices
+from pagelab.run.victim import Victim
+from pagelab.system import state
 
 pytestmark = pytest.mark.skipif(os.geteuid() != 0, reason="needs root (FUSE mount, loop, swap)")
 
@@ -52,7 +53,7 @@ def test_kill_9_with_swap_on_the_emulated_disk_is_restored(journal, disk_tmp, na
     code = (
         "import sys, time\n"
         "from pathlib import Path\n"
-        "from pagelab import devices, state\n"
+        "from pagelab.run import devices; from pagelab.system import state\n"
         "with state.session() as st:\n"
         "    devices.emulated_swap(st, 'hdd5400-2008', Path(sys.argv[1]), 32 << 20)\n"
         "    st.set_knob('vm.page-cluster', 0)\n"

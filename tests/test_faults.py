@@ -1,6 +1,6 @@
 """simdisk's fault injection on real swap, through the harness: each fault kind on swap over
 the emulated disk (real FUSE, a loop device with direct IO, swap in a memory cgroup, all through
-pagelab.state), in a run of `experiment.execute` whose first trial meets the fault and whose
+pagelab.system.state), in a run of `harness.execute` whose first trial meets the fault and whose
 later trials do not. The faulty trial is recorded as invalid with what the device did as the
 reason, the state is restored after it, and the run goes on to valid trials.
 
@@ -28,8 +28,10 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from pagelab import devices, experiment, state, trials
-from pagelab.victim import Victim, push_out
+from pagelab.experiments import harness
+from pagelab.run import devices, trials
+from pagelab.run.victim import Victim, push_out
+from pagelab.system import state
 from test_simdisk import mounted, run, trace_rows
 
 pytestmark = pytest.mark.skipif(os.geteuid() != 0 or not os.path.exists("/dev/fuse"),
@@ -224,7 +226,7 @@ def fault_trial(kind: str, seen: dict[str, Any]):
     def run_trial(st: state.State, t: trials.Trial, scratch: Path) -> dict[str, Any]:
         faulty = t.repetition == 0
         keys = {**spec["keys"], "faults_enabled": "false"} if faulty else None
-        with experiment.work_dir(scratch / f"faults-{t.trial_id}") as work, st.scope():
+        with harness.work_dir(scratch / f"faults-{t.trial_id}") as work, st.scope():
             disk = devices.emulated_swap(st, PROFILE, work / "dev", SWAP, overrides=keys)
             cg = st.cgroup("faults", memory_limit=WS + HEADROOM)
             try:
@@ -258,10 +260,10 @@ def test_a_failed_paging_device_makes_its_trial_invalid_and_the_run_goes_on(jour
     out = disk_tmp / "out"
     cfg = {"repetitions": {"n_min": 2, "n_max": 2, "ci_pct": 50}, "rng_seed": 7}
     t0 = time.monotonic()
-    frame = experiment.execute("faults", cfg, out, disk_tmp / "scratch", [{"fault": kind}],
-                               lambda c: c["fault"], fault_trial(kind, seen), lambda r: r["retouch_s"],
-                               ["retouch_s", "majflt"], tools=["hog", "simdisk"],
-                               validity=lambda p, r: r.get("killed"))
+    frame = harness.execute("faults", cfg, out, disk_tmp / "scratch", [{"fault": kind}],
+                            lambda c: c["fault"], fault_trial(kind, seen), lambda r: r["retouch_s"],
+                            ["retouch_s", "majflt"], tools=["hog", "simdisk"],
+                            validity=lambda p, r: r.get("killed"))
     took = time.monotonic() - t0
     assert state.show() == before                       # every trial's scope restored it all
     assert not list((disk_tmp / "scratch").glob("faults-*"))

@@ -3,7 +3,7 @@
 import numpy as np
 import pytest
 
-from pagelab.fit import fit_service_time, group_sigma, nls, service_time
+from pagelab.core.fit import fit_service_time, group_sigma, nls, service_time
 
 SIZES = np.array([4, 16, 64, 256, 1024]) * 1024.0
 

@@ -24,7 +24,8 @@ from pathlib import Path
 import pytest
 
 from conftest import REPO, VENV_BIN, build_native, copy_repo
-from pagelab import config, fleet
+from pagelab.paper import fleet
+from pagelab.system import config
 
 pytestmark = pytest.mark.pipeline
 
@@ -138,7 +139,7 @@ def test_headlines_by_host_figure_and_section(tmp_path):
     """Without running anything: two hosts' measurements.json (one host lacks a measurement)
     give the long headline frame, a figure with one panel per measurement, and a section that
     includes the figure; `pagelab fleet show` prints the (empty) default plan."""
-    from pagelab import plots
+    from pagelab.core import plots
 
     plan_ = {"hosts": [{"name": "a", "labels": {}, "experiments": ["seekmodel"]},
                        {"name": "b", "labels": {}, "experiments": ["seekmodel"]}],

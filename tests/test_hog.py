@@ -221,7 +221,7 @@ def test_touch_auto_prefaults_while_the_cgroup_has_room(hog: Path) -> None:
     assert by[("--touch", "prefault")]["prefaulted_pages"] == size // PAGE
     if os.geteuid() != 0:
         pytest.skip("a memory cgroup needs root")
-    from pagelab import state
+    from pagelab.system import state
 
     limit, size = 256 * MiB, 240 * MiB
     with state.session() as st:

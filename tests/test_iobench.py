@@ -16,7 +16,7 @@ from pathlib import Path
 
 import pytest
 
-from pagelab.tools import pinned_to_one_cpu
+from pagelab.run.tools import pinned_to_one_cpu
 
 REPO = Path(__file__).resolve().parents[1]
 
@@ -358,7 +358,7 @@ needs_root = pytest.mark.skipif(os.geteuid() != 0, reason="needs root to reserve
 
 
 def huge_pages() -> dict[str, int]:
-    from pagelab.counters import meminfo
+    from pagelab.system.counters import meminfo
 
     return {k: int(v) for k, v in meminfo().items() if k.startswith("HugePages_")}
 
@@ -366,7 +366,7 @@ def huge_pages() -> dict[str, int]:
 @needs_root
 def test_mmaphuge_without_free_huge_pages_exits_1_naming_the_sysctl(
         iobench: Path, data_file: Path) -> None:
-    from pagelab import state
+    from pagelab.system import state
 
     with state.session() as st:
         st.set_knob("vm.nr_hugepages", 0)
@@ -384,7 +384,7 @@ def test_mmaphuge_without_free_huge_pages_exits_1_naming_the_sysctl(
 def test_mmaphuge_reads_into_huge_pages(iobench: Path, data_file: Path) -> None:
     """The buffer is a huge page while the job runs (HugePages_Free drops by one) and is
     given back afterwards; the report says so."""
-    from pagelab import state
+    from pagelab.system import state
 
     with state.session() as st:
         try:

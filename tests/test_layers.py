@@ -100,6 +100,14 @@ def test_every_module_has_a_layer():
     assert [m for m in GRAPH if layers.layer(m) is None] == []
 
 
+def test_the_folders_are_the_layers():
+    """Each subpackage of pagelab is one layer, named like it, and each layer is a subpackage:
+    a new folder needs its line in LAYERS, and a layer with no folder is gone from it."""
+    folders = sorted(p.name for p in (SRC / "pagelab").iterdir() if (p / "__init__.py").is_file())
+    assert folders == sorted(name for name, _ in layers.LAYERS)
+    assert [name for name, modules in layers.LAYERS if f"pagelab.{name}" not in modules] == []
+
+
 def test_no_module_imports_from_a_layer_above_its_own():
     assert upward(GRAPH) == []
 
@@ -110,13 +118,14 @@ def test_no_import_circle():
 
 def test_the_checks_see_an_upward_import_and_a_circle():
     """The checks themselves, on a made-up graph: state importing claims is upward, and
-    config <-> experiment is a circle."""
-    graph = {"pagelab.state.kernel": {"pagelab.claims": 3}, "pagelab.claims": {},
-             "pagelab.config": {"pagelab.experiment": 5}, "pagelab.experiment": {"pagelab.config": 7}}
+    config <-> harness is a circle."""
+    graph = {"pagelab.system.state.kernel": {"pagelab.paper.claims": 3}, "pagelab.paper.claims": {},
+             "pagelab.system.config": {"pagelab.experiments.harness": 5},
+             "pagelab.experiments.harness": {"pagelab.system.config": 7}}
     assert upward(graph) == [
-        "pagelab.config (system) imports pagelab.experiment (experiments) at line 5",
-        "pagelab.state.kernel (system) imports pagelab.claims (claims) at line 3"]
-    assert circles(graph) == [["pagelab.config", "pagelab.experiment"]]
+        "pagelab.system.config (system) imports pagelab.experiments.harness (experiments) at line 5",
+        "pagelab.system.state.kernel (system) imports pagelab.paper.claims (paper) at line 3"]
+    assert circles(graph) == [["pagelab.experiments.harness", "pagelab.system.config"]]
     assert layers.layer("pagelab.experiments.toy") == "experiments" and layers.layer("pagelab.nothing") is None
 
 
@@ -126,9 +135,11 @@ def test_parsing_the_snakefile_imports_no_numeric_library():
     parse about 1.5 s when config's check imported every experiment module)."""
     names = set()
     for smk in [REPO / "workflow" / "Snakefile", *sorted((REPO / "workflow" / "rules").glob("*.smk"))]:
-        names |= set(re.findall(r"^from pagelab import (\w+)", smk.read_text(), re.M))
-    assert {"config", "recording", "tools", "fleet"} <= names
-    code = (f"import sys, yaml\nfrom pagelab import {', '.join(sorted(names))}\n"
+        names |= set(re.findall(r"^from (pagelab\.\w+) import (\w+)", smk.read_text(), re.M))
+    assert {("pagelab.system", "config"), ("pagelab.run", "recording"), ("pagelab.run", "tools"),
+            ("pagelab.paper", "fleet")} <= names
+    imports = "".join(f"from {package} import {module}\n" for package, module in sorted(names))
+    code = (f"import sys, yaml\n{imports}"
             "cfg = config.validate(yaml.safe_load(open('config/config.yaml')) or {})\n"
             "config.check_resources(config.resolve(cfg))\n"
             "print(sorted(m for m in ('pandas', 'numpy', 'matplotlib', 'scipy') if m in sys.modules))\n")

@@ -7,7 +7,7 @@ import re
 import numpy as np
 
 from conftest import REPO
-from pagelab import stats
+from pagelab.core import stats
 
 NUMBERS = {"two": 2, "three": 3, "four": 4, "five": 5, "six": 6, "seven": 7, "eight": 8}
 

@@ -6,7 +6,7 @@ import sys
 
 import pytest
 
-from pagelab import mm, state
+from pagelab.system import mm, state
 
 pytestmark = pytest.mark.skipif(os.geteuid() != 0, reason="needs root (swap, process_madvise)")
 

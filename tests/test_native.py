@@ -6,7 +6,8 @@ import subprocess
 import pytest
 
 from conftest import REPO
-from pagelab import provenance, tools
+from pagelab.run import tools
+from pagelab.system import provenance
 
 
 @pytest.mark.parametrize("target", ["test", "asan"])
@@ -19,7 +20,7 @@ def test_native_unit_tests(target):
 
 
 def test_the_tools_are_found_where_native_makefile_finds_them(native_build):
-    """pagelab.tools.names() (the pipeline's native rule, the appendix) lists exactly the tools
+    """pagelab.run.tools.names() (the pipeline's native rule, the appendix) lists exactly the tools
     native/Makefile builds, and each built tool answers --version with its name."""
     out = subprocess.run(["make", "-s", "--no-print-directory", "-C", str(REPO / "native"), "names"],
                          capture_output=True, text=True, timeout=60, check=True)

@@ -11,8 +11,9 @@ from pathlib import Path
 import pytest
 
 from conftest import REFERENCE_RECORDING, REPO, recorded_params
-from pagelab import claims, config
-from pagelab.recording import holds
+from pagelab.paper import claims
+from pagelab.run.recording import holds
+from pagelab.system import config
 
 EXPERIMENTS = config.experiments()
 TEMPLATE = REPO / "notebooks" / "_template.ipynb"
@@ -67,7 +68,7 @@ def test_every_claim_gets_a_verdict_from_the_recorded_run(recorded_results):
     table = claims.verdicts(recorded_results, profile="quick").set_index("id")
     assert set(table["verdict"]) <= set(claims.VERDICTS)
     # Every claim the quick profile can judge has its measurement in the recorded run.
-    from pagelab.published import load_claims
+    from pagelab.run.published import load_claims
 
     judged = load_claims()
     for c in judged.to_dict("records"):

@@ -8,9 +8,9 @@ from pathlib import Path
 
 import pytest
 
-from pagelab import state
-from pagelab.devices import emulated_swap
-from pagelab.victim import push_out
+from pagelab.run.devices import emulated_swap
+from pagelab.run.victim import push_out
+from pagelab.system import state
 
 MiB = 1 << 20
 

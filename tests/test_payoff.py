@@ -12,9 +12,12 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from pagelab import config, fleet, plots, trials
-from pagelab.config import ConfigError
+from pagelab.core import plots
 from pagelab.experiments import payoff
+from pagelab.paper import fleet
+from pagelab.run import trials
+from pagelab.system import config
+from pagelab.system.config import ConfigError
 
 
 def block(profile: str = "full", **over) -> dict:
@@ -131,7 +134,8 @@ def test_a_bad_block_is_refused_with_exit_2_before_anything_changes(tmp_path, mo
     """`pagelab trial payoff` with a bad block: one line naming the key, exit 2, no results, no
     scratch, no journal and the paging state as before: the check runs before the state session
     (which here fails the test at once if it opens)."""
-    from pagelab import cli, state
+    from pagelab import cli
+    from pagelab.system import state
 
     journal = tmp_path / "journal.jsonl"
     monkeypatch.setenv("PAGELAB_JOURNAL", str(journal))

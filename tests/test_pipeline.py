@@ -9,8 +9,8 @@ import subprocess
 import pytest
 
 from conftest import add_toy_experiment, copy_repo
-from pagelab import config
 from pagelab.experiments import seekmodel
+from pagelab.system import config
 
 pytestmark = pytest.mark.pipeline
 
@@ -25,7 +25,7 @@ def built(tmp_path_factory, env):
     shutil.rmtree(base, ignore_errors=True)
     repo = copy_repo(base / "repo")
     add_toy_experiment(repo)  # a new experiment, six files: it must reach the paper by its name alone
-    from pagelab import state
+    from pagelab.system import state
 
     before = state.show()
     # the copy's own package first (the venv's editable install is this checkout's): the toy
@@ -62,7 +62,7 @@ def test_paper_prints_the_access_time_the_notebook_fitted(built):
     import csv
     verdicts = list(csv.DictReader(open(built / "results/claims/verdicts.csv")))
     assert {v["id"] for v in verdicts} >= {"RB1", "CM1", "CM2", "SB2"}
-    from pagelab import claims as _claims
+    from pagelab.paper import claims as _claims
 
     for v in verdicts:
         assert v["id"] in text and v["verdict"] in _claims.VERDICTS
@@ -107,7 +107,7 @@ def test_trials_ran_in_the_recorded_seeded_order_with_provenance(built):
     r = built / "results/seekmodel"
     cfg = json.loads((r / "config.json").read_text())
     scratch = cfg.pop("scratch_dir")
-    from pagelab import trials
+    from pagelab.run import trials
 
     n = cfg["repetitions"]["n_min"]  # = n_max: the first batch is the whole run
     planned = trials.plan(seekmodel.configurations(cfg), n, cfg["rng_seed"], seekmodel.conf_name,
@@ -147,7 +147,7 @@ def test_standby_ran_or_says_why(built):
     if os.geteuid() != 0:
         assert (r / "skipped.txt").read_text().startswith("skipped: needs root")
         return
-    from pagelab.experiment import load, rejected
+    from pagelab.experiments.harness import load, rejected
 
     # the counted trials: a trial whose manipulation did not happen (e.g. a flood that left the
     # pages in the swap cache: pswpin 0) is kept with its reason, replaced, and never counted
@@ -200,7 +200,8 @@ def test_verdicts_are_stable_against_the_recorded_quick_run(built, recorded_resu
     on another machine a difference is a result. Every difference is reported."""
     import pandas as pd
 
-    from pagelab import claims, recording
+    from pagelab.paper import claims
+    from pagelab.run import recording
 
     live = pd.read_csv(built / "results/claims/verdicts.csv", keep_default_na=False).set_index("id")
     rec = claims.verdicts(recorded_results, profile="quick").set_index("id")
@@ -239,8 +240,8 @@ def test_payoff_map_has_one_point_per_cell_with_an_interval(built):
     import csv
     import os
 
-    from pagelab import experiment, plots
-    from pagelab.experiments import payoff
+    from pagelab.core import plots
+    from pagelab.experiments import harness, payoff
 
     r = built / "results/payoff"
     if os.geteuid() != 0 or not os.path.exists("/dev/fuse"):
@@ -249,7 +250,7 @@ def test_payoff_map_has_one_point_per_cell_with_an_interval(built):
     cfg = json.loads((r / "config.json").read_text())
     cells = [c.label for c in payoff.cells(cfg)]
     assert len(cells) == 2
-    counted, _ = experiment.load(r)
+    counted, _ = harness.load(r)
     assert (counted.groupby(["cell", "arm"]).size() >= 5).all() and set(counted["cell"]) == set(cells)
     m = json.loads((r / "measurements.json").read_text())
     for label in cells:

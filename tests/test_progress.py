@@ -14,7 +14,7 @@ import pandas as pd
 import pytest
 
 from conftest import REPO, add_toy_experiment, copy_repo
-from pagelab import progress
+from pagelab.run import progress
 
 
 def recorded_csv(path, seconds, reps=5, warmup=0.0):
@@ -122,8 +122,8 @@ def toy_copy(tmp_path_factory):
     with their times, so Snakemake does not rebuild them) and a recording of the toy's quick run
     on this machine: 10 trials of 6 s, one minute."""
     from conftest import build_native
-    from pagelab.provenance import provenance
-    from pagelab.recording import machine_slug
+    from pagelab.run.recording import machine_slug
+    from pagelab.system.provenance import provenance
 
     base = REPO / ".pytest-scratch" / f"progress-{tmp_path_factory.getbasetemp().name}"
     shutil.rmtree(base, ignore_errors=True)

@@ -1,8 +1,8 @@
 """The compact comparison sentence: the interval without how it was made, which a section says
 once for all its comparisons."""
 
-from pagelab.prose import ratio_sentence
-from pagelab.stats import Estimate
+from pagelab.core.prose import ratio_sentence
+from pagelab.core.stats import Estimate
 
 
 def test_the_compact_sentence_keeps_the_interval_and_the_words_from_the_data():

@@ -6,8 +6,8 @@ import os
 import pandas as pd
 import pytest
 
-from pagelab.config import ConfigError
 from pagelab.experiments import readyboost as rb
+from pagelab.system.config import ConfigError
 
 WS = 8 << 20
 PAGES = WS // rb.PAGE
@@ -60,7 +60,7 @@ def frame(little, enough, inter=1.0):
 def test_hogs_that_ran_apart_make_the_trial_invalid():
     """A hog that gave up waiting for the other at the barrier (`hog run` barrier_broken_round)
     means the hogs did not ask for their memory together: the trial cannot count."""
-    from pagelab.victim import HogRun
+    from pagelab.run.victim import HogRun
 
     assert HogRun().invalid_reason() is None
     side_by_side = {"summary": {"barrier_broken_round": 0}}
@@ -157,7 +157,7 @@ def test_the_seed_profile_is_refused_on_a_machine_without_the_memory(tmp_path):
     import subprocess
 
     from conftest import VENV_BIN
-    from pagelab import config, counters, state
+    from pagelab.system import config, counters, state
 
     cfg = config.load(overrides={"profile": "seed"})["readyboost"]
     if rb.skip_reason(cfg):
@@ -185,8 +185,8 @@ def test_a_trial_whose_hogs_left_the_working_set_in_ram_is_rejected_and_another_
     not counted, and the run collects another until n_min valid trials exist."""
     import os
 
-    from pagelab import state
-    from pagelab.experiment import load, rejected
+    from pagelab.experiments.harness import load, rejected
+    from pagelab.system import state
 
     if os.geteuid() != 0:
         pytest.skip("needs root: swap and a memory cgroup")
@@ -203,7 +203,7 @@ def test_a_trial_whose_hogs_left_the_working_set_in_ram_is_rejected_and_another_
         return real_cgroup(self, name, memory_limit=memory_limit + extra, **kw)
 
     monkeypatch.setattr(state.State, "cgroup", roomy_first)
-    from pagelab import config
+    from pagelab.system import config
 
     cfg = {**config.load(overrides={"profile": "quick"})["readyboost"], "arms": ["own"], "rng_seed": 1,
            "hog_rounds": 2, "repetitions": {"n_min": 2, "n_max": 2, "ci_pct": 50}}
@@ -223,7 +223,8 @@ def real_trials(tmp_path, monkeypatch, disk_tmp, profile: str, arm: str, seeds: 
     """(the profile's readyboost config, the results of one real trial of `arm` per seed), the
     re-touch in address order, the system's state as before afterwards; skips without root and
     FUSE (swap on the emulated disk and a memory cgroup)."""
-    from pagelab import config, state, trials
+    from pagelab.run import trials
+    from pagelab.system import config, state
 
     if os.geteuid() != 0 or not os.path.exists("/dev/fuse"):
         pytest.skip("needs root and FUSE: swap on the emulated disk and a memory cgroup")

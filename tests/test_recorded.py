@@ -14,8 +14,9 @@ import pytest
 
 from conftest import REFERENCE_RECORDING as REFERENCE
 from conftest import REPO, add_toy_experiment, copy_repo, recorded_params
-from pagelab import compare, config, state
-from pagelab.recording import holds, recorded_dir
+from pagelab.analysis import compare
+from pagelab.run.recording import holds, recorded_dir
+from pagelab.system import config, state
 
 pytestmark = pytest.mark.pipeline
 

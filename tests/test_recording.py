@@ -7,8 +7,8 @@ import json
 
 import pytest
 
-from pagelab import recording
 from pagelab.cli import main
+from pagelab.run import recording
 
 
 def make_run(d, experiments=("alpha", "beta"), dirty=False, profile="quick"):
@@ -114,7 +114,7 @@ def test_a_recording_written_into_the_checkout_does_not_make_the_next_run_dirty(
     tracked change makes it dirty."""
     import subprocess
 
-    from pagelab.provenance import git_state
+    from pagelab.system.provenance import git_state
 
     def git(*args: str) -> None:
         subprocess.run(["git", *args], cwd=tmp_path, check=True, capture_output=True)

@@ -2,7 +2,7 @@ import json
 
 import pytest
 
-from pagelab.records import RecordError, read_record, read_records, write_json_atomic
+from pagelab.core.records import RecordError, read_record, read_records, write_json_atomic
 
 GOOD = {"trial_id": "t", "experiment": "e", "status": "ok", "provenance": {}, "start": "s",
         "end": "e", "result": {"iops": 1}}

@@ -13,7 +13,7 @@ import pytest
 import yaml
 
 from conftest import REPO, copy_repo
-from pagelab import state
+from pagelab.system import state
 
 pytestmark = pytest.mark.pipeline
 

@@ -3,7 +3,7 @@ did not make."""
 
 import re
 
-from pagelab.report import page, write_index
+from pagelab.paper.report import page, write_index
 
 
 def test_the_index_links_the_paper_verdicts_comparison_and_each_experiment(tmp_path):

@@ -9,10 +9,10 @@ import os
 import pandas as pd
 import pytest
 
-from pagelab import published
+from pagelab.core.prose import ratio_sentence
+from pagelab.core.stats import Estimate
 from pagelab.experiments import standby as sb
-from pagelab.prose import ratio_sentence
-from pagelab.stats import Estimate
+from pagelab.run import published
 
 PAGE = os.sysconf("SC_PAGE_SIZE")
 WS = 128 << 20

@@ -12,8 +12,9 @@ from pathlib import Path
 import pytest
 
 from conftest import REPO, VENV_BIN, check_crash
-from pagelab import devices, state
-from pagelab.tools import pinned_to_one_cpu
+from pagelab.run import devices
+from pagelab.run.tools import pinned_to_one_cpu
+from pagelab.system import state
 
 pytestmark = pytest.mark.skipif(os.geteuid() != 0, reason="needs root to change paging state")
 
@@ -88,8 +89,8 @@ def test_sigterm_at_every_point_of_two_emulated_trials_is_restored(journal, disk
         assert state.show() == before, (k, state.show())
         assert not journal.exists(), k
     # Two TERMs: the second one arrives while the first one's restore runs.
-    code = ("import time, os, signal; from pathlib import Path; from pagelab import state\n"
-            "from pagelab.devices import emulated_swap\n"
+    code = ("import time, os, signal; from pathlib import Path; from pagelab.system import state\n"
+            "from pagelab.run.devices import emulated_swap\n"
             "orig = state._undo_loop\n"
             "def slow(e):\n"
             "    os.kill(os.getpid(), signal.SIGTERM); time.sleep(0.5); orig(e)\n"
@@ -129,7 +130,7 @@ def test_session_restores_on_exception(journal):
 
 
 def test_session_restores_on_sigterm(journal, tmp_path):
-    code = ("import time; from pagelab import state\n"
+    code = ("import time; from pagelab.system import state\n"
             "with state.session() as st:\n"
             "    st.set_knob('vm.swappiness', 7)\n"
             "    print('set', flush=True)\n"
@@ -150,7 +151,8 @@ def test_session_restores_on_sigterm(journal, tmp_path):
 LOST_SIGTERM = """
 import os, signal, sys, time
 from pathlib import Path
-from pagelab import experiment, state
+from pagelab.experiments import harness
+from pagelab.system import state
 
 class Lost:
     def __del__(self):
@@ -170,8 +172,8 @@ if sys.argv[1] == "session":
 else:
     out = Path(sys.argv[2])
     cfg = {"repetitions": {"n_min": 3, "n_max": 3, "ci_pct": 50}, "rng_seed": 1}
-    experiment.execute("toy", cfg, out, out / "scratch", [{"arm": "a"}], lambda c: c["arm"],
-                       run_trial, lambda r: r["value"], ["value"], tools=[])
+    harness.execute("toy", cfg, out, out / "scratch", [{"arm": "a"}], lambda c: c["arm"],
+                    run_trial, lambda r: r["value"], ["value"], tools=[])
 """
 
 
@@ -221,7 +223,7 @@ def test_scope_undoes_only_its_own_changes(journal):
 
 
 def test_one_run_at_a_time(journal):
-    code = ("import time; from pagelab import state\n"
+    code = ("import time; from pagelab.system import state\n"
             "with state.session() as st:\n"
             "    print('holding', flush=True)\n"
             "    time.sleep(60)\n")
@@ -253,7 +255,7 @@ def test_a_stop_in_a_real_trial_leaves_no_work_directory(journal, disk_tmp, tmp_
     import time
 
     from conftest import build_native
-    from pagelab import config
+    from pagelab.system import config
 
     if not os.path.exists("/dev/fuse"):
         pytest.skip("no /dev/fuse")
@@ -319,7 +321,7 @@ def test_a_cpu_latency_limit_holds_while_open_and_the_kernel_drops_it_even_on_ki
             assert grew["POLL"] >= 10 and grew["POLL"] >= 0.9 * sum(grew.values()), grew
     assert state.cpu_latency_limit_now() == before
     holder = subprocess.Popen(
-        [sys.executable, "-c", "import time; from pagelab import state\n"
+        [sys.executable, "-c", "import time; from pagelab.system import state\n"
          "with state.cpu_latency_limit(0):\n    print('held', flush=True); time.sleep(60)"],
         stdout=subprocess.PIPE, text=True, env={**os.environ, "PYTHONPATH": str(REPO / "src")})
     try:
@@ -352,8 +354,8 @@ def test_a_daemon_is_waited_for_until_ready_and_one_that_dies_or_stalls_is_named
 
 def _simdisk(workdir, size=16 << 20):
     """The emulator's mount command and its ready file, for a mount made outside the journal."""
-    from pagelab.devices import profiles_dir
-    from pagelab.tools import simdisk_mount_cmd
+    from pagelab.run.devices import profiles_dir
+    from pagelab.run.tools import simdisk_mount_cmd
 
     (workdir / "mnt").mkdir(parents=True)
     ready = workdir / "ready.json"
@@ -395,7 +397,7 @@ def test_a_signal_while_the_emulator_starts_waits_until_its_pid_is_journaled(jou
     before = state.show()
     code = ("import os, signal, subprocess, sys\n"
             "from pathlib import Path\n"
-            "from pagelab import devices, state\n"
+            "from pagelab.run import devices; from pagelab.system import state\n"
             "real = subprocess.Popen\n"
             "class Popen(real):\n"
             "    def __init__(self, *a, **k):\n"
@@ -514,7 +516,7 @@ def test_state_no_journal_explains_is_reported_and_cleared(journal, disk_tmp, na
 def test_programs_a_killed_run_started_are_ended_by_the_recovery(journal):
     """A run's programs outlive its kill -9 (a test's iobench, a victim waiting for its go):
     the run's process group (State.run_group) lets the recovery find and end them."""
-    code = ("import subprocess, time; from pagelab import state\n"
+    code = ("import subprocess, time; from pagelab.system import state\n"
             "with state.session() as st:\n"
             "    child = subprocess.Popen(['sleep', '300'])\n"
             "    print(child.pid, flush=True)\n"

@@ -1,7 +1,7 @@
 import numpy as np
 import pytest
 
-from pagelab.stats import (
+from pagelab.core.stats import (
     compare,
     holm,
     mann_whitney,

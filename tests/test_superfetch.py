@@ -14,9 +14,9 @@ from pathlib import Path
 
 import pytest
 
-from pagelab import counters, mm, state
-from pagelab.superfetch import Agent, swap_devices
-from pagelab.victim import Victim
+from pagelab.run.superfetch import Agent, swap_devices
+from pagelab.run.victim import Victim
+from pagelab.system import counters, mm, state
 
 PAGE = os.sysconf("SC_PAGE_SIZE")
 root_only = pytest.mark.skipif(os.geteuid() != 0, reason="needs root (swap, a memory cgroup, process_madvise)")
@@ -121,7 +121,7 @@ def test_the_agent_reads_swapped_pages_into_the_swap_cache_and_they_are_dropped_
     cost no page-out; half of them dirtied first (process_vm_writev of the same bytes: a write
     fault frees the slot) are written again, and only those. The victim's re-touch of pages in
     the swap cache is minor faults only."""
-    from pagelab.devices import emulated_swap
+    from pagelab.run.devices import emulated_swap
 
     st = session
     disk = emulated_swap(st, "hdd5400-2008", disk_tmp / "dev", 64 << 20)
@@ -174,8 +174,8 @@ def test_the_agent_stops_within_one_poll_interval_when_a_hog_allocates(session, 
     the agent's stop threshold, the agent issues no group after one poll interval (and the one
     group in flight), and starts none while the hog holds; when the hog exits it resumes and
     finishes."""
-    from pagelab.devices import emulated_swap
-    from pagelab.tools import hog_run_cmd
+    from pagelab.run.devices import emulated_swap
+    from pagelab.run.tools import hog_run_cmd
 
     st = session
     disk = emulated_swap(st, "hdd5400-2008", disk_tmp / "dev", 96 << 20)

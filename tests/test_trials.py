@@ -5,8 +5,8 @@ from collections import Counter
 
 import pytest
 
-from pagelab import trials
-from pagelab.records import read_record
+from pagelab.core.records import read_record
+from pagelab.run import trials
 
 CONFS = [{"bs": b} for b in (4096, 65536, 1 << 20)]
 

@@ -1,6 +1,6 @@
 import pytest
 
-from pagelab.units import format_size, parse_duration, parse_size
+from pagelab.core.units import format_size, parse_duration, parse_size
 
 
 @pytest.mark.parametrize("text,expected", [

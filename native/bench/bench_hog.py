@@ -24,7 +24,7 @@ s against 0.29-0.45) each fell in a pair during which page_reporting's reported_
 140-178 MiB, and 9 of the 10 pairs with a report had one; in one make bench hog's throughput
 rounds alternated 1.2 and 3.5 GB/s against populate's steady 3.1-3.7 (median ratio 0.39).
 Where the VM has the tunable (page_reporting.min_free_ms), every hog case holds the reporting
-off through pagelab.state while it runs (run.freed_memory_kept): 24 runs then took 0.29-0.38 s
+off through pagelab.system.state while it runs (run.freed_memory_kept): 24 runs then took 0.29-0.38 s
 with nothing reported.
 Each case also runs each side once, unmeasured, first: the first 1 GiB touched after a pause
 took 0.9-2.8 s, for whichever side came first.

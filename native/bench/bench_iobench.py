@@ -31,7 +31,7 @@ and 257 of 257 (1M); which pages a process gets moves with what ran before it, s
 buffers either tool can be 1.4x ahead at 64K and 2x at 1M for reasons of neither (identical
 block requests from malloc'd buffers gave ratios of 0.70 at 1M and 0.82-0.95 at 64K). The
 judged 64K and 1M cases therefore give both tools huge-page buffers (reserved through
-pagelab.state, root only; skipped with the reason otherwise), and context cases show the
+pagelab.system.state, root only; skipped with the reason otherwise), and context cases show the
 malloc'd-buffer ratio and what huge pages change for fio alone. At 4K a buffer is one page, one
 segment, either way.
 
@@ -55,7 +55,7 @@ soon as its IO completes), fio's 4K QD1 latency fell 59.0 -> 52.5 us and iobench
 missing halts give it: in one make bench fio ran at 19,760 IOPS beside it and 19,790 without,
 iobench at 25,660 and 19,000 (1.270). So the context case removes the halts alone, for both
 tools: every idle state but polling ruled out through a PM QoS wake-up latency limit of 0
-(pagelab.state.cpu_latency_limit, what tuned's latency-performance profile does). In 10
+(pagelab.system.state.cpu_latency_limit, what tuned's latency-performance profile does). In 10
 interleaved rounds that lifted fio 19,323 -> 23,604 IOPS and iobench 18,737 -> 23,916,
 iobench/fio 0.980 -> 1.040. The judged 4K case keeps the CPU's idle states as they are.
 Measured too, none of it in iobench's IO path: iobench's first 50 ms of a run are its fastest
@@ -80,8 +80,8 @@ sys.path.insert(0, str(Path(__file__).parent))
 
 from run import Case, SkipCase, knob_held  # noqa: E402  (it also puts src/ on the path)
 
-from pagelab import state  # noqa: E402
-from pagelab.counters import meminfo  # noqa: E402
+from pagelab.system import state  # noqa: E402
+from pagelab.system.counters import meminfo  # noqa: E402
 
 REPO = Path(__file__).resolve().parents[2]
 IOBENCH = REPO / "native" / "build" / "iobench"
@@ -131,7 +131,7 @@ def cpu_seconds_per_io(job: dict) -> float:
 @contextmanager
 def idle_states_off() -> Iterator[None]:
     """No halts: every CPU's idle governor limited to 0 us wake-up states (an idle CPU polls)
-    through pagelab.state.cpu_latency_limit, a request the kernel drops when it closes."""
+    through pagelab.system.state.cpu_latency_limit, a request the kernel drops when it closes."""
     with ExitStack() as held:
         try:
             held.enter_context(state.cpu_latency_limit(0))
@@ -142,7 +142,7 @@ def idle_states_off() -> Iterator[None]:
 
 @contextmanager
 def huge_pages() -> Iterator[None]:
-    """Huge pages reserved for the case's buffers through pagelab.state (journaled, given
+    """Huge pages reserved for the case's buffers through pagelab.system.state (journaled, given
     back afterwards, also after a crash)."""
     total = meminfo().get("HugePages_Total")
     if total is None:

@@ -29,10 +29,10 @@ from pathlib import Path
 REPO = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(REPO / "src"))
 
-from pagelab import state  # noqa: E402
-from pagelab.records import write_json_atomic  # noqa: E402
-from pagelab.stats import median_ci, median_rank  # noqa: E402
-from pagelab.tools import pinned_to_one_cpu  # noqa: E402
+from pagelab.core.records import write_json_atomic  # noqa: E402
+from pagelab.core.stats import median_ci, median_rank  # noqa: E402
+from pagelab.run.tools import pinned_to_one_cpu  # noqa: E402
+from pagelab.system import state  # noqa: E402
 
 LEVEL = 0.95  # the confidence of every printed interval
 
@@ -61,7 +61,7 @@ def busy_loops(n: int) -> Iterator[None]:
 
 @contextmanager
 def knob_held(name: str, value: int, purpose: str) -> Iterator[None]:
-    """A pagelab.state knob held at `value` for a case (journaled, given back afterwards, also
+    """A pagelab.system.state knob held at `value` for a case (journaled, given back afterwards, also
     after a crash); where we are not root or the kernel refuses, the case is skipped with the
     reason ("needs root to <purpose>")."""
     if os.geteuid() != 0:
@@ -108,8 +108,8 @@ class Case:
     rounds: int = 6       # the fewest a judged case may have (min_rounds())
     setup: Callable[[], None] | None = None
     warmup: bool = False  # run each side once, unmeasured, before the rounds
-    pin: bool = False     # run both sides on one CPU (pagelab.tools.pinned_to_one_cpu)
-    # what the case runs inside (e.g. huge pages reserved through pagelab.state); raises
+    pin: bool = False     # run both sides on one CPU (pagelab.run.tools.pinned_to_one_cpu)
+    # what the case runs inside (e.g. huge pages reserved through pagelab.system.state); raises
     # SkipCase where the machine cannot provide it
     within: Callable[[], AbstractContextManager[object]] | None = None
     results: dict[str, list[float]] = field(default_factory=lambda: {"ours": [], "peer": []})

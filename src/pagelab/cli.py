@@ -49,12 +49,15 @@ from typing import Any, NoReturn
 
 import yaml
 
-from pagelab import __version__, fleet, recording, state
-from pagelab import config as _config
-from pagelab.provenance import provenance
-from pagelab.recording import RecordingError, record
-from pagelab.records import write_json_atomic, write_text_atomic
-from pagelab.report import write_index
+from pagelab import __version__
+from pagelab.core.records import write_json_atomic, write_text_atomic
+from pagelab.paper import fleet
+from pagelab.paper.report import write_index
+from pagelab.run import recording
+from pagelab.run.recording import RecordingError, record
+from pagelab.system import config as _config
+from pagelab.system import state
+from pagelab.system.provenance import provenance
 
 # The commands that need pandas, scipy or matplotlib (compare, claims, tidy, experiment,
 # published, appendix, paper) import them when they run: at the top they would cost every
@@ -93,7 +96,7 @@ def cmd_trial(args: argparse.Namespace) -> int:
         return 0
     block = _config.check_block(name, raw, source=args.config)
     scratch = Path(block.pop("scratch_dir", "scratch"))
-    from pagelab.experiment import descriptor
+    from pagelab.experiments.harness import descriptor
 
     descriptor(name).run(block, Path(args.output), scratch)
     return 0
@@ -132,7 +135,7 @@ def cmd_state(args: argparse.Namespace) -> int:
 
 def cmd_compare(args: argparse.Namespace) -> int:
     """Two runs (results directories or recordings), each checked whole first, side by side."""
-    from pagelab import compare
+    from pagelab.analysis import compare
 
     a, b = recording.check_run(args.a), recording.check_run(args.b)
     if not set(a) & set(b):
@@ -209,8 +212,8 @@ def cmd_write_json(args: argparse.Namespace) -> int:
 def cmd_tidy(args: argparse.Namespace) -> int:
     """One Parquet row per trial; then the checks (failed trials, missing configurations,
     empty columns or counters), which fail the command."""
-    from pagelab import tidy
-    from pagelab.experiment import descriptor
+    from pagelab.experiments.harness import descriptor
+    from pagelab.run import tidy
 
     name = _config.check_experiment(args.experiment)
     block = _config.check_block(name, _config.read_document(args.config), source=args.config, machine=False)
@@ -233,7 +236,7 @@ def cmd_tidy(args: argparse.Namespace) -> int:
 
 
 def cmd_published(args: argparse.Namespace) -> int:
-    from pagelab.published import write_claims_table, write_macros
+    from pagelab.run.published import write_claims_table, write_macros
 
     write_claims_table(args.table, args.claims)
     write_macros(args.macros, args.claims)
@@ -241,21 +244,21 @@ def cmd_published(args: argparse.Namespace) -> int:
 
 
 def cmd_verdicts(args: argparse.Namespace) -> int:
-    from pagelab.claims import write_verdicts
+    from pagelab.paper.claims import write_verdicts
 
     write_verdicts(args.results, args.tex, args.csv, args.claims, args.profile, args.macros)
     return 0
 
 
 def cmd_compare_section(args: argparse.Namespace) -> int:
-    from pagelab.compare import write_reference_section
+    from pagelab.analysis.compare import write_reference_section
 
     write_reference_section(args.reference, args.results, args.output)
     return 0
 
 
 def cmd_appendix(args: argparse.Namespace) -> int:
-    from pagelab import appendix
+    from pagelab.analysis import appendix
 
     for name in args.experiments:
         _config.check_experiment(name)
@@ -269,13 +272,13 @@ def cmd_index(args: argparse.Namespace) -> int:
 
 
 def cmd_claims(args: argparse.Namespace) -> int:
-    from pagelab import claims
+    from pagelab.paper import claims
 
     return claims.run(args)
 
 
 def cmd_paper(args: argparse.Namespace) -> int:
-    from pagelab.paper import build
+    from pagelab.paper.paper import build
 
     build(Path(args.output), experiments=args.experiments or None)
     return 0

@@ -2,10 +2,11 @@
 below it, never from one above, and no import (at a module's top or inside a function) closes a
 circle. tests/test_layers.py holds every module of src/pagelab to that.
 
-A module belongs to the layer of the longest name here that is it or a package holding it
-(`pagelab.experiments` covers every experiment module, `pagelab.state` its submodules; the
-package `pagelab` itself covers only its own __init__). A new module needs a line here, or the
-test fails naming it.
+Each layer is one subpackage of the same name (src/pagelab/<layer>/), so the folders are the
+layers; beside them stand only the package's __init__, this module (core) and the command line
+(paper). A module belongs to the layer of the longest name here that is it or a package holding
+it (`pagelab.system` covers `pagelab.system.state.kernel`; the package `pagelab` itself covers
+only its own __init__). A new top-level module needs a line here, or the test fails naming it.
 Not for: anything at run time; nothing imports this module but the test and the docs.
 """
 
@@ -15,23 +16,21 @@ LAYERS: tuple[tuple[str, tuple[str, ...]], ...] = (
     # Libraries that touch nothing on the machine: paths, sizes, records on disk, LaTeX text,
     # statistics (the trial loop's adaptive repetitions use the median's interval), fits, and
     # figures drawn from the frames handed to them (each experiment's `analyse` names its own).
-    ("base", ("pagelab", "pagelab.layers", "pagelab.paths", "pagelab.units", "pagelab.records", "pagelab.latex",
-              "pagelab.stats", "pagelab.fit", "pagelab.prose", "pagelab.paperlint", "pagelab.plots")),
+    ("core", ("pagelab", "pagelab.layers", "pagelab.core")),
     # System state and counters: what changes the machine (journaled), what reads it, what the
     # machine is (provenance) and the configuration checked against it.
-    ("system", ("pagelab.state", "pagelab.counters", "pagelab.mm", "pagelab.provenance", "pagelab.config")),
+    ("system", ("pagelab.system",)),
     # Running trials, devices and tools, and the data they read and write: the native tools,
     # the trial loop and its progress, the emulated devices, the hogs and the victim, the
     # Superfetch-like agent, trial records as a table, recorded runs, the published values.
-    ("trials", ("pagelab.tools", "pagelab.trials", "pagelab.progress", "pagelab.devices", "pagelab.victim",
-                "pagelab.superfetch", "pagelab.tidy", "pagelab.recording", "pagelab.published")),
+    ("run", ("pagelab.run",)),
     # The experiments: the one harness and each experiment's module.
-    ("experiments", ("pagelab.experiment", "pagelab.experiments")),
+    ("experiments", ("pagelab.experiments",)),
     # Analysis across experiments and runs: two runs side by side, the appendix.
-    ("analysis", ("pagelab.compare", "pagelab.appendix")),
+    ("analysis", ("pagelab.analysis",)),
     # Claims and the paper at the top, with what drives everything: verdicts, the paper, the
-    # results page, the fleet's merge and the command line.
-    ("claims", ("pagelab.claims", "pagelab.paper", "pagelab.report", "pagelab.fleet", "pagelab.cli")),
+    # results page, the fleet's merge, and the command line (`pagelab.cli`, the console script).
+    ("paper", ("pagelab.paper", "pagelab.cli")),
 )
 
 RANK = {name: i for i, (name, _) in enumerate(LAYERS)}

@@ -9,10 +9,13 @@ from typing import Any
 
 import pandas as pd
 
-from pagelab import experiment, plots, state, trials
-from pagelab.experiment import entry
-from pagelab.latex import fmt
-from pagelab.stats import median_ci
+from pagelab.core import plots
+from pagelab.core.latex import fmt
+from pagelab.core.stats import median_ci
+from pagelab.experiments import harness
+from pagelab.experiments.harness import entry
+from pagelab.run import trials
+from pagelab.system import state
 
 NAME = "toy"
 
@@ -39,17 +42,17 @@ def measurements(summary: pd.DataFrame) -> dict[str, Any]:
                                               "median, order statistics") for _, r in summary.iterrows()}
 
 
-def analyse(results_dir: Path | str, profile: str) -> experiment.Analysis:
-    res = experiment.open_results(results_dir)
+def analyse(results_dir: Path | str, profile: str) -> harness.Analysis:
+    res = harness.open_results(results_dir)
     summary = summarise(res.trials)
-    return experiment.Analysis(
+    return harness.Analysis(
         res, res.describe(profile), summary, measurements(summary),
         {f"Toy{r['arm'].capitalize()}Value": fmt(r["value"]) for _, r in summary.iterrows()},
-        experiment.Table(summary, "lrrrr"),
+        harness.Table(summary, "lrrrr"),
         {NAME: lambda: plots.bars_ci(summary, "arm", "value", "lo", "hi", ylabel="value")})
 
 
-EXPERIMENT = experiment.Experiment(
+EXPERIMENT = harness.Experiment(
     name=NAME, analyse=analyse, seeds=("none",), configurations=configurations, trial=run_trial,
     metric=lambda r: r["value"], columns=("value",), required_columns=("result.value",),
     tools=lambda cfg: [], changes_state=lambda cfg: False)

@@ -6,7 +6,7 @@
 # would serialise every host. Everything else (configs, notebooks, the merge) is a local job.
 # Two steps: `fleet_trials` (with --keep-going: a failed host loses only its own jobs), then
 # `fleet_merge`, whose inputs are the jobs that came back, so it never waits for a failed host.
-from pagelab import fleet as pl_fleet
+from pagelab.paper import fleet as pl_fleet
 
 try:
     FLEET_JOBS = pl_fleet.jobs(config)

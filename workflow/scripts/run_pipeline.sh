@@ -23,7 +23,7 @@ if [ -d .snakemake/locks ] && [ -n "$(ls -A .snakemake/locks 2>/dev/null)" ]; th
     echo "make: removing the lock an interrupted run left in .snakemake/locks" >&2
     snakemake --unlock "$@" > /dev/null
 fi
-# Each trial rule sends its output to its log; the trial runner's progress lines (pagelab.progress)
+# Each trial rule sends its output to its log; the trial runner's progress lines (pagelab.run.progress)
 # go to this path as well: Snakemake's own standard error, the terminal `make` runs in.
 export PAGELAB_PROGRESS="${PAGELAB_PROGRESS:-/proc/$$/fd/2}"
 exec snakemake "$@"

@@ -1,5 +1,8 @@
-"""One module per experiment, named like its rule, config block, notebook and paper section.
+"""The experiments layer: one module per experiment, named like its rule, config block, notebook
+and paper section, and `harness`, the one harness they share (`harness.Experiment`, the
+descriptor each experiment module ends with, and the analysis helpers its notebook calls).
 
-Each module has `run(config, outdir)` (the measurement) and the analysis helpers its notebook
-calls.
+`harness` is not an experiment: the experiments are the blocks the schema names
+(`pagelab.system.config.experiments()`), and the command line refuses any other name before it
+imports `pagelab.experiments.<name>`.
 """

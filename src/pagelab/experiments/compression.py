@@ -2,7 +2,7 @@
 reclaim (the `codec` arm, the twin of MC1 and MC3); and zswap and zram used as swap, paged out by
 an explicit trim and paged in by a re-touch (the `zswap` and `zram` arms, shown as extras).
 
-codec: a zram device with no swap on it (created and removed through pagelab.state), written
+codec: a zram device with no swap on it (created and removed through pagelab.system.state), written
 once with O_DIRECT 64 KiB writes of a corpus of real files and read back the same way, by the
 native `iobench job` pinned to one CPU: zram compresses and decompresses in the writing and
 reading thread, so the write rate is the compressor's speed and the read rate the
@@ -35,14 +35,17 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from pagelab import counters, experiment, plots, published, records, state, trials
-from pagelab.experiment import entry
-from pagelab.latex import escape, fmt
-from pagelab.prose import ratio_sentence
-from pagelab.stats import Estimate, median_ci, paired_ratio_ci
-from pagelab.tools import iobench_job_cmd, pinned_to_one_cpu, run_json
-from pagelab.units import parse_size
-from pagelab.victim import Victim
+from pagelab.core import plots, records
+from pagelab.core.latex import escape, fmt
+from pagelab.core.prose import ratio_sentence
+from pagelab.core.stats import Estimate, median_ci, paired_ratio_ci
+from pagelab.core.units import parse_size
+from pagelab.experiments import harness
+from pagelab.experiments.harness import entry
+from pagelab.run import published, trials
+from pagelab.run.tools import iobench_job_cmd, pinned_to_one_cpu, run_json
+from pagelab.run.victim import Victim
+from pagelab.system import counters, state
 
 NAME = "compression"
 MB = 1e6
@@ -240,14 +243,14 @@ SCALARS = ["pageout_mbps", "compress_mbps", "decompress_mbps", "pagein_mbps", "a
 def load(results_dir: Path | str) -> tuple[pd.DataFrame, str | None]:
     """The counted trials; a run recorded before the codec arm (column `backend`) reads as
     swap arms."""
-    frame, skipped = experiment.load(results_dir)
+    frame, skipped = harness.load(results_dir)
     if "arm" not in frame.columns and "backend" in frame.columns:
         frame = frame.rename(columns={"backend": "arm"})
     return frame, skipped
 
 
 def rejected(results_dir: Path | str) -> pd.DataFrame:
-    frame = experiment.rejected(results_dir)
+    frame = harness.rejected(results_dir)
     if "arm" not in frame.columns and "backend" in frame.columns:
         frame = frame.rename(columns={"backend": "arm"})
     return frame
@@ -296,7 +299,7 @@ def ratios(frame: pd.DataFrame) -> dict[str, Estimate]:
         for alg in algs:
             if alg == REFERENCE_ALGORITHM:
                 continue
-            a, b = experiment.pairs(codec, "algorithm", "compress_mbps", alg, REFERENCE_ALGORITHM)
+            a, b = harness.pairs(codec, "algorithm", "compress_mbps", alg, REFERENCE_ALGORITHM)
             if len(a) >= 2:
                 out[f"codec.{alg}.vs_{REFERENCE_ALGORITHM}"] = paired_ratio_ci(a, b)
     return out
@@ -437,9 +440,9 @@ def run_trial(st: state.State, cfg: dict[str, Any], trial: trials.Trial, scratch
     return run_swap_trial(st, cfg, trial, scratch)
 
 
-def analyse(results_dir: Path | str, profile: str) -> experiment.Analysis:
+def analyse(results_dir: Path | str, profile: str) -> harness.Analysis:
     """The speeds per arm and compressor, the paired ratios, the figure, the table and macros."""
-    res = experiment.open_results(results_dir, load)
+    res = harness.open_results(results_dir, load)
     out, trials_, skipped, cfg = res.out, res.trials, res.skipped, res.cfg
     rejected_ = rejected(out)
     corpus = res.provenance.get("corpus")
@@ -447,24 +450,24 @@ def analyse(results_dir: Path | str, profile: str) -> experiment.Analysis:
     paired = ratios(trials_) if len(trials_) else {}
     references = {c: published.value(c) for c in ("MC1", "MC3")}
     codec = trials_[trials_["arm"] == "codec"] if len(trials_) else trials_
-    return experiment.Analysis(
+    return harness.Analysis(
         res, f"{res.describe(profile)}; corpus {corpus}", summary,
         measurements(summary, cfg["reference_ratio"], paired) if len(summary) else {},
         macros(summary, cfg, profile, skipped, paired, corpus, rejected_),
-        experiment.Table(table(summary, rejected_), "lllrrrllll") if len(summary) else None,
+        harness.Table(table(summary, rejected_), "lllrrrllll") if len(summary) else None,
         {NAME: lambda: plots.compression_figure(summary, profile, skipped, references)},
-        shown={"paired ratios (value, 95 % CI, n)": experiment.rounded(paired),
+        shown={"paired ratios (value, 95 % CI, n)": harness.rounded(paired),
                "rejected trials": rejected_[["trial_id", "arm", "algorithm", "invalid_reason"]]
                if len(rejected_) else "no trial rejected",
-               "outliers (Tukey, codec arm)": experiment.outliers(codec, ["arm", "algorithm"], "compress_mbps")
+               "outliers (Tukey, codec arm)": harness.outliers(codec, ["arm", "algorithm"], "compress_mbps")
                if len(codec) else codec})
 
 
-EXPERIMENT = experiment.Experiment(
+EXPERIMENT = harness.Experiment(
     name=NAME, analyse=analyse, paper_order=40, seeds=("003", "004"), configurations=configurations, trial=run_trial,
     metric=lambda r: r["compress_mbps"] if r["arm"] == "codec" else r["pageout_mbps"], columns=tuple(SCALARS),
     required_columns=tuple(REQUIRED_COLUMNS), tools=lambda cfg: ["hog", "iobench"], conf_name=conf_name,
     skip_reason=skip_reason, validity=validity, warmups=lambda cfg: configurations(cfg)[:1],
     prepare=_prepare, cleanup=_cleanup,
-    requires=experiment.Requirements(root=True, zram=True))
+    requires=harness.Requirements(root=True, zram=True))
 run = EXPERIMENT.run

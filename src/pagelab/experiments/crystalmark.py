@@ -34,13 +34,16 @@ from typing import Any
 
 import pandas as pd
 
-from pagelab import devices, experiment, plots, published, records, state, trials
-from pagelab.experiment import entry
-from pagelab.latex import escape, fmt
-from pagelab.prose import ratio_sentence
-from pagelab.stats import Estimate, median_ci, paired_ratio_ci
-from pagelab.tools import iobench_crystalmark_cmd, run_json, simdisk_model_cmd
-from pagelab.units import parse_duration, parse_size
+from pagelab.core import plots, records
+from pagelab.core.latex import escape, fmt
+from pagelab.core.prose import ratio_sentence
+from pagelab.core.stats import Estimate, median_ci, paired_ratio_ci
+from pagelab.core.units import parse_duration, parse_size
+from pagelab.experiments import harness
+from pagelab.experiments.harness import entry
+from pagelab.run import devices, published, trials
+from pagelab.run.tools import iobench_crystalmark_cmd, run_json, simdisk_model_cmd
+from pagelab.system import state
 
 NAME = "crystalmark"
 TESTS = ["seq_read", "seq_write", "rand_read_512k", "rand_write_512k", "rand_read_64k", "rand_write_64k"]
@@ -108,7 +111,7 @@ def run_trial(st: state.State | None, cfg: dict[str, Any], trial: trials.Trial, 
     # an emulated disk or a fresh file of its own (not one kept across trials) lives in the
     # trial's work directory, removed with it
     own = (arm in EMULATED and arm != "tiered_reused") or (arm not in EMULATED and not reuse)
-    work = experiment.work_dir(scratch / f"{NAME}-{trial.trial_id}") if own else nullcontext(None)
+    work = harness.work_dir(scratch / f"{NAME}-{trial.trial_id}") if own else nullcontext(None)
     counters: dict[str, dict[str, float]] = {}
     docs: list[dict[str, Any]] = []
     cmds: list[list[str]] = []
@@ -184,7 +187,7 @@ def validity(params: dict[str, Any], result: dict[str, Any]) -> str | None:
 
 
 def load(results_dir: Path | str) -> pd.DataFrame:
-    return experiment.load(results_dir)[0]
+    return harness.load(results_dir)[0]
 
 
 def summarise(frame: pd.DataFrame) -> pd.DataFrame:
@@ -205,7 +208,7 @@ def ratios(frame: pd.DataFrame, test: str = "rand_read_64k") -> dict[str, Estima
     cache's (buffered) and this disk's own (direct) are shown beside it."""
     out = {}
     for a, b in RATIOS:
-        xa, xb = experiment.pairs(frame, "arm", f"{test}_best_mbps", a, b)
+        xa, xb = harness.pairs(frame, "arm", f"{test}_best_mbps", a, b)
         if xa:
             out[f"{a}_vs_{b}"] = paired_ratio_ci(xa, xb)
     return out
@@ -482,15 +485,15 @@ def _cleanup(cfg: dict[str, Any], scratch: Path) -> None:
     for arm in ARMS:
         (Path(scratch).resolve() / f"{NAME}-{arm}.dat").unlink(missing_ok=True)
     if reused_dir(scratch).exists():
-        experiment.clean_dir(reused_dir(scratch))
+        harness.clean_dir(reused_dir(scratch))
 
 
-def analyse(results_dir: Path | str, profile: str) -> experiment.Analysis:
+def analyse(results_dir: Path | str, profile: str) -> harness.Analysis:
     """The scores by test and arm, the reuse ratios, the tier's phases, the figure and tables."""
-    res = experiment.open_results(results_dir)
+    res = harness.open_results(results_dir)
     out, trials_, cfg = res.out, res.trials, res.cfg
     summary = summarise(trials_)
-    rejected = experiment.rejected(out, ["arm"])
+    rejected = harness.rejected(out, ["arm"])
     rat = ratios(trials_)
     phases = tier_phases(trials_)
     pt = phase_table(phases)
@@ -502,19 +505,19 @@ def analyse(results_dir: Path | str, profile: str) -> experiment.Analysis:
         fig.axes[0].set_title(f"CrystalMark 2004R2 sequence, {profile} profile")
         return fig
 
-    return experiment.Analysis(
+    return harness.Analysis(
         res, res.describe(profile), summary, measurements(summary, rat),
-        macros(summary, rat, cfg, profile, rejected, experiment.read_json(out, "modelled.json"), phases),
-        experiment.Table(tab, "l" * len(tab.columns)), {NAME: figure},
-        tables={"phases.tex": experiment.Table(pt, "l" * len(pt.columns))},
-        shown={"Random Read 64K, reused over fresh, per round (value, 95 % CI, n)": experiment.rounded(rat),
+        macros(summary, rat, cfg, profile, rejected, harness.read_json(out, "modelled.json"), phases),
+        harness.Table(tab, "l" * len(tab.columns)), {NAME: figure},
+        tables={"phases.tex": harness.Table(pt, "l" * len(pt.columns))},
+        shown={"Random Read 64K, reused over fresh, per round (value, 95 % CI, n)": harness.rounded(rat),
                "the tier's counters after each phase (medians)": phases,
-               "rejected trials": experiment.rejected(out)[["trial_id", "arm", "invalid_reason"]],
-               "outliers (Tukey)": experiment.outliers(trials_, ["arm"], "rand_read_64k_best_mbps")
+               "rejected trials": harness.rejected(out)[["trial_id", "arm", "invalid_reason"]],
+               "outliers (Tukey)": harness.outliers(trials_, ["arm"], "rand_read_64k_best_mbps")
                if len(trials_) else trials_})
 
 
-EXPERIMENT = experiment.Experiment(
+EXPERIMENT = harness.Experiment(
     name=NAME, analyse=analyse, paper_order=10, seeds=("003",), configurations=configurations, trial=run_trial,
     metric=lambda r: r["rand_read_64k_best_mbps"], columns=tuple(SCALARS), required_columns=tuple(REQUIRED_COLUMNS),
     tools=lambda cfg: ["iobench"] + (["simdisk"] if any(a in EMULATED for a in usable_arms(cfg)[0]) else []),
@@ -522,5 +525,5 @@ EXPERIMENT = experiment.Experiment(
     changes_state=lambda cfg: any(a in EMULATED for a in usable_arms(cfg)[0]),
     warmups=lambda cfg: [{"arm": a} for a in usable_arms(cfg)[0] if ARMS[a][1] and a != "hdd"],
     cleanup=_cleanup, finish=_finish, note=lambda cfg: usable_arms(cfg)[1],
-    requires=experiment.Requirements(fuse=True))
+    requires=harness.Requirements(fuse=True))
 run = EXPERIMENT.run

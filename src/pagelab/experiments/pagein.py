@@ -20,13 +20,16 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from pagelab import counters, experiment, mm, plots, published, state, trials
-from pagelab.devices import emulated_swap
-from pagelab.experiment import entry
-from pagelab.latex import escape, fmt
-from pagelab.stats import median_ci
-from pagelab.units import parse_size
-from pagelab.victim import Victim, out_and_back_reason, push_out
+from pagelab.core import plots
+from pagelab.core.latex import escape, fmt
+from pagelab.core.stats import median_ci
+from pagelab.core.units import parse_size
+from pagelab.experiments import harness
+from pagelab.experiments.harness import entry
+from pagelab.run import published, trials
+from pagelab.run.devices import emulated_swap
+from pagelab.run.victim import Victim, out_and_back_reason, push_out
+from pagelab.system import counters, mm, state
 
 NAME = "pagein"
 PAGE = os.sysconf("SC_PAGE_SIZE")
@@ -53,7 +56,7 @@ def skip_reason(cfg: dict[str, Any]) -> str | None:
 def run_trial(st: state.State, cfg: dict[str, Any], trial: trials.Trial, scratch: Path) -> dict[str, Any]:
     order, pc = trial.params["access"], trial.params["page_cluster"]
     ws = parse_size(cfg["working_set"])
-    with experiment.work_dir(scratch / f"{NAME}-{trial.trial_id}") as work, st.scope():
+    with harness.work_dir(scratch / f"{NAME}-{trial.trial_id}") as work, st.scope():
         disk = emulated_swap(st, cfg["device"], work / "dev", 4 * ws)
         st.set_knob("vm.page-cluster", pc)
         cg = st.cgroup(NAME, memory_limit=ws + parse_size(cfg["headroom"]))
@@ -101,7 +104,7 @@ def validity(params: dict[str, Any], result: dict[str, Any]) -> str | None:
     return out_and_back_reason(result["evicted_share"], result["pagein_share"], MIN_SHARE, "the hog")
 
 
-load = experiment.load
+load = harness.load
 
 
 def summarise(frame: pd.DataFrame) -> pd.DataFrame:
@@ -184,13 +187,13 @@ def macros(summary: pd.DataFrame, cfg: dict[str, Any] | None, profile: str, skip
     return m
 
 
-def analyse(results_dir: Path | str, profile: str) -> experiment.Analysis:
+def analyse(results_dir: Path | str, profile: str) -> harness.Analysis:
     """Page-in throughput by order and read-ahead, the figure, the table and macros."""
-    res = experiment.open_results(results_dir)
+    res = harness.open_results(results_dir)
     out, trials_, skipped, cfg = res.out, res.trials, res.skipped, res.cfg
     summary = summarise(trials_) if len(trials_) else trials_
     ran = (out / "trials.csv").exists()
-    rejected = experiment.rejected(out, ["access", "page_cluster"]) if ran else None
+    rejected = harness.rejected(out, ["access", "page_cluster"]) if ran else None
     tab = table(summary, rejected) if len(summary) else None
 
     def figure() -> plots.plt.Figure:
@@ -203,20 +206,20 @@ def analyse(results_dir: Path | str, profile: str) -> experiment.Analysis:
         fig.axes[0].set_title(f"page-in from swap on {cfg['device']}, {profile} profile")
         return fig
 
-    return experiment.Analysis(
+    return harness.Analysis(
         res, f"{res.describe(profile)} on {cfg['device'] if cfg else '-'}", summary,
         measurements(summary, cfg["device"]) if len(summary) else {},
         macros(summary, cfg, profile, skipped, rejected),
-        experiment.Table(tab, "lrrrrlrrr") if tab is not None else None, {NAME: figure},
-        shown={"rejected trials": experiment.rejected(out)[["trial_id", "access", "page_cluster", "invalid_reason"]]
+        harness.Table(tab, "lrrrrlrrr") if tab is not None else None, {NAME: figure},
+        shown={"rejected trials": harness.rejected(out)[["trial_id", "access", "page_cluster", "invalid_reason"]]
                if ran else "no trials",
-               "outliers (Tukey)": experiment.outliers(trials_, ["access", "page_cluster"], "pagein_mbps")
+               "outliers (Tukey)": harness.outliers(trials_, ["access", "page_cluster"], "pagein_mbps")
                if len(trials_) else trials_})
 
 
-EXPERIMENT = experiment.Experiment(
+EXPERIMENT = harness.Experiment(
     name=NAME, analyse=analyse, paper_order=50, seeds=("000",), configurations=configurations, trial=run_trial,
     metric=lambda r: r["pagein_mbps"], columns=tuple(SCALARS), required_columns=tuple(REQUIRED_COLUMNS),
     tools=lambda cfg: ["hog", "simdisk"], conf_name=conf_name, skip_reason=skip_reason, validity=validity,
-    requires=experiment.Requirements(root=True, fuse=True))
+    requires=harness.Requirements(root=True, fuse=True))
 run = EXPERIMENT.run

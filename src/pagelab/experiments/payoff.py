@@ -37,16 +37,18 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from pagelab import experiment, plots, state, trials
-from pagelab.config import ConfigError, load_schema
-from pagelab.devices import profile_names, profile_value, profiles_dir
-from pagelab.experiment import entry
-from pagelab.experiments import readyboost
-from pagelab.latex import escape, fmt
-from pagelab.prose import ratio_sentence
-from pagelab.stats import Estimate, median_ci, paired_ratio_ci
-from pagelab.tools import tool_path
-from pagelab.units import parse_size
+from pagelab.core import plots
+from pagelab.core.latex import escape, fmt
+from pagelab.core.prose import ratio_sentence
+from pagelab.core.stats import Estimate, median_ci, paired_ratio_ci
+from pagelab.core.units import parse_size
+from pagelab.experiments import harness, readyboost
+from pagelab.experiments.harness import entry
+from pagelab.run import trials
+from pagelab.run.devices import profile_names, profile_value, profiles_dir
+from pagelab.run.tools import tool_path
+from pagelab.system import state
+from pagelab.system.config import ConfigError, load_schema
 
 NAME = "payoff"
 FACTORS = ("disk", "stick", "ram_x", "prefetch")
@@ -484,9 +486,9 @@ def map_panels(summary: pd.DataFrame, cfg: dict[str, Any]) -> dict[str, tuple[pd
     return {FACTOR_WORDS[f]: (rows, [level_text(f, v) for v in rows[f]]) for f, rows in axes(summary, cfg).items()}
 
 
-def analyse(results_dir: Path | str, profile: str) -> experiment.Analysis:
+def analyse(results_dir: Path | str, profile: str) -> harness.Analysis:
     """The map of cells, the advice's ratios, every stick's device test, the figure and macros."""
-    res = experiment.open_results(results_dir)
+    res = harness.open_results(results_dir)
     out, trials_, skipped, cfg = res.out, res.trials, res.skipped, res.cfg
     summary = summarise(trials_, cfg) if len(trials_) else trials_
     adv = advice(trials_, cfg) if len(trials_) else {}
@@ -497,24 +499,24 @@ def analyse(results_dir: Path | str, profile: str) -> experiment.Analysis:
     def figure() -> plots.plt.Figure:
         return plots.payoff_map(map_panels(summary, cfg), NOISE, f"payoff, {profile} profile", METRIC)
 
-    return experiment.Analysis(
+    return harness.Analysis(
         res, res.describe(profile), summary,
         measurements(summary, adv) if len(summary) else {},
         macros(summary, adv, cfg, profile, skipped, res.rejected, tests),
-        experiment.Table(tab, TABLE_FORMAT) if tab is not None else None, {NAME: figure},
-        shown={"the seed's advice as ratios between cells (value, 95 % CI, n)": experiment.rounded(adv),
+        harness.Table(tab, TABLE_FORMAT) if tab is not None else None, {NAME: figure},
+        shown={"the seed's advice as ratios between cells (value, 95 % CI, n)": harness.rounded(adv),
                "ReadyBoost's device test (simdisk qualify: 4 KB random reads, 512 KB random writes, MB/s)": tests,
-               "rejected trials": experiment.rejected(out)[["trial_id", "cell", "arm", "invalid_reason"]]
+               "rejected trials": harness.rejected(out)[["trial_id", "cell", "arm", "invalid_reason"]]
                if len(res.rejected) else "none",
-               "outliers (Tukey)": experiment.outliers(trials_, ["cell", "arm"], "recovery_s")
+               "outliers (Tukey)": harness.outliers(trials_, ["cell", "arm"], "recovery_s")
                if len(trials_) else trials_})
 
 
-EXPERIMENT = experiment.Experiment(
+EXPERIMENT = harness.Experiment(
     name=NAME, analyse=analyse, paper_order=65, seeds=("000",), configurations=configurations, trial=run_trial,
     metric=lambda r: r[METRIC], columns=COLUMNS, required_columns=tuple(readyboost.REQUIRED_COLUMNS),
     tools=readyboost.EXPERIMENT.tools, skip_reason=skip_reason, validity=validity,
     warmups=lambda cfg: configurations(cfg)[:1], prepare=_prepare, cleanup=_cleanup, split=split, check=check,
-    requires=experiment.Requirements(root=True, fuse=True))
+    requires=harness.Requirements(root=True, fuse=True))
 run = EXPERIMENT.run
-load = experiment.load
+load = harness.load

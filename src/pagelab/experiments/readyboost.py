@@ -9,7 +9,7 @@ memory until the other has written its own: `victim.push_out`) and push the vict
 seed's explanation of its 35 s is a mechanism: during the hog rounds Superfetch keeps reading the
 evicted working set back, ReadyBoost copies those reads to the stick, the pages are clean, so the
 next hog drops them without a write and the copies stay valid; after the hogs, Superfetch's
-restore is served by the stick. The agent (native/superfetch, `pagelab.superfetch`) is that
+restore is served by the stick. The agent (native/superfetch, `pagelab.run.superfetch`) is that
 Superfetch: process_madvise(MADV_WILLNEED) of the victim's swapped pages, most recently evicted
 first, at low priority, then the file cache the group had.
 
@@ -66,17 +66,20 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from pagelab import counters, experiment, mm, plots, state, trials
-from pagelab.config import ConfigError
-from pagelab.devices import EmulatedDisk, emulated_swap, profile_value
-from pagelab.experiment import entry
-from pagelab.latex import escape, fmt
-from pagelab.prose import ratio_sentence
-from pagelab.stats import Estimate, median_ci, paired_ratio_ci
-from pagelab.superfetch import Agent, swap_devices
-from pagelab.tools import cacheflood_cmd, run_json
-from pagelab.units import parse_size
-from pagelab.victim import Victim, out_and_back_reason, push_out
+from pagelab.core import plots
+from pagelab.core.latex import escape, fmt
+from pagelab.core.prose import ratio_sentence
+from pagelab.core.stats import Estimate, median_ci, paired_ratio_ci
+from pagelab.core.units import parse_size
+from pagelab.experiments import harness
+from pagelab.experiments.harness import entry
+from pagelab.run import trials
+from pagelab.run.devices import EmulatedDisk, emulated_swap, profile_value
+from pagelab.run.superfetch import Agent, swap_devices
+from pagelab.run.tools import cacheflood_cmd, run_json
+from pagelab.run.victim import Victim, out_and_back_reason, push_out
+from pagelab.system import counters, mm, state
+from pagelab.system.config import ConfigError
 
 NAME = "readyboost"
 
@@ -386,7 +389,7 @@ def run_trial(st: state.State, cfg: dict[str, Any], trial: trials.Trial, scratch
     # page read back keeps its slot (mm/memory.c should_try_to_free_swap: vm_swap_full) and is
     # dropped, not written, when pushed out again.
     swap_size = 4 * ram
-    with experiment.work_dir(scratch / f"{NAME}-{trial.trial_id}") as work, st.scope():
+    with harness.work_dir(scratch / f"{NAME}-{trial.trial_id}") as work, st.scope():
         disk, swap_dev = swap_for(st, cfg, arm, work, swap_size, tier_overrides)
         tier0 = disk.stats().get("device", {}) if disk and arm.swap == "tier" else {}
         cg = st.cgroup(NAME, memory_limit=ram)
@@ -577,7 +580,7 @@ def validity(params: dict[str, Any], result: dict[str, Any]) -> str | None:
     return None
 
 
-load = experiment.load
+load = harness.load
 
 
 # --------------------------------------------------------------------------------------------
@@ -640,7 +643,7 @@ def ratios(frame: pd.DataFrame, metric: str = "recovery_s") -> dict[str, Estimat
     for col, a, b in pairs:
         if col not in frame:
             continue
-        xa, xb = experiment.pairs(frame, "arm", col, a, b)
+        xa, xb = harness.pairs(frame, "arm", col, a, b)
         ok = [(x, y) for x, y in zip(xa, xb, strict=True) if x == x and y == y and y > 0]
         if ok:
             key = f"{a}_vs_{b}" if col == metric else f"{col.removesuffix('_s')}.{a}_vs_{b}"
@@ -827,16 +830,16 @@ def _prepare(cfg: dict[str, Any], scratch: Path) -> dict[str, Any]:
 
 def _cleanup(cfg: dict[str, Any], scratch: Path) -> None:
     if file_set_dir(scratch).exists():
-        experiment.clean_dir(file_set_dir(scratch))
+        harness.clean_dir(file_set_dir(scratch))
 
 
-def analyse(results_dir: Path | str, profile: str) -> experiment.Analysis:
+def analyse(results_dir: Path | str, profile: str) -> harness.Analysis:
     """Recovery by arm and criterion, the ratios and the interaction, the figure and macros."""
-    res = experiment.open_results(results_dir)
+    res = harness.open_results(results_dir)
     out, trials_, skipped, cfg = res.out, res.trials, res.skipped, res.cfg
     summary = summarise(trials_) if len(trials_) else trials_
     rat = ratios(trials_) if len(trials_) else {}
-    rejected = experiment.rejected(out, ["arm"]) if not skipped else None
+    rejected = harness.rejected(out, ["arm"]) if not skipped else None
     tab = table(summary, rejected) if len(summary) else None
 
     def figure() -> plots.plt.Figure:
@@ -846,22 +849,22 @@ def analyse(results_dir: Path | str, profile: str) -> experiment.Analysis:
         fig.axes[0].tick_params(axis="x", labelrotation=45)
         return fig
 
-    return experiment.Analysis(
+    return harness.Analysis(
         res, res.describe(profile), summary,
         measurements(summary, rat) if len(summary) else {},
         macros(summary, rat, cfg, profile, skipped, rejected),
-        experiment.Table(tab, table_format(tab)) if tab is not None else None, {NAME: figure},
-        shown={"ratios and the factorial's interaction (value, 95 % CI, n)": experiment.rounded(rat),
-               "rejected trials": experiment.rejected(out)[["trial_id", "arm", "invalid_reason"]]
+        harness.Table(tab, table_format(tab)) if tab is not None else None, {NAME: figure},
+        shown={"ratios and the factorial's interaction (value, 95 % CI, n)": harness.rounded(rat),
+               "rejected trials": harness.rejected(out)[["trial_id", "arm", "invalid_reason"]]
                if not skipped else skipped,
-               "outliers (Tukey)": experiment.outliers(trials_, ["arm"], "recovery_s") if len(trials_) else trials_})
+               "outliers (Tukey)": harness.outliers(trials_, ["arm"], "recovery_s") if len(trials_) else trials_})
 
 
-EXPERIMENT = experiment.Experiment(
+EXPERIMENT = harness.Experiment(
     name=NAME, analyse=analyse, paper_order=60, seeds=("000",), configurations=configurations, trial=run_trial,
     metric=lambda r: r["recovery_s"], columns=tuple(SCALARS), required_columns=tuple(REQUIRED_COLUMNS),
     tools=lambda cfg: ["hog", "simdisk", "cacheflood", "superfetch"], skip_reason=skip_reason, validity=validity,
     warmups=lambda cfg: [{"arm": cfg["arms"][0]}],
     prepare=_prepare, cleanup=_cleanup,
-    requires=experiment.Requirements(root=True, fuse=True, zram=True))
+    requires=harness.Requirements(root=True, fuse=True, zram=True))
 run = EXPERIMENT.run

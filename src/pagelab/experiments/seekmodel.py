@@ -20,13 +20,16 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from pagelab import devices, experiment, plots, records, state, trials
-from pagelab import fit as _fit
-from pagelab.experiment import clean_dir
-from pagelab.latex import escape, fmt
-from pagelab.stats import median_ci
-from pagelab.tools import iobench_job_cmd, run_json, summarise_job
-from pagelab.units import format_size, parse_duration, parse_size
+from pagelab.core import fit as _fit
+from pagelab.core import plots, records
+from pagelab.core.latex import escape, fmt
+from pagelab.core.stats import median_ci
+from pagelab.core.units import format_size, parse_duration, parse_size
+from pagelab.experiments import harness
+from pagelab.experiments.harness import clean_dir
+from pagelab.run import devices, trials
+from pagelab.run.tools import iobench_job_cmd, run_json, summarise_job
+from pagelab.system import state
 
 NAME = "seekmodel"
 MB = 1e6  # MB/s in this project is 10^6 bytes per second, as CrystalMark reports
@@ -168,7 +171,7 @@ def load_modelled(results_dir: Path | str) -> dict[str, dict[int, float]]:
 
 def _per_device(results_dir: Path | str, name: str) -> dict[str, dict[int, float]]:
     """One of finish's files (device -> bytes -> seconds; JSON keeps the bytes as strings)."""
-    return {d: {int(b): t for b, t in m.items()} for d, m in (experiment.read_json(results_dir, name) or {}).items()}
+    return {d: {int(b): t for b, t in m.items()} for d, m in (harness.read_json(results_dir, name) or {}).items()}
 
 
 def device_word(device: str) -> str:
@@ -370,10 +373,10 @@ def placeholder_macros(devices_wanted: list[str], m: dict[str, str]) -> dict[str
     return out
 
 
-def analyse(results_dir: Path | str, profile: str) -> experiment.Analysis:
+def analyse(results_dir: Path | str, profile: str) -> harness.Analysis:
     """Per device the summary by block size and the model's fit (against the device model's own
     for the emulated devices), the span curve, the 64K comparison, the figure, tables and macros."""
-    res = experiment.open_results(results_dir, lambda d: (load(d), None))
+    res = harness.open_results(results_dir, lambda d: (load(d), None))
     out, trials_, skipped, cfg = res.out, res.trials, res.skipped, res.cfg
     modelled = load_modelled(out)
     found = sorted(set(trials_["device"]), key=lambda d: (d != "own", d))
@@ -416,24 +419,24 @@ def analyse(results_dir: Path | str, profile: str) -> experiment.Analysis:
     meas: dict[str, Any] = {}
     for d in found:
         meas.update(measurements(summaries[d], fits[d], d))
-    return experiment.Analysis(
+    return harness.Analysis(
         res, res.describe(profile), pd.concat([s.assign(device=d) for d, s in summaries.items()]), meas,
-        placeholder_macros(cfg["devices"], m), experiment.Table(tab, "llrlll"),
+        placeholder_macros(cfg["devices"], m), harness.Table(tab, "llrlll"),
         {NAME: lambda: plots.seek_figure(trials_, summaries, fits, curve, found, profile)},
-        tables={"models64k.tex": experiment.Table(models64k, "llllll"),
-                "spans.tex": experiment.Table(span_table(curve), "llrll")},
+        tables={"models64k.tex": harness.Table(models64k, "llllll"),
+                "spans.tex": harness.Table(span_table(curve), "llrll")},
         shown={"4 KiB random reads by span against the device model": curve,
                "Random Read 64K: measurement against the models": models64k,
-               "outliers (Tukey)": experiment.outliers(trials_, ["device", "bs"], "seconds_per_io")
+               "outliers (Tukey)": harness.outliers(trials_, ["device", "bs"], "seconds_per_io")
                if len(trials_) else trials_},
         notes=notes)
 
 
-EXPERIMENT = experiment.Experiment(
+EXPERIMENT = harness.Experiment(
     name=NAME, analyse=analyse, paper_order=20, seeds=("003",), configurations=configurations, trial=run_trial,
     metric=lambda r: r["seconds_per_io"], columns=tuple(SCALARS), required_columns=tuple(REQUIRED_COLUMNS),
     tools=lambda cfg: ["iobench"] + (["simdisk"] if any(d != OWN for d in usable_devices(cfg)[0]) else []),
     conf_name=conf_name, warmups=warmups, changes_state=lambda cfg: any(d != OWN for d in usable_devices(cfg)[0]),
     cleanup=_cleanup, finish=_finish, note=lambda cfg: usable_devices(cfg)[1],
-    requires=experiment.Requirements())
+    requires=harness.Requirements())
 run = EXPERIMENT.run

@@ -40,15 +40,18 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from pagelab import counters, experiment, plots, published, state, trials
-from pagelab.experiment import entry
-from pagelab.latex import escape, fmt
-from pagelab.prose import ratio_sentence
-from pagelab.provenance import block_device_of
-from pagelab.stats import Estimate, median_ci, paired_ratio_ci
-from pagelab.tools import cacheflood_cmd
-from pagelab.units import parse_size
-from pagelab.victim import Victim
+from pagelab.core import plots
+from pagelab.core.latex import escape, fmt
+from pagelab.core.prose import ratio_sentence
+from pagelab.core.stats import Estimate, median_ci, paired_ratio_ci
+from pagelab.core.units import parse_size
+from pagelab.experiments import harness
+from pagelab.experiments.harness import entry
+from pagelab.run import published, trials
+from pagelab.run.tools import cacheflood_cmd
+from pagelab.run.victim import Victim
+from pagelab.system import counters, state
+from pagelab.system.provenance import block_device_of
 
 NAME = "standby"
 PAGE = os.sysconf("SC_PAGE_SIZE")
@@ -191,7 +194,7 @@ SCALARS = ["retouch_s", "retouch_s_per_ref", "retouch_majflt", "retouch_minflt",
            "pswpout_trim", "pswpin_retouch", "zswpin_retouch", "zswpout_trim", "trim_s", "trim_written_s",
            "trim_pageout_mbps", "trim_written_mbps", "swapcached_before_retouch",
            "swapped_after_trim_bytes", "flood_bytes", "flood_target_bytes", "working_set"]
-load = experiment.load
+load = harness.load
 
 
 def summarise(frame: pd.DataFrame) -> pd.DataFrame:
@@ -223,7 +226,7 @@ def ratios(frame: pd.DataFrame) -> dict[str, Estimate]:
     of each, in trial order): <a>_vs_<b>."""
     out: dict[str, Estimate] = {}
     for a, b in PAIRS:
-        xa, xb = experiment.pairs(frame, "arm", "retouch_s", a, b)
+        xa, xb = harness.pairs(frame, "arm", "retouch_s", a, b)
         if len(xa) >= 2:
             out[f"{a}_vs_{b}"] = paired_ratio_ci(xa, xb)
     return out
@@ -323,9 +326,9 @@ def macros(summary: pd.DataFrame, cfg: dict[str, Any] | None, profile: str, skip
     return m
 
 
-def analyse(results_dir: Path | str, profile: str) -> experiment.Analysis:
+def analyse(results_dir: Path | str, profile: str) -> harness.Analysis:
     """Re-touch time per arm and where the pages came from, the ratios, the figure and macros."""
-    res = experiment.open_results(results_dir)
+    res = harness.open_results(results_dir)
     trials_, skipped, cfg, rejected = res.trials, res.skipped, res.cfg, res.rejected
     summary = summarise(trials_) if len(trials_) else trials_
     paired = ratios(trials_) if len(trials_) else {}
@@ -339,21 +342,21 @@ def analyse(results_dir: Path | str, profile: str) -> experiment.Analysis:
         fig.axes[0].tick_params(axis="x", labelsize="x-small")
         return fig
 
-    return experiment.Analysis(
+    return harness.Analysis(
         res, res.describe(profile), summary, measurements(summary, paired) if len(summary) else {},
         macros(summary, cfg, profile, skipped, paired, rejected),
-        experiment.Table(table(summary, rejected), "lrrllrrr") if len(summary) else None, {NAME: figure},
-        shown={"paired ratios (value, 95 % CI, n)": experiment.rounded(paired),
+        harness.Table(table(summary, rejected), "lrrllrrr") if len(summary) else None, {NAME: figure},
+        shown={"paired ratios (value, 95 % CI, n)": harness.rounded(paired),
                "rejected trials": rejected[["trial_id", "arm", "invalid_reason"]] if len(rejected)
                else "no trial rejected",
-               "outliers (Tukey)": experiment.outliers(trials_, ["arm"], "retouch_s") if len(trials_) else trials_})
+               "outliers (Tukey)": harness.outliers(trials_, ["arm"], "retouch_s") if len(trials_) else trials_})
 
 
-EXPERIMENT = experiment.Experiment(
+EXPERIMENT = harness.Experiment(
     name=NAME, analyse=analyse, paper_order=30, seeds=("004",), configurations=configurations, trial=run_trial,
     metric=lambda r: r["retouch_s"], columns=tuple(SCALARS), required_columns=tuple(REQUIRED_COLUMNS),
     tools=lambda cfg: ["hog", "cacheflood"], skip_reason=skip_reason, validity=validity,
     warmups=lambda cfg: [{"arm": "trim_only"}],
-    cleanup=lambda cfg, scratch: experiment.clean_dir(Path(scratch).resolve() / f"{NAME}-floodset"),
-    requires=experiment.Requirements(root=True, zram=True))
+    cleanup=lambda cfg, scratch: harness.clean_dir(Path(scratch).resolve() / f"{NAME}-floodset"),
+    requires=harness.Requirements(root=True, zram=True))
 run = EXPERIMENT.run

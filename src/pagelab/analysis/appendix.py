@@ -1,0 +1,202 @@
+"""The paper's reproducibility appendix, generated: machine fingerprint, paging state, tool and
+package versions, each experiment's config hash, commit, trials and compute time, and for each
+claim the command that reproduces it.
+"""
+
+from __future__ import annotations
+
+import csv
+import importlib.metadata
+import re
+import shutil
+import subprocess
+from pathlib import Path
+from typing import Any
+
+import pandas as pd
+import yaml
+
+from pagelab.core.latex import escape, fmt, write_macros, write_table
+from pagelab.core.paths import root
+from pagelab.experiments.harness import read_json
+from pagelab.run import tools
+from pagelab.run.published import changelog_problems, load_changelog, load_claims
+from pagelab.run.recording import source
+from pagelab.system import provenance, state
+
+PACKAGES = ["snakemake", "papermill", "numpy", "scipy", "pandas", "seaborn", "matplotlib", "statsmodels"]
+
+
+def virtualisation() -> str:
+    if shutil.which("systemd-detect-virt"):
+        out = subprocess.run(["systemd-detect-virt"], capture_output=True, text=True)
+        if out.stdout.strip():
+            return out.stdout.strip()
+    try:
+        flags = Path("/proc/cpuinfo").read_text()
+        return "a hypervisor (cpuinfo flag)" if " hypervisor" in flags else "none detected"
+    except OSError:
+        return "unknown"
+
+
+def tool_versions() -> dict[str, str]:
+    out = {}
+    for name in tools.names():
+        path = root() / "native" / "build" / name
+        if path.exists():
+            out[name] = provenance.tool_version(path)
+    for cmd in (["fio", "--version"], ["latexmk", "-v"], ["gcc", "--version"]):
+        if shutil.which(cmd[0]):
+            res = subprocess.run(cmd, capture_output=True, text=True)
+            lines = [ln for ln in res.stdout.splitlines() if ln.strip()]
+            out[cmd[0]] = lines[0] if lines else "unknown"
+    for pkg in PACKAGES:
+        try:
+            out[pkg] = importlib.metadata.version(pkg)
+        except importlib.metadata.PackageNotFoundError:
+            pass
+    return out
+
+
+def experiment_rows(results: Path, experiments: list[str]) -> list[dict[str, Any]]:
+    rows = []
+    for exp in experiments:
+        d = results / exp
+        prov = read_json(d, "provenance.json") or {}
+        trials = list(csv.DictReader(open(d / "trials.csv"))) if (d / "trials.csv").exists() else []
+        finished = [t for t in trials if t.get("status") == "ok" and t.get("warmup") in ("False", "false", "0")]
+        counted = [t for t in finished if t.get("valid", "True") not in ("False", "false", "0")]
+        bench = d.parent / "benchmarks" / f"{exp}.tsv"
+        seconds = ""
+        if bench.exists():
+            rowsb = list(csv.DictReader(open(bench), delimiter="\t"))
+            seconds = f"{float(rowsb[-1]['s']):.0f}" if rowsb else ""
+        skipped = (d / "skipped.txt").read_text().strip() if (d / "skipped.txt").exists() else ""
+        git = prov.get("git", {})
+        rows.append({"experiment": exp, "trials": len(counted), "rejected": len(finished) - len(counted),
+                     "seconds": seconds,
+                     "config_hash": prov.get("config_hash", ""),
+                     "commit": (git.get("commit") or "")[:10] + ("+dirty" if git.get("dirty") else ""),
+                     "skipped": skipped})
+    return rows
+
+
+def write(results: Path | str, out_dir: Path | str, experiments: list[str], profile: str) -> None:
+    results, out_dir = Path(results), Path(out_dir)
+    m = provenance.machine()
+    any_prov = next((p for e in experiments if (p := read_json(results / e, "provenance.json"))), {})
+    disk = any_prov.get("disk", provenance.block_device_of("."))
+    knobs = state.show()["knobs"]
+    macros = {
+        "AppendixKernel": escape(m["kernel"]),
+        "AppendixCPU": escape(m["cpu_model"]),
+        "AppendixCores": str(m["cpus"]),
+        "AppendixMemGiB": f"{(m['mem_total_bytes'] or 0) / 2**30:.1f}",
+        "AppendixDisk": escape(f"{disk.get('model', 'unknown')} ({disk.get('disk', '?')}, "
+                               f"{'rotational' if disk.get('rotational') else 'non-rotational'}, "
+                               f"scheduler {disk.get('scheduler', '?')})"),
+        "AppendixVirt": escape(virtualisation()),
+        "AppendixProfile": profile,
+        "AppendixClaimsCommit": escape(claims_commit()),
+        "AppendixDataSource": escape(data_source(results)),
+    }
+
+    write_macros(out_dir / "macros.tex", {**macros, **device_macros(), **write_changelog(out_dir)})
+
+    knob_rows = pd.DataFrame({"Setting": [escape(k) for k in knobs], "Value": [escape(str(v)) for v in knobs.values()]})
+    write_table(out_dir / "knobs.tex", knob_rows, column_format="ll")
+    versions = tool_versions()
+    write_table(out_dir / "versions.tex", pd.DataFrame({
+        "Tool or package": [escape(k) for k in versions], "Version": [escape(v) for v in versions.values()]}),
+        column_format="lp{0.6\\linewidth}")
+    exp_rows = experiment_rows(results, experiments)
+    write_table(out_dir / "experiments.tex", pd.DataFrame({
+        "Experiment": [r"\texttt{" + escape(r["experiment"]) + "}" for r in exp_rows],
+        "Trials": [str(r["trials"]) for r in exp_rows],
+        "Rejected": [str(r["rejected"]) for r in exp_rows],
+        "Compute (s)": [r["seconds"] for r in exp_rows],
+        "Config hash": [r"\texttt{" + escape(r["config_hash"]) + "}" for r in exp_rows],
+        "Commit": [r"\texttt{" + escape(r["commit"]) + "}" for r in exp_rows],
+        "Note": [escape(r["skipped"]) for r in exp_rows],
+    }), column_format="llrrlll")
+    claims = load_claims()
+    # n per claim: the counted trials of the configurations the claim's measurement uses (as
+    # the verdict table reports them), not the experiment's total.
+    verdicts = results / "claims" / "verdicts.csv"
+    n_by_claim = {r["id"]: r["n"] for r in csv.DictReader(open(verdicts))} if verdicts.exists() else {}
+    write_table(out_dir / "claims.tex", pd.DataFrame({
+        "Claim": [escape(c) for c in claims["id"]],
+        "Experiment": [r"\texttt{" + escape(e) + "}" for e in claims["experiment"]],
+        "Command": [r"\texttt{snakemake results/" + escape(e) + "/measurements.json}" for e in claims["experiment"]],
+        "n": [escape(n_by_claim.get(c) or "--") for c in claims["id"]],
+    }), column_format="llll")
+
+
+
+CHANGELOG_CELL = 140  # characters of an old or new value the paper prints (the CSV has all)
+
+
+def write_changelog(out_dir: Path) -> dict[str, str]:
+    """The pre-registration's changelog (data/published/claims_changelog.csv) as a longtable
+    (changelog.tex); returns the macros saying how many rows it has and what the check against
+    the recordings' commits finds."""
+    log = load_changelog()
+
+    def cell(text: str) -> str:
+        text = text or "(empty)"
+        return escape(text if len(text) <= CHANGELOG_CELL else text[:CHANGELOG_CELL].rsplit(" ", 1)[0] + " [...]")
+
+    rag = ">{\\raggedright\\arraybackslash}p"
+    write_table(out_dir / "changelog.tex", pd.DataFrame({
+        "Date": log["date"],
+        "Claim": [f"{escape(c)}\\newline\\texttt{{{escape(col)}}}"
+                  for c, col in zip(log["claim"], log["column"], strict=True)],
+        "Old": log["old"].map(cell), "New": log["new"].map(cell), "Reason": log["reason"].map(escape),
+        "Verdicts before": log["verdicts_before"].map(escape), "Verdicts after": log["verdicts_after"].map(escape),
+    }), column_format=f"l {rag}{{0.1\\linewidth}} {rag}{{0.13\\linewidth}} {rag}{{0.13\\linewidth}} "
+                      f"{rag}{{0.22\\linewidth}} {rag}{{0.11\\linewidth}} {rag}{{0.11\\linewidth}}",
+        caption="The pre-registration's changelog: every change to a judging column of "
+                "\\texttt{data/published/claims.csv} since the first recorded run, with its reason and the verdicts "
+                "before and after on each recorded run.", label="tab:app-changelog", environment="longtable")
+    problems, skip = changelog_problems()
+    check = (f"the check against the recordings' commits could not run here: {skip}" if skip else
+             "the check against every recording's commit finds " +
+             (f"{len(problems)} judging change(s) without a row: {'; '.join(problems)}" if problems else
+              "no judging change without a row"))
+    return {"AppendixChangelogRows": str(len(log)), "AppendixChangelogCheck": escape(check)}
+
+
+def data_source(results: Path) -> str:
+    """Which machine and commit the paper's data came from, in words."""
+    src = source(results)
+    at = (f"at commits {src['commit']} (each experiment's in the appendix)" if "," in src["commit"]
+          else f"at commit {src['commit']}")
+    if src["recorded"] == "yes":
+        return f"data recorded on the reference machine {src['machine']} {at}, rebuilt here without running a trial"
+    return f"data measured on this machine ({src['machine']}) {at}"
+
+
+def claims_commit() -> str:
+    """The commit that last changed data/published/claims.csv (the windows were fixed there,
+    before the run), '+ local edits' when the file differs from it."""
+    path = "data/published/claims.csv"
+    out = subprocess.run(["git", "log", "-1", "--format=%h %cs", "--", path], cwd=root(), capture_output=True,
+                         text=True)
+    if out.returncode != 0 or not out.stdout.strip():
+        return "not committed"
+    dirty = subprocess.run(["git", "diff", "--quiet", "HEAD", "--", path], cwd=root()).returncode != 0
+    return out.stdout.strip() + (" + local edits" if dirty else "")
+
+
+def device_macros() -> dict[str, str]:
+    """Every numeric key of every device profile (config/devices/*.yaml) as a macro, e.g.
+    \\DevHddAvgSeekMs, so the paper's method section never types a datasheet value."""
+    out = {}
+    for path in sorted((root() / "config" / "devices").glob("*.yaml")):
+        word = re.sub(r"[^A-Za-z]", "", path.stem.split("-")[0].rstrip("0123456789")).capitalize()
+        for key, value in (yaml.safe_load(path.read_text()) or {}).items():
+            if isinstance(value, bool) or not isinstance(value, int | float):
+                continue
+            camel = "".join(p.capitalize() for p in re.sub(r"[^A-Za-z_]", "", key).split("_"))
+            out[f"Dev{word}{camel}"] = fmt(float(value)) if not float(value).is_integer() else str(int(value))
+    return out

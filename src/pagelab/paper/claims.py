@@ -1,0 +1,553 @@
+"""Published claims against our measurements: the verdict table, computed, never typed.
+
+Each experiment writes results/<name>/measurements.json: {key: {value, ci_low, ci_high, unit,
+n, method}}. Each claim in data/published/claims.csv names the measurement that is its most
+faithful twin, a window written down before any run, its kind and the profiles it may be
+judged in (see pagelab.run.published). Five verdicts:
+- reproduced: the whole 95 % CI lies inside the window;
+- not reproduced: the whole CI lies outside it;
+- inconclusive: only where more trials could settle it, saying how many: the CI straddles an
+  edge (more trials narrow it as 1/sqrt(n) around the same median), or fewer counted trials
+  than the profile needs (config.MIN_TRIALS) stand behind it. Where more than MAX_MORE more
+  trials would be needed (the median sits on the edge), more trials cannot settle it and the
+  verdict is the one the median's side of the edge supports, with a note saying so;
+- by construction: the value really follows from inputs of a device model or is arithmetic:
+  ours is shown beside it and never counted as reproduced;
+- not applicable here: the experiment did not run (with its reason), the claim is judged only
+  at another profile's scale, or it is an absolute figure (point, range, bound) that depends
+  on hardware the seed does not name (`hardware: unnamed: ...`; ours is shown, not judged), or
+  a ratio that keeps the balance of two such parts (`hardware: unnamed balance: ...`).
+Kinds (published.KINDS): a point or a ratio against its window (x0.8-x1.25 unless a reason
+says otherwise), a range or a bound from the seed's words against that range (no other rule),
+and an order step by step: each step's ratio (an arm over the next, paired round by round)
+against a window around the seed's own step; the order is reproduced when every step is, not
+reproduced when any step's CI lies outside its window (a step of 1.0 against the seed's 0.3
+is not the seed's order however the arms' intervals overlap), inconclusive otherwise.
+
+The recorded runs' measurements (data/published/recorded_measurements.json, rebuilt from
+data/recorded/ by `pagelab claims recorded`) let every claim be judged on every
+recording without running a trial: the changelog's verdicts before and after a change, and
+the verdict figure.
+"""
+
+from __future__ import annotations
+
+import base64
+import hashlib
+import html as _html
+import json
+import math
+import os
+import shutil
+import subprocess
+import sys
+import tempfile
+from pathlib import Path
+from typing import Any
+
+import pandas as pd
+
+from pagelab.core.latex import escape, fmt, write_macros, write_table
+from pagelab.core.paths import root
+from pagelab.core.records import write_text_atomic
+from pagelab.run import published
+from pagelab.run.published import (
+    ABSOLUTE,
+    judged_at,
+    kind,
+    load_claims,
+    steps,
+    unnamed_balance,
+    unnamed_hardware,
+    windows,
+)
+from pagelab.run.recording import recorded_dir, replay
+from pagelab.system.config import MIN_TRIALS, PROFILES
+
+REPRODUCED, NOT_REPRODUCED, INCONCLUSIVE = "reproduced", "not reproduced", "inconclusive"
+BY_CONSTRUCTION, NOT_APPLICABLE = "by construction", "not applicable here"
+VERDICTS = (REPRODUCED, NOT_REPRODUCED, INCONCLUSIVE, BY_CONSTRUCTION, NOT_APPLICABLE)
+MAX_MORE = 200  # more trials per configuration than this: more trials cannot settle it
+
+
+def load_measurements(results_dir: Path | str) -> tuple[dict[str, dict[str, Any]], dict[str, str]]:
+    """Every experiment's measurements (keys are global and start with the experiment's
+    name) and every experiment's skip reason."""
+    measurements: dict[str, dict[str, Any]] = {}
+    skipped: dict[str, str] = {}
+    for path in sorted(Path(results_dir).glob("*/measurements.json")):
+        try:
+            doc = json.loads(path.read_text())
+        except json.JSONDecodeError as exc:
+            raise ValueError(f"{path}: not valid JSON ({exc.msg})") from exc
+        for key, m in doc.items():
+            if not key.startswith(path.parent.name + "."):
+                raise ValueError(f"{path}: key {key!r} must start with {path.parent.name}.")
+            if "value" not in m:
+                raise ValueError(f"{path}: measurement {key!r} has no value")
+            measurements[key] = m
+    for path in sorted(Path(results_dir).glob("*/skipped.txt")):
+        skipped[path.parent.name] = path.read_text().strip().splitlines()[0]
+    return measurements, skipped
+
+
+def _ci(m: dict[str, Any]) -> tuple[float, float]:
+    return float(m.get("ci_low", m["value"])), float(m.get("ci_high", m["value"]))
+
+
+def trials_needed(n: int, point: float, lo: float, hi: float, edge: float) -> int | None:
+    """Roughly how many more trials would move the CI's side that crosses `edge` off it, if the
+    CI narrows as 1/sqrt(n) around the same point; None when more than MAX_MORE (or any number)
+    would be needed: the point sits on the edge."""
+    side = (point - lo) if point >= edge else (hi - point)
+    gap = abs(point - edge)
+    if gap == 0 or not math.isfinite(side) or n <= 0:
+        return None
+    extra = max(math.ceil(n * (side / gap) ** 2), n + 1) - n
+    return extra if extra <= MAX_MORE else None
+
+
+def more_trials(n: int, point: float, lo: float, hi: float, edge: float) -> str:
+    extra = trials_needed(n, point, lo, hi, edge)
+    if extra is None:
+        return (f"more than {MAX_MORE} more trials would be needed: the median sits at the window's edge, "
+                "and more trials cannot settle it")
+    return f"about {extra} more trial{'s' if extra != 1 else ''} per configuration would settle it"
+
+
+def _ours(m: dict[str, Any]) -> str:
+    lo, hi = _ci(m)
+    return f"{fmt(m['value'])} [{fmt(lo)}, {fmt(hi)}]" if (lo, hi) != (m["value"],) * 2 else fmt(m["value"])
+
+
+def _window_text(lo: float, hi: float) -> str:
+    if lo == hi:
+        return fmt(lo)
+    if math.isinf(hi):
+        return f">= {fmt(lo)}"
+    if math.isinf(lo):
+        return f"<= {fmt(hi)}"
+    return f"[{fmt(lo)}, {fmt(hi)}]"
+
+
+def published_number(claim: dict[str, str]) -> float:
+    """The published value as a number (a range's midpoint); NaN for an order."""
+    try:
+        parts = [float(p) for p in claim["value"].split("-")] if claim["value"][:1].isdigit() else []
+    except ValueError:
+        parts = []
+    return sum(parts) / len(parts) if parts else math.nan
+
+
+def judge_window(m: dict[str, Any], lo_w: float, hi_w: float) -> tuple[str, str]:
+    """One value with its CI against one window: (verdict, note)."""
+    lo, hi = _ci(m)
+    v, n = float(m["value"]), int(m.get("n", 0) or 0)
+    if lo_w <= lo and hi <= hi_w:
+        return REPRODUCED, ""
+    if hi < lo_w or lo > hi_w:
+        return NOT_REPRODUCED, "ours lies below the window" if hi < lo_w else "ours lies above the window"
+    edge = lo_w if lo < lo_w else hi_w
+    inside = lo_w <= v <= hi_w
+    if trials_needed(n, v, lo, hi, edge) is None:
+        return (REPRODUCED if inside else NOT_REPRODUCED,
+                f"the median lies {'inside' if inside else 'outside'} the window and its interval crosses the "
+                f"edge; {more_trials(n, v, lo, hi, edge)}: judged by the median")
+    note = ("the interval crosses the window's edge; " if inside else
+            "the point estimate lies outside the window, the interval reaches in; ")
+    return INCONCLUSIVE, note + more_trials(n, v, lo, hi, edge)
+
+
+def _combine_steps(verdicts_: list[tuple[str, str]], keys: list[str]) -> tuple[str, str]:
+    """An order's verdict from its steps': reproduced when every step is, not reproduced when
+    any step's interval lies outside its window, inconclusive otherwise."""
+    def named(i: int, note: str) -> str:
+        return f"step {i + 1} ({keys[i].rsplit('.', 1)[-1]}): {note}"
+
+    out = [i for i, (v, _) in enumerate(verdicts_) if v == NOT_REPRODUCED]
+    if out:
+        return NOT_REPRODUCED, "; ".join(named(i, verdicts_[i][1] + ", outside the seed's step") for i in out)
+    if all(v == REPRODUCED for v, _ in verdicts_):
+        return REPRODUCED, "; ".join(named(i, n) for i, (_, n) in enumerate(verdicts_) if n)
+    return INCONCLUSIVE, "; ".join(named(i, n) for i, (v, n) in enumerate(verdicts_) if v == INCONCLUSIVE)
+
+
+def judge(claim: dict[str, str], measurements: dict[str, dict[str, Any]], skipped: dict[str, str],
+          profile: str = "quick") -> dict[str, Any]:
+    """One claim's verdict row: verdict, ours, value/ci/n, ratio to the published value, note."""
+    k, keys, wins = kind(claim), steps(claim), windows(claim)
+    row: dict[str, Any] = {"kind": k, "window": "; ".join(_window_text(lo, hi) for lo, hi in wins), "ours": "",
+                           "value": math.nan, "ci_low": math.nan, "ci_high": math.nan, "ratio": math.nan, "n": "",
+                           "note": ""}
+    if not judged_at(claim, profile):
+        profiles = claim["profiles"].split()
+        return {**row, "verdict": NOT_APPLICABLE,
+                "note": f"judged only at the {' or '.join(profiles)} profile's scale "
+                        f"(make PROFILE={profiles[0]}); this run is {profile}"}
+    missing = [key for key in keys if key not in measurements]
+    if missing:
+        why = skipped.get(claim["experiment"], f"not measured ({missing[0]})")
+        return {**row, "verdict": NOT_APPLICABLE, "note": why}
+    ms = [measurements[key] for key in keys]
+    ns = [int(m.get("n", 0) or 0) for m in ms]
+    row["n"] = "/".join(str(n) for n in ns)
+    row["ours"] = "; ".join(_ours(m) for m in ms)
+    if k != "order":
+        lo, hi = _ci(ms[0])
+        row.update(value=float(ms[0]["value"]), ci_low=lo, ci_high=hi)
+        pub = published_number(claim)
+        if math.isfinite(pub) and pub != 0:
+            row["ratio"] = row["value"] / pub
+    hardware = unnamed_hardware(claim)
+    if hardware and k in ABSOLUTE:
+        return {**row, "verdict": NOT_APPLICABLE,
+                "note": f"depends on {hardware}: an absolute {k} is shown, not judged (the hardware rule)"}
+    balance = unnamed_balance(claim)
+    if balance:
+        return {**row, "verdict": NOT_APPLICABLE,
+                "note": f"depends on the balance of {balance}: a ratio of figures bound by two parts of "
+                        "the seed's machine is shown, not judged (the hardware rule)"}
+    if claim.get("construction", "").strip():
+        return {**row, "verdict": BY_CONSTRUCTION, "note": claim["construction"]}
+    if any(math.isnan(x) for m in ms for x in (float(m["value"]), *_ci(m))):
+        return {**row, "verdict": INCONCLUSIVE,
+                "note": "the measurement has no interval: more trials would give it one"}
+    need = MIN_TRIALS.get(profile, 5)
+    if min(ns) < need:
+        return {**row, "verdict": INCONCLUSIVE,
+                "note": f"{min(ns)} counted trials, the {profile} profile needs {need}: {need - min(ns)} more "
+                        "would let it be judged"}
+    judged = [judge_window(m, lo_w, hi_w) for m, (lo_w, hi_w) in zip(ms, wins, strict=True)]
+    verdict, note = _combine_steps(judged, keys) if k == "order" else judged[0]
+    return {**row, "verdict": verdict, "note": note}
+
+
+def judge_all(claims: pd.DataFrame, measurements: dict[str, dict[str, Any]], skipped: dict[str, str],
+              profile: str) -> pd.DataFrame:
+    rows = []
+    for claim in claims.to_dict("records"):
+        rows.append({"id": claim["id"], "published": f"{claim['value']} {claim['unit']}",
+                     "experiment": claim["experiment"], "measurement": claim["measurement"],
+                     **judge(claim, measurements, skipped, profile)})
+    return pd.DataFrame(rows)
+
+
+def verdicts(results_dir: Path | str, claims_path: Path | str | None = None, profile: str = "quick") -> pd.DataFrame:
+    measurements, skipped = load_measurements(results_dir)
+    return judge_all(load_claims(claims_path), measurements, skipped, profile)
+
+
+def counts(table: pd.DataFrame) -> dict[str, int]:
+    return {v: int((table["verdict"] == v).sum()) for v in VERDICTS}
+
+
+_NUMBER_WORDS = ["no", "one", "two", "three", "four", "five", "six", "seven", "eight", "nine", "ten",
+                 "eleven", "twelve", "thirteen", "fourteen", "fifteen", "sixteen", "seventeen",
+                 "eighteen", "nineteen", "twenty", "twenty-one", "twenty-two", "twenty-three", "twenty-four",
+                 "twenty-five"]
+
+
+def _num(n: int) -> str:
+    return _NUMBER_WORDS[n] if n < len(_NUMBER_WORDS) else str(n)
+
+
+def summary_sentence(table: pd.DataFrame) -> str:
+    """'Of the 20 published claims, 4 are reproduced here, 6 are not, ...': from the table."""
+    c = counts(table)
+    if c[NOT_APPLICABLE] == 0:
+        last = "every claim could be judged in this run"
+    else:
+        last = f"{_num(c[NOT_APPLICABLE])} could not be judged in this run"
+    parts = [f"{_num(c[REPRODUCED])} {'is' if c[REPRODUCED] == 1 else 'are'} reproduced here",
+             f"{_num(c[NOT_REPRODUCED])} {'is' if c[NOT_REPRODUCED] == 1 else 'are'} not reproduced",
+             f"{_num(c[INCONCLUSIVE])} {'remains' if c[INCONCLUSIVE] == 1 else 'remain'} inconclusive",
+             f"{_num(c[BY_CONSTRUCTION])} {'holds' if c[BY_CONSTRUCTION] == 1 else 'hold'} by construction "
+             "(the value was an input of our device models, or is arithmetic)",
+             last]
+    return f"Of the {len(table)} published claims, " + ", ".join(parts[:-1]) + " and " + parts[-1] + "."
+
+
+def macros(table: pd.DataFrame) -> dict[str, str]:
+    """The counts and the summary sentence for the abstract and the conclusion."""
+    c = counts(table)
+    return {"VerdictsTotal": str(len(table)), "VerdictsReproduced": str(c[REPRODUCED]),
+            "VerdictsNotReproduced": str(c[NOT_REPRODUCED]), "VerdictsInconclusive": str(c[INCONCLUSIVE]),
+            "VerdictsByConstruction": str(c[BY_CONSTRUCTION]), "VerdictsNotApplicable": str(c[NOT_APPLICABLE]),
+            "VerdictSummary": escape(summary_sentence(table))}
+
+
+def write_verdicts(results_dir: Path | str, out_tex: Path | str, out_csv: Path | str,
+                   claims_path: Path | str | None = None, profile: str = "quick",
+                   out_macros: Path | str | None = None) -> pd.DataFrame:
+    table = verdicts(results_dir, claims_path, profile)
+    cols = ["id", "published", "kind", "window", "ours", "value", "ci_low", "ci_high", "ratio", "n", "verdict",
+            "note", "experiment", "measurement"]
+    write_text_atomic(out_csv, table[cols].to_csv(index=False))
+    tex = pd.DataFrame({
+        "Id": table["id"].map(escape),
+        "Published": table["published"].map(escape),
+        "Window": table["window"].map(escape),
+        "Ours [95\\,\\% CI]": table["ours"].map(escape),
+        "Ours/Pub": table["ratio"].map(lambda r: "" if pd.isna(r) else fmt(r)),
+        "n": table["n"].map(lambda n: escape(str(n))),
+        "Verdict": table["verdict"],
+        "Note": table["note"].map(escape),
+    })
+    rag = ">{\\raggedright\\arraybackslash}p"
+    write_table(out_tex, tex, column_format=f"l {rag}{{0.11\\linewidth}} {rag}{{0.1\\linewidth}} "
+                                            f"{rag}{{0.15\\linewidth}} l l l {rag}{{0.27\\linewidth}}")
+    if out_macros is not None:
+        write_macros(out_macros, macros(table))
+    return table
+
+
+# --------------------------------------------------------------------------- recorded runs
+def recorded_path() -> Path:
+    return root() / "data" / "published" / "recorded_measurements.json"
+
+
+def _sha256(path: Path) -> str:
+    return hashlib.sha256(path.read_bytes()).hexdigest()
+
+
+def _fingerprint(recording: Path) -> dict[str, dict[str, str]]:
+    """Per experiment of a recording: the commit it was measured at and its trials' hash."""
+    out = {}
+    for d in sorted(p for p in recording.iterdir() if (p / "config.json").exists()):
+        prov = json.loads((d / "provenance.json").read_text())
+        trials = d / "trials.csv"
+        out[d.name] = {"commit": str((prov.get("git") or {}).get("commit", "")),
+                       "trials_sha256": _sha256(trials) if trials.exists() else ""}
+    return out
+
+
+def _round(x: Any) -> Any:
+    return float(f"{x:.6g}") if isinstance(x, float) and math.isfinite(x) else x
+
+
+def rebuild_recording(name: str, notebooks: Path | None = None) -> dict[str, Any]:
+    """One recording's measurements as its notebooks compute them today: every experiment
+    replayed into a temporary results directory (pagelab.run.recording.replay) and its notebook run
+    by papermill, as `make PROFILE=recorded` would, without the paper."""
+    rec = recorded_dir() / name
+    fingerprint = _fingerprint(rec)
+    if not fingerprint:
+        raise ValueError(f"no recording {name!r} in {recorded_dir()}")
+    profile = json.loads((rec / next(iter(fingerprint)) / "config.json").read_text()).get("profile", "quick")
+    papermill = Path(sys.executable).with_name("papermill")
+    measurements: dict[str, Any] = {}
+    skipped: dict[str, str] = {}
+    with tempfile.TemporaryDirectory(prefix="pagelab-recorded-") as tmp:
+        for exp in fingerprint:
+            dest = Path(tmp) / exp
+            replay(rec, exp, dest)
+            shutil.copyfile(rec / exp / "config.json", dest / "config.json")
+            nb = (notebooks or root() / "notebooks") / f"{exp}.ipynb"
+            run = subprocess.run([str(papermill), "--cwd", str(root()), "-k", "python3", str(nb),
+                                  str(dest / f"{exp}.ipynb"), "-p", "results_dir", str(dest), "-p", "profile", profile],
+                                 capture_output=True, text=True, timeout=1800,
+                                 env={**os.environ, "PATH": f"{papermill.parent}:{os.environ.get('PATH', '')}"})
+            if run.returncode != 0:
+                raise RuntimeError(f"{name}: the {exp} notebook failed: {run.stderr.strip()[-800:]}")
+            doc = json.loads((dest / "measurements.json").read_text())
+            measurements.update({k: {f: _round(v) for f, v in m.items() if f != "method"} for k, m in doc.items()})
+            if (dest / "skipped.txt").exists():
+                skipped[exp] = (dest / "skipped.txt").read_text().strip().splitlines()[0]
+    return {"profile": profile, "experiments": fingerprint, "skipped": skipped,
+            "measurements": dict(sorted(measurements.items()))}
+
+
+def load_recorded(path: Path | str | None = None) -> dict[str, dict[str, Any]]:
+    """The stored recordings' measurements: {'<machine>/<profile>': {profile, experiments,
+    skipped, measurements}}, each machine's in profile order (quick, full, seed); empty when the
+    file is not there."""
+    path = Path(path or recorded_path())
+    store = json.loads(path.read_text())["recordings"] if path.exists() else {}
+
+    def order(item: tuple[str, dict[str, Any]]) -> tuple[str, int]:
+        p = item[1]["profile"]
+        return item[0].rsplit("/", 1)[0], PROFILES.index(p) if p in PROFILES else len(PROFILES)
+    return dict(sorted(store.items(), key=order))
+
+
+def write_recorded(names: list[str] | None = None, path: Path | str | None = None) -> dict[str, Any]:
+    """Rebuild the named recordings (default: every one in data/recorded/) and write the store
+    atomically, keeping the other recordings it holds."""
+    path = Path(path or recorded_path())
+    names = names or sorted(str(d.relative_to(recorded_dir())) for d in recorded_dir().glob("*/*") if d.is_dir())
+    store = load_recorded(path)
+    for name in names:
+        store[name] = rebuild_recording(name)
+    doc = {"about": "every recording's measurements as the notebooks compute them from data/recorded/; "
+                    "rebuilt by `pagelab claims recorded` (stale: tests/test_claims.py says which)",
+           "recordings": dict(sorted(store.items()))}
+    write_text_atomic(path, json.dumps(doc, indent=1, sort_keys=True) + "\n")
+    path.chmod(0o644)  # a file of the repository, read by whoever builds the paper
+    return doc
+
+
+def stale_recordings(path: Path | str | None = None) -> list[str]:
+    """Recordings whose stored measurements no longer match them (a recording re-made, added
+    or removed since the store was rebuilt), each with the command that fixes it."""
+    store = load_recorded(path)
+    on_disk = sorted(str(d.relative_to(recorded_dir())) for d in recorded_dir().glob("*/*") if d.is_dir())
+    problems = []
+    for name in on_disk:
+        if name not in store:
+            problems.append(f"{name}: not in {recorded_path().name}")
+        elif store[name]["experiments"] != _fingerprint(recorded_dir() / name):
+            problems.append(f"{name}: re-recorded since {recorded_path().name} was rebuilt")
+    problems += [f"{name}: in {recorded_path().name} but no longer recorded" for name in store if name not in on_disk]
+    return [f"{p} (pagelab claims recorded --recording {p.split(':')[0]})" for p in problems]
+
+
+def recorded_tables(claims: pd.DataFrame, store: dict[str, dict[str, Any]] | None = None) -> dict[str, pd.DataFrame]:
+    """Every claim judged on every stored recording (its own profile): {recording: table}."""
+    store = load_recorded() if store is None else store
+    return {name: judge_all(claims, rec["measurements"], rec.get("skipped", {}), rec["profile"])
+            for name, rec in store.items()}
+
+
+def _verdict_word(row: pd.Series) -> str:
+    if row["verdict"] == NOT_APPLICABLE and str(row["note"]).startswith(("not measured", "skipped")):
+        return f"n/a: {row['note']}"
+    return str(row["verdict"])
+
+
+def verdict_strings(claims: pd.DataFrame, store: dict[str, dict[str, Any]] | None = None) -> dict[str, str]:
+    """Per claim, 'quick: X; full: Y; seed: Z' over the stored recordings (the changelog's
+    verdicts before and after), 'n/a: <why>' where a recording lacks the measurement."""
+    tables = recorded_tables(claims, store)
+    out = {}
+    for cid in claims["id"]:
+        parts = []
+        for name, table in tables.items():
+            t = table.set_index("id")
+            parts.append(f"{name.rsplit('/', 1)[-1]}: {_verdict_word(t.loc[cid])}")
+        out[cid] = "; ".join(parts)
+    return out
+
+
+# --------------------------------------------------------------------------- the verdict figure
+def forest_rows(claims: pd.DataFrame, runs: list[Run]) -> pd.DataFrame:
+    """The verdict figure's rows: per claim (per step of an order) and run (label, measurements,
+    skip reasons, profile), ours and the window over the published value (an order's step: over
+    the seed's step, the geometric middle of its window; a published zero: ours + 1), and the
+    run's verdict. No value (x NaN) where the run does not judge the claim at its scale or did
+    not measure it."""
+    rows = []
+    for claim in claims.to_dict("records"):
+        keys, wins = steps(claim), windows(claim)
+        for label, measurements, skipped, profile in runs:
+            verdict = judge(claim, measurements, skipped, profile)
+            for i, (key, (lo_w, hi_w)) in enumerate(zip(keys, wins, strict=True)):
+                ref = math.sqrt(lo_w * hi_w) if kind(claim) == "order" else published_number(claim)
+                shift = 1.0 if ref == 0 else 0.0
+                ref = ref or 1.0
+                m = measurements.get(key) if verdict["ours"] else None
+                v, lo, hi = (float(m["value"]), *_ci(m)) if m else (math.nan,) * 3
+                rows.append({"claim": claim["id"],
+                             "label": claim["id"] if len(keys) == 1 else f"{claim['id']} step {i + 1}", "run": label,
+                             "x": (v + shift) / ref, "x_lo": (lo + shift) / ref, "x_hi": (hi + shift) / ref,
+                             "w_lo": (lo_w + shift) / ref, "w_hi": (hi_w + shift) / ref, "verdict": verdict["verdict"],
+                             "gid": f"{claim['id']}|{i}|{label}"})
+    return pd.DataFrame(rows)
+
+
+Run = tuple[str, dict[str, Any], dict[str, str], str]  # label, measurements, skip reasons, profile
+
+
+def figure_runs(results_dir: Path | str, profile: str, recording: str = "",
+                store: dict[str, dict[str, Any]] | None = None) -> list[Run]:
+    """The recorded runs (their stored measurements) and this run: this run replaces the
+    recording it was rebuilt from (make PROFILE=recorded), and is added as 'this run' otherwise."""
+    store = load_recorded() if store is None else store
+    this = (Path(recording).resolve().relative_to(recorded_dir().resolve()).as_posix()
+            if recording and Path(recording).resolve().is_relative_to(recorded_dir().resolve()) else "")
+    machines = {name.rsplit("/", 1)[0] for name in store}
+    runs = []
+    for name, rec in store.items():
+        label = rec["profile"] if len(machines) == 1 else name
+        if name == this:
+            measurements, skipped = load_measurements(results_dir)
+            runs.append((label, measurements, skipped, profile))
+        else:
+            runs.append((label, rec["measurements"], rec.get("skipped", {}), rec["profile"]))
+    if not this:
+        measurements, skipped = load_measurements(results_dir)
+        runs.append((f"this run ({profile})", measurements, skipped, profile))
+    return runs
+
+
+def write_figure(results_dir: Path | str, out: Path | str, html: Path | str | None = None,
+                 claims_path: Path | str | None = None, profile: str = "quick", recording: str = "") -> pd.DataFrame:
+    """The verdict figure (PDF for the paper, PNG beside it) and an HTML page with it and the
+    verdicts of every run."""
+    from pagelab.core import plots  # matplotlib and seaborn: 0.4-1.1 s at import, only the figure needs them
+
+    claims = load_claims(claims_path)
+    runs = figure_runs(results_dir, profile, recording)
+    rows = forest_rows(claims, runs)
+    plots.theme()
+    fig = plots.verdict_forest(rows, [r[0] for r in runs])
+    plots.save(fig, out)
+    plots.plt.close(fig)
+    if html is not None:
+        write_html(Path(html), Path(out).with_suffix(".png"), claims, runs)
+    return rows
+
+
+def write_html(path: Path, png: Path, claims: pd.DataFrame, runs: list[Run]) -> None:
+    """results/claims/verdicts.html: the figure and, per claim, each run's verdict, ours and note."""
+    tables = {label: judge_all(claims, ms, sk, prof).set_index("id") for label, ms, sk, prof in runs}
+    cells = []
+    for c in claims.to_dict("records"):
+        tds = "".join(f"<td class='{t.loc[c['id'], 'verdict'].replace(' ', '-')}'>"
+                      f"{_html.escape(t.loc[c['id'], 'verdict'])}<br><small>{_html.escape(str(t.loc[c['id'], 'ours']))}"
+                      "</small></td>" for t in tables.values())
+        cells.append(f"<tr><th>{_html.escape(c['id'])}</th><td>{_html.escape(c['value'] + ' ' + c['unit'])}</td>"
+                     f"<td>{_html.escape(c['claim'])}</td>{tds}</tr>")
+    head = "".join(f"<th>{_html.escape(label)}</th>" for label in tables)
+    image = base64.b64encode(png.read_bytes()).decode()
+    colours = {"reproduced": "#cfe8d5", "not-reproduced": "#f4c7c0", "inconclusive": "#fbe0b8",
+               "by-construction": "#c8dcef", "not-applicable-here": "#e4e4e4"}
+    style = "".join(f"td.{k}{{background:{v}}}" for k, v in colours.items())
+    write_text_atomic(path, (
+        "<!DOCTYPE html><html><head><meta charset='utf-8'><title>Verdicts</title>"
+        f"<style>body{{font-family:sans-serif}}table{{border-collapse:collapse}}td,th{{border:1px solid #ccc;"
+        f"padding:3px;vertical-align:top}}{style}</style></head><body><h1>Published claims and our verdicts</h1>"
+        f"<p><img alt='verdict figure' src='data:image/png;base64,{image}'></p>"
+        f"<table><tr><th>claim</th><th>published</th><th></th>{head}</tr>{''.join(cells)}</table></body></html>\n"))
+
+
+# --------------------------------------------------------------------------- command line
+def run(args: Any) -> int:
+    """Carries out `pagelab claims ACTION` (parsed by pagelab.cli)."""
+    try:
+        if args.action == "recorded":
+            doc = write_recorded(args.recording or None)
+            print(f"{recorded_path()}: {', '.join(doc['recordings'])}")
+        elif args.action == "stale":
+            stale = stale_recordings()
+            print("\n".join(stale) or "every recording's stored measurements are current")
+            return 1 if stale else 0
+        elif args.action == "history":
+            claims = load_claims(args.claims)
+            unknown = sorted(set(args.ids) - set(claims["id"]))
+            if unknown:
+                print(f"pagelab claims history: no claim {', '.join(unknown)} in "
+                      f"{args.claims or published.claims_path()}", file=sys.stderr)
+                return 2
+            for cid, text in verdict_strings(claims).items():
+                if not args.ids or cid in args.ids:
+                    print(f"{cid}: {text}")
+        elif args.action == "changelog":
+            problems, skip = published.changelog_problems()
+            print(skip or "\n".join(problems) or "every judging change since a recording is in the changelog")
+            return 1 if problems else 0
+        else:
+            write_figure(args.results, args.output, args.html, args.claims, args.profile, args.recording)
+    except (OSError, ValueError) as exc:
+        print(f"pagelab claims {args.action}: {exc}", file=sys.stderr)
+        return 2
+    return 0

@@ -1,0 +1,400 @@
+"""The experiment matrix across a fleet of hosts, and the merge of what came back.
+
+The `fleet:` block of config/config.yaml names the hosts (name plus free-form labels), the
+experiments each runs and the profile. workflow/rules/fleet.smk turns it into one trial job per
+(host, experiment), run on that host by a Snakemake executor plugin (slurm or cluster-generic,
+workflow/profiles/), writing under results/fleet/<host>/<experiment>/. The merge reads whatever
+came back: one row per host with its labels, the experiments that completed and the ones missing
+(with the reason when one is known), each host's headline medians, `pagelab compare` of the host
+against the baseline host, and the host's verdict counts. A host that failed or never answered
+is named as missing; it never makes the merge fail.
+
+The commands (defined in pagelab.cli, calling this module):
+  pagelab fleet trial HOST EXPERIMENT --config JSON --output DIR   one job, on HOST
+  pagelab fleet merge --plan JSON --results DIR --csv CSV --tex TEX  (and headlines.pdf beside TEX)
+  pagelab fleet show [--configfile F]                              the jobs, as JSON
+
+Not for: reaching hosts (the executor plugin and the profile's submit script do that).
+"""
+
+from __future__ import annotations
+
+import copy
+import json
+import os
+import socket
+import sys
+from pathlib import Path
+from typing import Any
+
+import yaml
+
+from pagelab.core.records import write_json_atomic, write_text_atomic
+from pagelab.system import config as _config
+
+# The Snakefile imports this module while it is parsed (workflow/rules/fleet.smk): the merge's
+# claims, compare, plots, latex and pandas (1.5 s at import, python -X importtime), and the
+# experiment descriptors a split run asks (pandas with them), are imported by the functions that
+# need them, not here (0.14 s).
+
+ENV_HOST = "PAGELAB_FLEET_HOST"  # set by the submit path: the fleet host a job runs as
+ENV_SLURM_NODE = "SLURMD_NODENAME"  # set by Slurm in a job: the node it runs on
+RAN_ON = "ran_on.json"
+
+
+# --------------------------------------------------------------------------- the fleet's jobs
+def raw_config(path: Path | str | None = None) -> dict[str, Any]:
+    """config/config.yaml validated (defaults filled) but not resolved: what the Snakefile's
+    `config` is, and what block() starts from."""
+    with open(path or _config.default_config()) as fh:
+        cfg = yaml.safe_load(fh) or {}
+    return _config.validate(cfg)
+
+
+def fleet_block(cfg: dict[str, Any]) -> dict[str, Any]:
+    block = dict(cfg.get("fleet") or {})
+    block.setdefault("hosts", [])
+    block.setdefault("experiments", ["seekmodel"])
+    block.setdefault("profile", "quick")
+    block.setdefault("baseline", "")
+    block.setdefault("set", {})
+    return block
+
+
+def hosts(cfg: dict[str, Any]) -> list[dict[str, Any]]:
+    """The hosts, each {name, labels, experiments}; raises ConfigError on a bad name or experiment."""
+    block = fleet_block(cfg)
+    known = _config.experiments()
+    out, seen = [], set()
+    for h in block["hosts"]:
+        name = h["name"]
+        if name in seen:
+            raise _config.ConfigError(f"fleet.hosts: {name!r} is named twice")
+        seen.add(name)
+        exps = list(h.get("experiments") or block["experiments"])
+        for e in exps:
+            if e not in known:
+                raise _config.ConfigError(f"fleet: no experiment named {e!r} (have: {', '.join(known)})")
+        out.append({"name": name, "labels": dict(h.get("labels") or {}), "experiments": exps})
+    return out
+
+
+def jobs(cfg: dict[str, Any]) -> list[tuple[str, str]]:
+    """Every (host, experiment) trial job of the fleet, in config order."""
+    return [(h["name"], e) for h in hosts(cfg) for e in h["experiments"]]
+
+
+def baseline(cfg: dict[str, Any]) -> str:
+    hs = [h["name"] for h in hosts(cfg)]
+    chosen = fleet_block(cfg)["baseline"] or (hs[0] if hs else "")
+    if hs and chosen not in hs:
+        raise _config.ConfigError(f"fleet.baseline: {chosen!r} is not one of the hosts ({', '.join(hs)})")
+    return chosen
+
+
+def block(cfg: dict[str, Any], host: str, experiment: str, with_share: bool = True) -> dict[str, Any]:
+    """The resolved config block of one fleet job: the experiment's block in the fleet's profile,
+    fleet.set[experiment] over it (validated and resolved like the experiment's own block), and
+    scratch_dir <scratch_dir>/fleet/<host>; with `with_share`, the host's share of a split run
+    (`share`)."""
+    fb = fleet_block(cfg)
+    if (host, experiment) not in jobs(cfg):
+        raise _config.ConfigError(f"fleet: host {host!r} does not run {experiment!r}")
+    schema = _config.load_schema()
+    profile = fb["profile"]
+    raw = copy.deepcopy({k: v for k, v in cfg.items() if k not in ("fleet", "recording")})
+    raw["profile"] = profile
+    exp = dict(raw.get(experiment) or {})
+    own = _config.own_profile(schema, experiment, profile, exp)
+    pkeys = _config.profile_keys(schema, experiment, own)
+    for key, value in (fb["set"].get(experiment) or {}).items():
+        if key in pkeys:
+            exp[own] = {**(exp.get(own) or {}), key: value}
+        else:
+            exp[key] = value
+    raw[experiment] = exp
+    try:
+        _config.validate(raw)
+    except _config.ConfigError as exc:
+        raise _config.ConfigError(f"fleet.set.{experiment}: {exc}") from exc
+    resolved = _config.resolve(raw, schema)[experiment]
+    if with_share:
+        resolved.update(share(cfg, experiment, resolved)[host])
+    return {**resolved, "scratch_dir": f"{cfg.get('scratch_dir', 'scratch')}/fleet/{host}"}
+
+
+def share(cfg: dict[str, Any], experiment: str, resolved: dict[str, Any]) -> dict[str, dict[str, Any]]:
+    """Per host that runs `experiment`, the settings that make its job that host's share of one
+    run (Experiment.split, from the resolved block); {} each when the run is not split."""
+    from pagelab.experiments.harness import descriptor
+
+    hosts_ = [h for h, e in jobs(cfg) if e == experiment]
+    split = descriptor(experiment).split
+    return split(resolved, hosts_) if split is not None else {h: {} for h in hosts_}
+
+
+def merge_split(plan_: dict[str, Any], experiment: str, results: Path | str = "results/fleet",
+                out: Path | str | None = None) -> Path:
+    """One results directory for an experiment whose run the fleet split between its hosts
+    (Experiment.split): every host's trials.csv that came back, concatenated with a `host`
+    column, and the config without the host's share (the whole design). Written to
+    <results>/merged/<experiment>/ (or `out`), each file atomically; returns the directory."""
+    import pandas as pd
+
+    results = Path(results)
+    dest = Path(out) if out else results / "merged" / experiment
+    frames, cfg = [], None
+    for h in plan_["hosts"]:
+        d = results / h["name"] / experiment
+        if experiment not in h["experiments"] or not (d / "trials.csv").exists():
+            continue
+        frames.append(pd.read_csv(d / "trials.csv", keep_default_na=False, na_values=[""]).assign(host=h["name"]))
+        if cfg is None and (d / "config.json").exists():
+            cfg = json.loads((d / "config.json").read_text())
+    if not frames:
+        raise ValueError(f"fleet: no host returned {experiment}")
+    dest.mkdir(parents=True, exist_ok=True)
+    write_text_atomic(dest / "trials.csv", pd.concat(frames, ignore_index=True).to_csv(index=False))
+    cfg = {k: v for k, v in (cfg or {}).items() if k != "cells"}
+    write_json_atomic(dest / "config.json", cfg)
+    write_json_atomic(dest / "provenance.json", {"merged_from": [h["name"] for h in plan_["hosts"]
+                                                                 if experiment in h["experiments"]]})
+    return dest
+
+
+def plan(cfg: dict[str, Any]) -> dict[str, Any]:
+    """What the merge needs to know: hosts with labels and experiments, profile, baseline."""
+    return {"hosts": hosts(cfg), "profile": fleet_block(cfg)["profile"], "baseline": baseline(cfg)}
+
+
+def present(cfg: dict[str, Any], results: str | Path = "results/fleet", name: str = "measurements.json",
+            experiment: str | None = None) -> list[str]:
+    """For every job (of `experiment`, default all) whose trials came back (trials.csv exists),
+    its `name` file: the merge's inputs, so that a host that failed never holds the merge up."""
+    results = Path(results)
+    return [str(results / h / e / name) for h, e in jobs(cfg)
+            if (results / h / e / "trials.csv").exists() and experiment in (None, e)]
+
+
+def is_split(cfg: dict[str, Any], experiment: str) -> bool:
+    """Whether the fleet splits `experiment`'s run between its hosts (some host's block names
+    a share of it: payoff's grid)."""
+    from pagelab.experiments.harness import descriptor
+
+    if descriptor(experiment).split is None:
+        return False
+    first = next((h for h, e in jobs(cfg) if e == experiment), None)
+    if first is None:
+        return False
+    whole = {k: v for k, v in block(cfg, first, experiment, with_share=False).items() if k != "scratch_dir"}
+    return any(share(cfg, experiment, whole).values())
+
+
+# --------------------------------------------------------------------------- one job on a host
+def as_host(host: str, outdir: Path) -> int:
+    """Before `pagelab trial` runs one fleet job: check that it runs as the host it is meant for
+    (PAGELAB_FLEET_HOST, which the ssh submit path sets, or else the node Slurm ran the job on)
+    and write ran_on.json (fleet host, the host it ran as, hostname, pid). 0, or 2 refusing."""
+    actual = os.environ.get(ENV_HOST) or os.environ.get(ENV_SLURM_NODE)
+    if actual is not None and actual != host:
+        print(f"pagelab fleet: job for host {host!r} runs as {actual!r}: refusing", file=sys.stderr)
+        return 2
+    outdir.mkdir(parents=True, exist_ok=True)
+    write_json_atomic(outdir / RAN_ON, {"host": host, "as": actual, "hostname": socket.gethostname(),
+                                        "pid": os.getpid()})
+    return 0
+
+
+# --------------------------------------------------------------------------- the merge
+def _log_reason(log: Path) -> str:
+    try:
+        lines = [ln.strip() for ln in log.read_text(errors="replace").splitlines() if ln.strip()]
+    except OSError:
+        return ""
+    for ln in reversed(lines):
+        if ln.startswith("pagelab") or "Error" in ln or "error" in ln:
+            return ln[:200]
+    return lines[-1][:200] if lines else ""
+
+
+def job_status(results: Path, logs: Path, host: str, experiment: str) -> tuple[str, str]:
+    """('complete', '') when trials.csv came back; otherwise ('failed', reason) when the job
+    left a log or trial records, ('missing', reason) when nothing came back at all."""
+    d = results / host / experiment
+    if (d / "trials.csv").exists():
+        return "complete", ""
+    log = logs / host / f"{experiment}.log"
+    if log.exists():
+        return "failed", _log_reason(log) or "the job failed (see its log)"
+    if (d / "trials").is_dir() and any((d / "trials").iterdir()):
+        return "failed", "the job stopped before its trials were complete"
+    return "missing", "no result: the host was unreachable or the job never ran"
+
+
+def _measurements(results: Path, host: str, experiments: list[str]) -> dict[str, dict[str, Any]]:
+    out: dict[str, dict[str, Any]] = {}
+    for e in experiments:
+        path = results / host / e / "measurements.json"
+        try:
+            out.update(json.loads(path.read_text()))
+        except (OSError, ValueError):
+            continue
+    return out
+
+
+def headline_keys(plan_: dict[str, Any], per_host: dict[str, dict[str, Any]], limit: int = 3) -> list[str]:
+    """The measured values (with a CI) a claim names (data/published/claims.csv) that some host has; where an
+    experiment has none of those, its first `limit` keys."""
+    from pagelab.paper import claims
+
+    try:
+        named = set(claims.load_claims()["measurement"].dropna())
+    except (OSError, KeyError, ValueError):
+        named = set()
+    # measured values only (a median with its interval), not a model's constants
+    have = sorted({k for m in per_host.values() for k, v in m.items()
+                   if isinstance(v, dict) and v.get("ci_low") is not None and v.get("ci_high") is not None})
+    exps = list(dict.fromkeys(e for h in plan_["hosts"] for e in h["experiments"]))
+    keys: list[str] = []
+    for e in exps:
+        mine = [k for k in have if k.split(".")[0] == e]
+        chosen = [k for k in mine if k in named] or mine[:limit]
+        keys += chosen
+    return keys
+
+
+def _fmt(entry: dict[str, Any] | None) -> str:
+    from pagelab.core.latex import fmt
+
+    if not entry or entry.get("value") is None:
+        return ""
+    lo, hi = entry.get("ci_low"), entry.get("ci_high")
+    s = fmt(entry["value"])
+    if lo is not None and hi is not None:
+        s += f" [{fmt(lo)}, {fmt(hi)}]"
+    return s
+
+
+def merge(plan_: dict[str, Any], results: Path | str = "results/fleet", logs: Path | str = "results/logs/fleet",
+          noise: float | None = None):  # noqa: ANN201  (a DataFrame)
+    """One row per host: labels, status, completed and missing experiments, headline medians with
+    their 95 % CIs, the comparison with the baseline host (counts of same/faster/slower/different)
+    and the verdict counts of the claims of the experiments the host ran."""
+    import pandas as pd
+
+    from pagelab.analysis import compare
+    from pagelab.paper import claims
+
+    results, logs = Path(results), Path(logs)
+    noise = compare.NOISE if noise is None else noise
+    base = plan_.get("baseline", "")
+    rows: list[dict[str, Any]] = []
+    per_host = {h["name"]: _measurements(results, h["name"], h["experiments"]) for h in plan_["hosts"]}
+    heads = headline_keys(plan_, per_host)
+    label_names = sorted({k for h in plan_["hosts"] for k in h["labels"]})
+    for h in plan_["hosts"]:
+        name = h["name"]
+        status = {e: job_status(results, logs, name, e) for e in h["experiments"]}
+        done = [e for e, (s, _) in status.items() if s == "complete"]
+        lacking = {e: f"{s}: {why}" for e, (s, why) in status.items() if s != "complete"}
+        row: dict[str, Any] = {"host": name, **{f"label:{k}": h["labels"].get(k, "") for k in label_names}}
+        row["status"] = "complete" if not lacking else ("missing" if not done else "partial")
+        row["completed"] = " ".join(done)
+        row["missing"] = "; ".join(f"{e} ({why})" for e, why in lacking.items())
+        for k in heads:
+            row[f"median:{k}"] = _fmt(per_host[name].get(k))
+        if not done:
+            row["vs_baseline"] = "no results"
+        elif name == base:
+            row["vs_baseline"] = "baseline"
+        else:
+            try:
+                cmp_rows = compare.compare(results / base, results / name, noise=noise)
+                words = pd.Series([r.word for r in cmp_rows]).value_counts().to_dict() if cmp_rows else {}
+                row["vs_baseline"] = ", ".join(f"{words.get(w, 0)} {w}" for w in
+                                               ("same", "faster", "slower", "different"))
+            except (ValueError, OSError) as exc:
+                row["vs_baseline"] = f"not compared: {str(exc)[:120]}"
+        if done:
+            table = claims.verdicts(results / name, profile=plan_.get("profile", "quick"))
+            table = table[table["experiment"].isin(done)]
+            for v, n in claims.counts(table).items():
+                row[f"verdict:{v}"] = n
+        else:
+            for v in claims.VERDICTS:
+                row[f"verdict:{v}"] = 0
+        rows.append(row)
+    return pd.DataFrame(rows)
+
+
+def headlines(plan_: dict[str, Any], results: Path | str = "results/fleet"):  # noqa: ANN201  (a DataFrame)
+    """The headline measurements (`headline_keys`) by host, long form: host, measurement,
+    value, ci_low, ci_high, unit; a host without the measurement has no row."""
+    import pandas as pd
+
+    results = Path(results)
+    per_host = {h["name"]: _measurements(results, h["name"], h["experiments"]) for h in plan_["hosts"]}
+    rows = [{"host": host, "measurement": k, "value": e["value"], "ci_low": e["ci_low"],
+             "ci_high": e["ci_high"], "unit": e.get("unit", "")}
+            for k in headline_keys(plan_, per_host) for host, m in per_host.items()
+            if isinstance(e := m.get(k), dict) and e.get("value") is not None]
+    return pd.DataFrame(rows, columns=["host", "measurement", "value", "ci_low", "ci_high", "unit"])
+
+
+def missing_hosts(frame) -> list[str]:  # noqa: ANN001
+    return [r.host for r in frame.itertuples() if r.status != "complete"]
+
+
+def section(frame, plan_: dict[str, Any], figure: str | None = None) -> str:  # noqa: ANN001
+    """results/fleet/section.tex: the fleet's hosts, what came back, the headline measurements
+    by host (`figure`, a path the paper's TEXINPUTS resolves, when there is one) and the merge
+    table."""
+    from pagelab.core.latex import escape
+
+    hosts_ = [h["name"] for h in plan_["hosts"]]
+    lacking = missing_hosts(frame) if len(frame) else hosts_
+    out = ("\\section{The fleet}\\label{sec:fleet}\n"
+           f"The experiments ran on {len(hosts_)} host(s) ({escape(', '.join(hosts_))}) in the "
+           f"{escape(plan_.get('profile', 'quick'))} profile, one measurement job per host at a time; "
+           f"each host is compared with the baseline host {escape(plan_.get('baseline', ''))} by "
+           "\\texttt{pagelab compare} (counts of same, faster, slower, different).\n")
+    if lacking:
+        out += ("Hosts without complete results: " + escape(", ".join(lacking)) + ".\n")
+    else:
+        out += "Every host returned every experiment.\n"
+    if not len(frame):
+        return out
+    if figure:
+        out += ("\\begin{figure*}[htbp]\n\\centering\n"
+                f"\\includegraphics[width=\\textwidth]{{{figure}}}\n"
+                "\\caption{The headline measurements by host: medians with 95\\,\\% intervals "
+                "(each host's own trials).}\n\\label{fig:fleet}\n\\end{figure*}\n")
+    show = frame.copy()
+    verdict_cols = [c for c in show.columns if c.startswith("verdict:")]
+    show["verdicts"] = [", ".join(f"{int(r[c])} {c.split(':', 1)[1]}" for c in verdict_cols if int(r[c]))
+                        for _, r in show.iterrows()]
+    cols = ["host"] + [c for c in show.columns if c.startswith("label:")] + ["status", "missing"] + \
+        [c for c in show.columns if c.startswith("median:")] + ["vs_baseline", "verdicts"]
+    tex = show[cols].astype(str).map(escape)
+    tex.columns = [escape(c.split(":", 1)[-1]) for c in cols]
+    body = tex.style.hide(axis="index").to_latex(hrules=True, column_format="l" * len(cols))
+    return out + ("\\begin{table*}[htbp]\n\\centering\\scriptsize\n" + body +
+                  "\\caption{The fleet by host: status, headline medians with 95\\,\\% intervals, the comparison "
+                  "with the baseline host and the verdict counts.}\n\\label{tab:fleet}\n\\end{table*}\n")
+
+
+def write_merge(plan_path: Path | str, results: Path | str, csv_path: Path | str, tex_path: Path | str,
+                logs: Path | str = "results/logs/fleet"):  # noqa: ANN201
+    from pagelab.core import plots
+
+    plan_ = json.loads(Path(plan_path).read_text())
+    frame = merge(plan_, results, logs)
+    heads = headlines(plan_, results)
+    fig_path = Path(tex_path).with_name("headlines.pdf")
+    plots.theme()
+    plots.save(plots.intervals_by_host(heads) if len(heads)
+               else plots.message("no host returned a headline measurement"), fig_path)
+    figure = f"{fig_path.parent.name}/{fig_path.name}" if len(heads) else None
+    write_text_atomic(csv_path, frame.to_csv(index=False))
+    write_text_atomic(tex_path, section(frame, plan_, figure))
+    return frame

@@ -1,0 +1,262 @@
+"""Swap on an emulated device: mount `simdisk`, attach a loop device with direct IO over
+MOUNTPOINT/disk, mkswap, swapon; every step journaled through pagelab.system.state, so teardown (and
+recovery after kill -9) runs in reverse: swapoff, detach, unmount, end the daemon.
+
+The daemon is started by the harness, outside any memory cgroup under test, and mlocks itself
+(simdisk does mlockall and asks for PR_SET_IO_FLUSHER), which is what keeps swap over FUSE
+from deadlocking under memory pressure.
+
+A paging device that failed (simdisk's fault injection: docs/devices.md) makes its trial
+invalid: `watched` runs a trial while noting the fault counters of every emulated device it
+mounts (read while they are still mounted: by `poll_faults`, which the victim and the hogs call
+when they are done, and by `EmulatedDisk.stats`), and turns the trial's result, or its failure,
+into an invalid trial whose reason says what the device did. What the kernel does meanwhile: a
+swap-in whose read fails kills the task that faulted with SIGBUS (do_swap_page: a folio that is
+not uptodate after the read gives VM_FAULT_SIGBUS; seen on Linux 6.18 by tests/test_faults.py),
+and "Read-error on swap-device" goes to the kernel log; a swap-out whose write fails leaves the
+page dirty in memory ("Write-error on swap-device"), so it is written again later or never leaves.
+"""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import threading
+import time
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import yaml
+
+from pagelab.core.paths import root
+from pagelab.run.tidy import flatten
+from pagelab.run.tools import run_json, simdisk_model_cmd, simdisk_mount_cmd
+from pagelab.run.trials import TrialFailed, Validity
+from pagelab.system import state
+
+
+def profiles_dir() -> Path:
+    return root() / "config" / "devices"
+
+
+def profile_names() -> list[str]:
+    return sorted(p.stem for p in profiles_dir().glob("*.yaml"))
+
+
+@dataclass
+class EmulatedDisk:
+    profile: str
+    mountpoint: Path
+    pid: int
+    loop: Path | None = None
+
+    faults: dict[str, Any] = field(default_factory=dict)   # the fault counters last read
+
+    @property
+    def disk(self) -> Path:
+        return self.mountpoint / "disk"
+
+    def stats(self) -> dict[str, Any]:
+        """The emulator's running counters (MOUNTPOINT/stats); notes its fault counters."""
+        doc = json.loads((self.mountpoint / "stats").read_text())
+        self.faults = doc.get("faults", {})
+        return doc
+
+    def control(self, message: str) -> None:
+        """A message to simdisk's fault injection (MOUNTPOINT/control): `enable` arms the
+        faults of a profile with faults_enabled false (their up/down schedule starts then),
+        `disable` disarms them (dm-dust's messages)."""
+        (self.mountpoint / "control").write_text(message + "\n")
+
+    def flat_stats(self) -> dict[str, float]:
+        return {k: float(v) for k, v in flatten(self.stats()).items()
+                if isinstance(v, int | float) and not isinstance(v, bool)}
+
+
+class BusySampler:
+    """While open, reads the emulator's busy time (the sum of its requests' service times,
+    MOUNTPOINT/stats time_ns.service) every `period_s` seconds: `samples` are (seconds since
+    the sampler opened, busy seconds since then), what Resource Monitor's disk active time
+    is drawn from. Stays open `tail_s` seconds after the caller's work ends (a window after
+    the last IO)."""
+
+    def __init__(self, disk: EmulatedDisk, period_s: float = 0.25, tail_s: float = 0.0):
+        self.disk, self.period_s, self.tail_s = disk, period_s, tail_s
+        self.samples: list[tuple[float, float]] = []
+        self._stop = threading.Event()
+        self._thread = threading.Thread(target=self._run, daemon=True)
+
+    def _busy_s(self) -> float:
+        return float(self.disk.stats().get("time_ns", {}).get("service", 0)) / 1e9
+
+    def _run(self) -> None:
+        t0, b0 = time.monotonic(), self._busy_s()
+        self.samples.append((0.0, 0.0))
+        while not self._stop.wait(self.period_s):
+            self.samples.append((time.monotonic() - t0, self._busy_s() - b0))
+
+    def __enter__(self) -> BusySampler:
+        self._thread.start()
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        if exc[0] is None and self.tail_s:
+            time.sleep(self.tail_s)
+        self._stop.set()
+        self._thread.join()
+
+
+def emulated_disk(st: state.State, profile: str, workdir: Path, size: int | None = None,
+                  overrides: dict[str, Any] | None = None, cache_state: Path | None = None,
+                  trace: Path | None = None) -> EmulatedDisk:
+    """Mount the emulated device `profile` (the first `size` bytes; default: its capacity) in
+    `workdir` (sparse backing file, mountpoint); journaled, so the session or scope unmounts it."""
+    if profile not in profile_names():
+        raise state.StateError(f"no device profile {profile!r} in {profiles_dir()} "
+                               f"(have: {', '.join(profile_names())})")
+    workdir = Path(workdir).resolve()
+    mnt = workdir / "mnt"
+    mnt.mkdir(parents=True, exist_ok=True)
+    ready = workdir / "simdisk-ready.json"
+    ready.unlink(missing_ok=True)
+    cmd = simdisk_mount_cmd(mnt, profile, profiles_dir(), workdir / "backing.img", ready, size=size,
+                            overrides=overrides, cache_state=cache_state, trace=trace)
+    proc = st.daemon(cmd, mountpoint=mnt, ready=ready)
+    disk = EmulatedDisk(profile, mnt, proc.pid)
+    for watch in _WATCHES:
+        watch.disks.append(disk)
+    return disk
+
+
+def emulated_swap(st: state.State, profile: str, workdir: Path, size: int, priority: int | None = None,
+                  **kwargs: Any) -> EmulatedDisk:
+    """Swap on `size` bytes of the emulated device `profile` (see emulated_disk), through a
+    loop device with direct IO. Returns the device; the session or scope undoes everything."""
+    disk = emulated_disk(st, profile, workdir, size, **kwargs)
+    disk.loop = st.loop(disk.disk, direct_io=True)
+    out = subprocess.run(["mkswap", str(disk.loop)], capture_output=True, text=True, timeout=120)
+    if out.returncode != 0:
+        raise state.StateError(f"mkswap {disk.loop} failed: {out.stderr.strip()}")
+    st.swapon(disk.loop, priority)
+    return disk
+
+
+def profile_value(profile: str, key: str) -> Any:
+    """One key of a device profile (config/devices/<profile>.yaml), e.g. the disk's rpm."""
+    doc = yaml.safe_load((profiles_dir() / f"{profile}.yaml").read_text()) or {}
+    if key not in doc:
+        raise KeyError(f"{profile}: no key {key!r} in {profiles_dir() / (profile + '.yaml')}")
+    return doc[key]
+
+
+def capacity(profile: str) -> int | None:
+    """The profile's capacity_bytes (None when it has none, e.g. a tiered profile)."""
+    value = (yaml.safe_load((profiles_dir() / f"{profile}.yaml").read_text()) or {}).get("capacity_bytes")
+    return int(value) if value else None
+
+
+def model(profile: str, rw: str, bs: int, span: int | None = None) -> dict[str, Any]:
+    """`simdisk model`: the device model's expected mean service time, computed analytically."""
+    return run_json(simdisk_model_cmd(profile, profiles_dir(), rw, bs, span), timeout=120)
+
+
+# --------------------------------------------------------------------------------------------
+# A paging device that failed: the trial is invalid, with what the device did as the reason.
+
+# simdisk's fault counters (MOUNTPOINT/stats "faults") and how a reason names them.
+FAULT_WORDS = {
+    "read_errors": "read(s) failed (error_reads)",
+    "bad_block_errors": "read(s) of bad blocks failed (bad_blocks)",
+    "write_errors": "write(s) failed (error_writes)",
+    "timeouts": "request(s) unanswered for command_timeout_ms, the device then offline (stall)",
+    "offline_errors": "request(s) failed while offline",
+    "stalled": "request(s) held while it stopped answering (stall)",
+    "delayed": "request(s) delayed (read/write/flush_delay_ms)",
+}
+
+
+def fault_reason(profile: str, faults: dict[str, Any]) -> str | None:
+    """What an emulated device's fault counters say it did, in words, or None if nothing."""
+    parts = [f"{int(faults[k])} {words}" for k, words in FAULT_WORDS.items() if faults.get(k)]
+    if not parts:
+        return None
+    extra = []
+    if faults.get("stall_ns"):
+        extra.append(f"{faults['stall_ns'] / 1e9:.2f} s held")
+    if faults.get("delay_ns"):
+        extra.append(f"{faults['delay_ns'] / 1e9:.2f} s of delays")
+    return (f"the paging device failed: simdisk {profile} injected " + ", ".join(parts)
+            + (f" ({', '.join(extra)})" if extra else ""))
+
+
+@dataclass
+class FaultWatch:
+    """The emulated devices mounted while it is open; `reason` reads what they did."""
+    disks: list[EmulatedDisk] = field(default_factory=list)
+
+    def poll(self) -> None:
+        """Read each still-mounted device's fault counters (a gone mount keeps its last)."""
+        for disk in self.disks:
+            try:
+                disk.stats()
+            except (OSError, ValueError):
+                pass
+
+    def reason(self) -> str | None:
+        reasons = [r for d in self.disks if (r := fault_reason(d.profile, d.faults))]
+        return "; ".join(reasons) or None
+
+
+_WATCHES: list[FaultWatch] = []
+
+
+def poll_faults() -> None:
+    """Note the fault counters of the devices every open watch holds, while they are mounted
+    (the victim and the hogs call it when they are done, before the trial's state is restored)."""
+    for watch in _WATCHES:
+        watch.poll()
+
+
+@contextmanager
+def fault_watch() -> Iterator[FaultWatch]:
+    watch = FaultWatch()
+    _WATCHES.append(watch)
+    try:
+        yield watch
+    finally:
+        _WATCHES.remove(watch)
+
+
+DEVICE_FAILED = "paging_device_failed"   # the result key `watched` sets
+
+
+def watched(run: Callable[[], dict[str, Any]]) -> dict[str, Any]:
+    """Run one trial, noting the fault counters of the emulated devices it mounts. If they
+    injected faults, the result carries the reason under DEVICE_FAILED (see `device_first`);
+    a TrialFailed raised by such a trial (the victim killed by SIGBUS, say) becomes a result
+    holding only that reason, so the run goes on with the next trial. The trial's own scope
+    has restored the state by then."""
+    with fault_watch() as watch:
+        try:
+            result = run()
+        except TrialFailed as exc:
+            reason = watch.reason()
+            if reason is None:
+                raise
+            return {DEVICE_FAILED: f"{reason}; {exc}"}
+    reason = watch.reason()
+    if reason is not None:
+        result[DEVICE_FAILED] = reason
+    return result
+
+
+def device_first(validity: Validity | None) -> Validity:
+    """A trial's validity: invalid when its paging device failed (`watched`), else `validity`'s."""
+    def judge(params: dict[str, Any], result: dict[str, Any]) -> str | None:
+        if result.get(DEVICE_FAILED):
+            return str(result[DEVICE_FAILED])
+        return validity(params, result) if validity else None
+    return judge
