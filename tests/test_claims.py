@@ -356,6 +356,12 @@ def test_summary_sentence_and_counts_come_from_the_table():
     assert "one remains inconclusive" in s and "no could" not in s
     mac = claims.macros(t)
     assert mac["VerdictsNotReproduced"] == "2" and mac["VerdictsTotal"] == "5"
+    # a count of zero reads as English: "none remains", never "no remain"
+    s0 = claims.summary_sentence(pd.DataFrame({"verdict": [claims.NOT_REPRODUCED, claims.BY_CONSTRUCTION]}))
+    assert "none is reproduced here" in s0 and "none remains inconclusive" in s0, s0
+    assert " no " not in s0, s0
+    s1 = claims.summary_sentence(pd.DataFrame({"verdict": [claims.REPRODUCED]}))
+    assert "none is judged not reproduced" in s1, s1
 
 
 # --------------------------------------------------------------------------- the pre-registration
@@ -530,3 +536,39 @@ def test_the_appendix_prints_the_changelog(tmp_path):
         assert f"{r['claim']}\\newline\\texttt{{{r['column'].replace('_', chr(92) + '_')}}}" in text
     check = macros["AppendixChangelogCheck"]
     assert check.endswith("finds no judging change without a row") or "could not run here" in check
+
+
+@pytest.mark.parametrize("recorded", [True, False], ids=["rebuilt-from-a-recording", "measured-here"])
+def test_the_appendix_describes_the_machine_the_trials_ran_on(tmp_path, recorded):
+    """A paper rebuilt from a recording says so in the abstract and the appendix, and describes
+    the recording's machine (from the trials' provenance) with the recording's run time; a fresh
+    run describes this machine and Snakemake's benchmark time."""
+    from pagelab.analysis import appendix
+
+    res = tmp_path / "results"
+    (res / "e").mkdir(parents=True)
+    prov = {"git": {"commit": "a" * 40, "dirty": False}, "config_hash": "0123456789abcdef",
+            "disk": {"disk": "sdz", "model": "Test Disk", "rotational": True, "scheduler": "none"},
+            "machine": {"cpu_model": "Test CPU 9000", "cpus": 64, "kernel": "9.9.9-test",
+                        "mem_total_bytes": 8 << 30, "hostname": "h"}}
+    if recorded:
+        prov["recorded_machine"] = "test-machine"
+    (res / "e" / "provenance.json").write_text(json.dumps(prov))
+    (res / "e" / "trials.csv").write_text(
+        "trial_id,status,warmup,valid,start,end\n"
+        "a,ok,False,True,2026-01-01T10:00:00+00:00,2026-01-01T10:01:00+00:00\n"
+        "b,ok,False,True,2026-01-01T10:01:00+00:00,2026-01-01T10:05:30+00:00\n")
+    (res / "benchmarks").mkdir()
+    (res / "benchmarks" / "e.tsv").write_text("s\th:m:s\n7.25\t0:00:07\n")
+    out = tmp_path / "appendix"
+    appendix.write(res, out, ["e"], "full")
+    macros = (out / "macros.tex").read_text()
+    table = (out / "experiments.tex").read_text()
+    if recorded:
+        assert "reference machine test-machine" in macros and "without running a trial" in macros, macros
+        assert "Test CPU 9000" in macros and "9.9.9-test" in macros and "{64}" in macros, macros
+        assert "not recorded" in macros  # virtualisation is not in a recording
+        assert " 330 " in table or "& 330 &" in table, table  # 10:00:00 to 10:05:30
+    else:
+        assert "the machine that built this document" in macros and "reference machine" not in macros
+        assert "& 7 &" in table, table

@@ -1,5 +1,5 @@
 """The paper's reproducibility appendix, generated: machine fingerprint, paging state, tool and
-package versions, each experiment's config hash, commit, trials and compute time, and for each
+package versions, each experiment's config hash, commit, trials and run time, and for each
 claim the command that reproduces it.
 """
 
@@ -68,7 +68,14 @@ def experiment_rows(results: Path, experiments: list[str]) -> list[dict[str, Any
         counted = [t for t in finished if t.get("valid", "True") not in ("False", "false", "0")]
         bench = d.parent / "benchmarks" / f"{exp}.tsv"
         seconds = ""
-        if bench.exists():
+        if prov.get("recorded_machine"):
+            # rebuilt from a recording: the benchmark file times the replay, so the run's time is
+            # its trials' span, first start to last end
+            times = [(pd.Timestamp(t["start"]), pd.Timestamp(t["end"])) for t in trials
+                     if t.get("start") and t.get("end")]
+            if times:
+                seconds = f"{(max(e for _, e in times) - min(s for s, _ in times)).total_seconds():.0f}"
+        elif bench.exists():
             rowsb = list(csv.DictReader(open(bench), delimiter="\t"))
             seconds = f"{float(rowsb[-1]['s']):.0f}" if rowsb else ""
         skipped = (d / "skipped.txt").read_text().strip() if (d / "skipped.txt").exists() else ""
@@ -81,10 +88,27 @@ def experiment_rows(results: Path, experiments: list[str]) -> list[dict[str, Any
     return rows
 
 
+def measured_where(results: Path, profile: str) -> str:
+    """Where the paper's numbers were measured, as the abstract and the appendix say it."""
+    src = source(results)
+    if src["recorded"] == "yes":
+        return (f"measured on the reference machine {src['machine']}, by this repository's pipeline "
+                f"({profile} profile), and rebuilt into this document from that recording without running a trial")
+    return f"measured on the machine that built this document, by the pipeline that built it ({profile} profile)"
+
+
 def write(results: Path | str, out_dir: Path | str, experiments: list[str], profile: str) -> None:
     results, out_dir = Path(results), Path(out_dir)
-    m = provenance.machine()
     any_prov = next((p for e in experiments if (p := read_json(results / e, "provenance.json"))), {})
+    recorded = bool(any_prov.get("recorded_machine"))
+    # the machine the trials ran on, as their provenance says: a paper rebuilt from a recording
+    # describes the recording's machine, not the one that rebuilt it
+    m = {**provenance.machine(), **any_prov.get("machine", {})}
+    # experiments recorded at different times may have run on different kernel builds: name each
+    kernels = [k for e in experiments
+               if (k := (read_json(results / e, "provenance.json") or {}).get("machine", {}).get("kernel"))]
+    if kernels:
+        m["kernel"] = " and ".join(dict.fromkeys(kernels))
     disk = any_prov.get("disk", provenance.block_device_of("."))
     knobs = state.show()["knobs"]
     macros = {
@@ -95,8 +119,9 @@ def write(results: Path | str, out_dir: Path | str, experiments: list[str], prof
         "AppendixDisk": escape(f"{disk.get('model', 'unknown')} ({disk.get('disk', '?')}, "
                                f"{'rotational' if disk.get('rotational') else 'non-rotational'}, "
                                f"scheduler {disk.get('scheduler', '?')})"),
-        "AppendixVirt": escape(virtualisation()),
+        "AppendixVirt": escape("not recorded" if recorded else virtualisation()),
         "AppendixProfile": profile,
+        "MeasuredWhere": escape(measured_where(results, profile)),
         "AppendixClaimsCommit": escape(claims_commit()),
         "AppendixDataSource": escape(data_source(results)),
     }
@@ -114,7 +139,7 @@ def write(results: Path | str, out_dir: Path | str, experiments: list[str], prof
         "Experiment": [r"\texttt{" + escape(r["experiment"]) + "}" for r in exp_rows],
         "Trials": [str(r["trials"]) for r in exp_rows],
         "Rejected": [str(r["rejected"]) for r in exp_rows],
-        "Compute (s)": [r["seconds"] for r in exp_rows],
+        "Run (s)": [r["seconds"] for r in exp_rows],
         "Config hash": [r"\texttt{" + escape(r["config_hash"]) + "}" for r in exp_rows],
         "Commit": [r"\texttt{" + escape(r["commit"]) + "}" for r in exp_rows],
         "Note": [escape(r["skipped"]) for r in exp_rows],

@@ -241,7 +241,7 @@ def counts(table: pd.DataFrame) -> dict[str, int]:
     return {v: int((table["verdict"] == v).sum()) for v in VERDICTS}
 
 
-_NUMBER_WORDS = ["no", "one", "two", "three", "four", "five", "six", "seven", "eight", "nine", "ten",
+_NUMBER_WORDS = ["none", "one", "two", "three", "four", "five", "six", "seven", "eight", "nine", "ten",
                  "eleven", "twelve", "thirteen", "fourteen", "fifteen", "sixteen", "seventeen",
                  "eighteen", "nineteen", "twenty", "twenty-one", "twenty-two", "twenty-three", "twenty-four",
                  "twenty-five"]
@@ -258,10 +258,14 @@ def summary_sentence(table: pd.DataFrame) -> str:
         last = "every claim could be judged in this run"
     else:
         last = f"{_num(c[NOT_APPLICABLE])} could not be judged in this run"
-    parts = [f"{_num(c[REPRODUCED])} {'is' if c[REPRODUCED] == 1 else 'are'} reproduced here",
-             f"{_num(c[NOT_REPRODUCED])} {'is' if c[NOT_REPRODUCED] == 1 else 'are'} not reproduced",
-             f"{_num(c[INCONCLUSIVE])} {'remains' if c[INCONCLUSIVE] == 1 else 'remain'} inconclusive",
-             f"{_num(c[BY_CONSTRUCTION])} {'holds' if c[BY_CONSTRUCTION] == 1 else 'hold'} by construction "
+    def verb(n: int, one: str, many: str) -> str:  # "none" takes the singular, as "one" does
+        return one if n <= 1 else many
+
+    parts = [f"{_num(c[REPRODUCED])} {verb(c[REPRODUCED], 'is', 'are')} reproduced here",
+             f"{_num(c[NOT_REPRODUCED])} {verb(c[NOT_REPRODUCED], 'is', 'are')}"
+             f"{' judged' if c[NOT_REPRODUCED] == 0 else ''} not reproduced",
+             f"{_num(c[INCONCLUSIVE])} {verb(c[INCONCLUSIVE], 'remains', 'remain')} inconclusive",
+             f"{_num(c[BY_CONSTRUCTION])} {verb(c[BY_CONSTRUCTION], 'holds', 'hold')} by construction "
              "(the value was an input of our device models, or is arithmetic)",
              last]
     return f"Of the {len(table)} published claims, " + ", ".join(parts[:-1]) + " and " + parts[-1] + "."
