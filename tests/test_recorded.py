@@ -5,6 +5,7 @@ the recording with itself reports no change."""
 
 import json
 import re
+import shlex
 import shutil
 import subprocess
 import sys
@@ -93,7 +94,22 @@ def test_make_profile_recorded_builds_the_paper_as_an_unprivileged_user(tmp_path
                           capture_output=True, text=True, check=True).stdout
     flat = " ".join(text.split())
     assert REFERENCE.split("/")[0] in flat and "without running a trial" in flat
+    # the abstract and the appendix say where the numbers were measured: not on this machine
+    machine = REFERENCE.split("/")[0]
+    assert f"Every number, table and figure here was measured on the reference machine {machine}" in flat
+    assert "measured on the machine that built this document" not in flat
     assert "This machine against the reference machine" not in flat  # the run is the reference
+    # A change to the package's code re-runs every step after the trials, never a trial: a dry
+    # run with make's own Snakemake arguments, after a line of the code changed.
+    args = shlex.split(line)[2:]
+    with open(repo / "src/pagelab/analysis/appendix.py", "a") as fh:
+        fh.write("# a changed line\n")
+    dry = subprocess.run(as_user + [str(repo / ".venv/bin/snakemake"), "-n", *args], cwd=repo,
+                         env={**user_env, "PATH": f"{repo / '.venv/bin'}:{user_env['PATH']}"},
+                         capture_output=True, text=True, timeout=300)
+    assert dry.returncode == 0, dry.stdout[-2000:] + dry.stderr[-2000:]
+    jobs = set(re.findall(r"^(?:local)?rule (\w+):", dry.stdout, re.M))
+    assert {"tidy", "notebook", "claims", "appendix", "paper"} <= jobs and "trial" not in jobs, dry.stdout[-3000:]
     shutil.rmtree(base, ignore_errors=True)
 
 

@@ -133,3 +133,26 @@ def test_a_recording_written_into_the_checkout_does_not_make_the_next_run_dirty(
     assert git_state(tmp_path)["dirty"] is False
     (tmp_path / "src.py").write_text("x = 2\n")
     assert git_state(tmp_path)["dirty"] is True
+
+
+def test_the_code_digest_moves_with_a_changed_line_not_with_a_touch(tmp_path):
+    """The pipeline's steps after the trials re-run on this digest (a Snakemake param)."""
+    import os
+
+    from pagelab.system import provenance
+
+    pkg = tmp_path / "pkg"
+    (pkg / "sub").mkdir(parents=True)
+    (pkg / "a.py").write_text("x = 1\n")
+    (pkg / "sub" / "b.py").write_text("y = 2\n")
+    (pkg / "notes.txt").write_text("not code")
+    first = provenance.code_digest(pkg)
+    os.utime(pkg / "a.py", (1e9, 1e9))
+    (pkg / "notes.txt").write_text("still not code")
+    assert provenance.code_digest(pkg) == first
+    (pkg / "sub" / "b.py").write_text("y = 3\n")
+    assert provenance.code_digest(pkg) != first
+    (pkg / "sub" / "b.py").write_text("y = 2\n")
+    assert provenance.code_digest(pkg) == first
+    (pkg / "sub" / "b.py").rename(pkg / "b.py")  # the same lines in another file: another program
+    assert provenance.code_digest(pkg) != first

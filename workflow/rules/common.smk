@@ -52,6 +52,8 @@ rule tidy:
     output:
         parquet="results/{experiment}/trials.parquet",
         check="results/{experiment}/check.txt",
+    params:
+        code=ANALYSIS_CODE,
     log:
         "results/logs/{experiment}_tidy.log",
     conda:

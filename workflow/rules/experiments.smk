@@ -40,6 +40,7 @@ rule notebook:
     wildcard_constraints:
         experiment="|".join(EXPERIMENTS),
     params:
+        code=ANALYSIS_CODE,
         profile=PROFILE,
     log:
         "results/logs/{experiment}_notebook.log",

@@ -70,6 +70,7 @@ rule fleet_notebook:
         host=FLEET_HOST_RE,
         experiment="|".join(EXPERIMENTS),
     params:
+        code=ANALYSIS_CODE,
         profile=FLEET_PLAN["profile"],
     log:
         "results/logs/fleet/{host}/{experiment}_notebook.log",
@@ -159,6 +160,7 @@ rule fleet_cells_notebook:
     wildcard_constraints:
         experiment="|".join(FLEET_SPLIT) or "(?!)",
     params:
+        code=ANALYSIS_CODE,
         profile=FLEET_PLAN["profile"],
     log:
         "results/logs/fleet/merged_{experiment}_notebook.log",

@@ -4,16 +4,18 @@
 
 rule published_claims:
     input:
-        "data/published/claims.csv",
+        claims="data/published/claims.csv",
     output:
         table="results/published/claims.tex",
         macros="results/published/macros.tex",
+    params:
+        code=ANALYSIS_CODE,
     log:
         "results/logs/published_claims.log",
     conda:
         "../../environment.yml"
     shell:
-        "pagelab pipeline published --claims {input} --table {output.table} --macros {output.macros} > {log} 2>&1"
+        "pagelab pipeline published --claims {input.claims} --table {output.table} --macros {output.macros} > {log} 2>&1"
 
 
 rule claims:
@@ -26,6 +28,7 @@ rule claims:
         csv="results/claims/verdicts.csv",
         macros="results/claims/macros.tex",
     params:
+        code=ANALYSIS_CODE,
         profile=PROFILE,
     log:
         "results/logs/claims.log",
@@ -48,6 +51,7 @@ rule verdict_figure:
         png="results/claims/verdicts-forest.png",
         html="results/claims/verdicts.html",
     params:
+        code=ANALYSIS_CODE,
         profile=PROFILE,
         recording=RECORDING,
     log:
@@ -68,6 +72,7 @@ rule reference_compare:
     output:
         "results/compare/section.tex",
     params:
+        code=ANALYSIS_CODE,
         reference=pl_recording.reference_dir(config.get("reference", ""), PROFILE, RECORDING),
     log:
         "results/logs/reference_compare.log",
@@ -91,6 +96,7 @@ rule appendix:
         macros="results/appendix/macros.tex",
         tables=expand("results/appendix/{t}.tex", t=["knobs", "versions", "experiments", "claims", "changelog"]),
     params:
+        code=ANALYSIS_CODE,
         profile=PROFILE,
         experiments=EXPERIMENTS,
     log:

@@ -24,6 +24,18 @@ def now_iso() -> str:
     return _dt.datetime.now(_dt.UTC).isoformat(timespec="microseconds")
 
 
+def code_digest(package: Path | str) -> str:
+    """A SHA-256 over every .py file below `package`, by path and content: it changes when a line
+    of the code changes, not when a file is only touched."""
+    import hashlib
+
+    base = Path(package)
+    h = hashlib.sha256()
+    for path in sorted(base.rglob("*.py")):
+        h.update(str(path.relative_to(base)).encode() + b"\0" + path.read_bytes() + b"\0")
+    return h.hexdigest()[:16]
+
+
 def _run(cmd: list[str], cwd: Path | None = None) -> str | None:
     try:
         out = subprocess.run(cmd, cwd=cwd, capture_output=True, text=True, timeout=30)
