@@ -87,6 +87,14 @@ def test_paired_ratios_interaction_and_sentences_follow_the_data():
     rat2 = rb.ratios(frame(0.77, 0.23, inter=0.23 / 0.77))
     m2 = rb.macros(rb.summarise(frame(0.77, 0.23, inter=0.23 / 0.77)), rat2, None, "quick", None)
     assert "no interaction" in m2["ReadyboostInteractionSentence"]
+    # Prefetching between the rounds that leaves nothing to recover (0 s) leaves the interaction
+    # undefined: the sentence says why instead of a bare "n/a".
+    f0 = frame(0.77, 0.0, inter=0.0)
+    rat0 = rb.ratios(f0)
+    assert "interaction" not in rat0
+    s0 = rb.macros(rb.summarise(f0), rat0, None, "quick", None)["ReadyboostInteractionSentence"]
+    assert s0.startswith("for recovery, the interaction of tier and prefetching between the rounds cannot be formed")
+    assert "(the median was 0\\,s for hdd between and tier between)" in s0, s0
     meas = rb.measurements(rb.summarise(f), rat)
     assert meas["readyboost.ratio.tier_after_vs_hdd_after"]["n"] == 5
     assert abs(rat["back.interaction"].value - 0.23 / 0.77) < 1e-9

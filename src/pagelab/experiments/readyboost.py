@@ -801,11 +801,18 @@ def macros(summary: pd.DataFrame, rat: dict[str, Estimate], cfg: dict[str, Any] 
     }
     for key, (r, subject, other, above, below, who) in sentences.items():
         m[key] = ratio_sentence(rat[r], subject, other, above, below, who) if r in rat else "n/a"
-    for key, name in (("interaction", "ReadyboostInteractionSentence"),
-                      ("back.interaction", "ReadyboostBackInteractionSentence")):
+    for key, col, name in (("interaction", "recovery_s", "ReadyboostInteractionSentence"),
+                           ("back.interaction", "back_s", "ReadyboostBackInteractionSentence")):
         inter = rat.get(key)
         what = "recovery" if key == "interaction" else "the restore of the working set"
-        m[name] = interaction_sentence(inter, what) if inter else "n/a"
+        if inter:
+            m[name] = interaction_sentence(inter, what)
+        else:
+            zero = [arm.replace("_", " ") for arm in FACTORIAL
+                    if (row := arm_row(summary, arm)) is not None and col in row and row[col] == 0]
+            m[name] = (f"for {what}, the interaction of tier and prefetching between the rounds cannot be "
+                       "formed, since no round had all four arms of the factorial above 0\\,s"
+                       + (f" (the median was 0\\,s for {' and '.join(zero)})" if zero else ""))
     return m
 
 
