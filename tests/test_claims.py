@@ -572,3 +572,21 @@ def test_the_appendix_describes_the_machine_the_trials_ran_on(tmp_path, recorded
     else:
         assert "the machine that built this document" in macros and "reference machine" not in macros
         assert "& 7 &" in table, table
+
+
+def test_every_device_setting_the_paper_reads_is_its_own_profiles():
+    """\\Dev{profile}{key} reads config/devices/<profile>.yaml's own value: profiles of one kind
+    (hdd5400-2008, hdd7200-2007, ...) never share a name, so none overwrites another's."""
+    import yaml
+
+    from pagelab.analysis import appendix
+
+    text = appendix.device_settings()
+    got = dict(re.findall(r"\\csname pagelabdev@([\w.-]+@\w+)\\endcsname\{([^}]*)\}", text))
+    for path in sorted((root() / "config" / "devices").glob("*.yaml")):
+        doc = yaml.safe_load(path.read_text())
+        for key, value in doc.items():
+            if isinstance(value, int | float) and not isinstance(value, bool):
+                assert float(got.pop(f"{path.stem}@{key}")) == pytest.approx(value, rel=5e-3), (path.stem, key)
+    assert not got
+    assert text.count("pagelabdev@hdd5400-2008@avg_seek_ms") == 1
