@@ -108,6 +108,44 @@ def test_config_hash_is_stable_and_sensitive():
     assert config.config_hash(a) != config.config_hash({"x": 2, "y": [1, 2]})
 
 
+def test_the_run_hash_covers_the_device_profiles_a_block_runs_on(tmp_path, monkeypatch):
+    """Trials are matched on the run hash when a run resumes: one value changed in a device
+    profile the block runs on (directly, or as a tier's disk or stick) changes it, so the trials
+    measured on the old profile are measured again; a profile it does not use does not."""
+    import shutil
+
+    from pagelab.core.paths import root
+
+    schema = config.load_schema()
+    resolved = config.resolve(config.load())
+    block = resolved["readyboost"]
+    devs = tmp_path / "config" / "devices"
+    shutil.copytree(root() / "config" / "devices", devs)
+    monkeypatch.setattr(config, "root", lambda: tmp_path)
+    used = config.device_profiles("readyboost", block, schema)
+    # the disk and the tier it names, and the tier's own disk and stick
+    assert {block["disk_profile"], block["tier_profile"], "usbstick-2008"} <= set(used), used
+    before = config.run_hash("readyboost", block, schema)
+    assert before != config.config_hash(block)
+
+    def edit(name):
+        doc = yaml.safe_load((devs / f"{name}.yaml").read_text())
+        key = next(k for k, v in doc.items() if isinstance(v, float | int) and not isinstance(v, bool))
+        doc[key] = doc[key] * 1.1 + 1
+        (devs / f"{name}.yaml").write_text(yaml.safe_dump(doc))
+
+    with open(devs / "usbstick-2008.yaml", "a") as fh:
+        fh.write("# a comment is not a setting\n")
+    assert config.run_hash("readyboost", block, schema) == before
+    edit("usbstick3-2012")  # not one readyboost runs on
+    assert config.run_hash("readyboost", block, schema) == before
+    edit("usbstick-2008")  # the tier's stick
+    assert config.run_hash("readyboost", block, schema) != before
+    # a block that names no device hashes as the block alone
+    assert config.run_hash("standby", resolved["standby"], schema) == config.config_hash(resolved["standby"])
+    assert config.device_profiles("no-such-experiment", {}, schema) == {}
+
+
 def test_cli_bad_override_exits_2(capsys):
     assert main(["config", "show", "--set", "profile=huge"]) == 2
     assert "profile" in capsys.readouterr().err

@@ -78,6 +78,19 @@ def test_paper_prints_the_access_time_the_notebook_fitted(built):
     flat = " ".join(re.sub(r"-\s*\n\s*", "", text).split())
     assert flat.count(expected.split(" (")[0]) >= 2, expected  # abstract, claims section, conclusion
     assert "??" not in text
+    # The method section's datasheet values are the named profiles' own (config/devices/).
+    import yaml
+
+    from pagelab.core.latex import fmt
+
+    def dev(profile, key):
+        v = float(yaml.safe_load((built / "config/devices" / f"{profile}.yaml").read_text())[key])
+        return str(int(v)) if v.is_integer() else fmt(v)
+
+    stick = (f"usbstick-2008 reads after {dev('usbstick-2008', 'read_latency_ms')} ms at "
+             f"{dev('usbstick-2008', 'read_rate_mb_s')} MB/s and writes sequentially at "
+             f"{dev('usbstick-2008', 'write_rate_mb_s')} MB/s")
+    assert stick in flat, flat[flat.find("usbstick-2008 reads"):][:200]
     # The generated appendix states this machine's facts.
     import platform
 
@@ -119,7 +132,8 @@ def test_trials_ran_in_the_recorded_seeded_order_with_provenance(built):
     for rec in records:
         assert rec["status"] == "ok"
         prov = rec["provenance"]
-        assert prov["config_hash"] == config.config_hash(cfg)
+        assert prov["config_hash"] == config.run_hash("seekmodel", cfg)
+        assert prov.get("device_profiles", {}) == config.device_profiles("seekmodel", cfg)
         assert prov["machine"]["kernel"] and prov["machine"]["cpu_model"]
         assert set(prov["git"]) == {"commit", "dirty"}
         assert prov["tools"]["iobench"].startswith("iobench")

@@ -110,6 +110,14 @@ def test_make_profile_recorded_builds_the_paper_as_an_unprivileged_user(tmp_path
     assert dry.returncode == 0, dry.stdout[-2000:] + dry.stderr[-2000:]
     jobs = set(re.findall(r"^(?:local)?rule (\w+):", dry.stdout, re.M))
     assert {"tidy", "notebook", "claims", "appendix", "paper"} <= jobs and "trial" not in jobs, dry.stdout[-3000:]
+    # A changed device profile re-runs the trials measured on it (here: replayed from the recording).
+    disk = repo / "config/devices/hdd5400-2008.yaml"
+    disk.write_text(disk.read_text().replace("rpm: 5400", "rpm: 5401"))
+    dry = subprocess.run(as_user + [str(repo / ".venv/bin/snakemake"), "-n", *args], cwd=repo,
+                         env={**user_env, "PATH": f"{repo / '.venv/bin'}:{user_env['PATH']}"},
+                         capture_output=True, text=True, timeout=300)
+    assert dry.returncode == 0, dry.stdout[-2000:] + dry.stderr[-2000:]
+    assert re.search(r"^rule trial:\n(?:.*\n)*?\s+wildcards: experiment=pagein", dry.stdout, re.M), dry.stdout[-3000:]
     shutil.rmtree(base, ignore_errors=True)
 
 

@@ -13,6 +13,10 @@ rule trial:
         "results/{experiment}/provenance.json",
     wildcard_constraints:
         experiment="|".join(EXPERIMENTS),
+    params:
+        # a changed device profile re-runs the trials measured on it (their records then no
+        # longer match the run hash: pagelab.system.config.run_hash)
+        devices=lambda wc: json.dumps(pl_config.device_profiles(wc.experiment, CFG[wc.experiment]), sort_keys=True),
     log:
         "results/logs/{experiment}.log",
     benchmark:

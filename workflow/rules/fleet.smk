@@ -47,6 +47,11 @@ rule fleet_trial:
     wildcard_constraints:
         host=FLEET_HOST_RE,
         experiment="|".join(EXPERIMENTS),
+    params:
+        # as the trial rule: a changed device profile re-runs the trials measured on it
+        devices=lambda wc: json.dumps(
+            pl_config.device_profiles(wc.experiment, pl_fleet.block(config, wc.host, wc.experiment)), sort_keys=True
+        ),
     log:
         "results/logs/fleet/{host}/{experiment}.log",
     resources:

@@ -29,7 +29,7 @@ from pagelab.core.stats import tukey_outliers
 from pagelab.run import devices, progress, trials
 from pagelab.run.tools import tool_path
 from pagelab.system import state
-from pagelab.system.config import config_hash
+from pagelab.system.config import device_profiles, run_hash
 from pagelab.system.provenance import provenance
 
 Cfg = dict[str, Any]
@@ -165,11 +165,13 @@ def execute(
         cols = ["trial_id", "order", "warmup", "status", "valid", "invalid_reason",
                 *sorted({k for c in configurations for k in c})]
         records.write_text_atomic(outdir / "trials.csv", ",".join(cols) + "\n")
-        records.write_json_atomic(outdir / "provenance.json", provenance(config_hash(cfg)))
+        records.write_json_atomic(outdir / "provenance.json", provenance(run_hash(name, cfg)))
         return pd.DataFrame(columns=cols)
     scratch_dir = scratch_dir.resolve()
     scratch_dir.mkdir(parents=True, exist_ok=True)
-    prov = provenance(config_hash(cfg), tools={t: tool_path(t) for t in tools}, disk_path=scratch_dir)
+    prov = provenance(run_hash(name, cfg), tools={t: tool_path(t) for t in tools}, disk_path=scratch_dir)
+    if profiles := device_profiles(name, cfg):
+        prov["device_profiles"] = profiles  # the profiles' digests, which the run hash covers
     prov.update(extra_provenance or {})
     reps = cfg["repetitions"]
 

@@ -339,3 +339,36 @@ def config_hash(block: dict[str, Any]) -> str:
     """A short, stable hash of a (resolved) config block: canonical JSON, sha256, 16 hex digits."""
     canon = json.dumps(block, sort_keys=True, separators=(",", ":"), default=str)
     return hashlib.sha256(canon.encode()).hexdigest()[:16]
+
+
+def device_profiles(experiment: str, block: dict[str, Any], schema: dict[str, Any] | None = None) -> dict[str, str]:
+    """The device profiles a resolved block runs on, each with a digest of its settings (sha256 of
+    their canonical JSON, 16 hex digits: a comment does not count): the names its `resource:
+    device` settings give, and the profiles those name in turn (a tier's disk_profile and
+    cache_profile). A name without a file (own) is left out."""
+    schema = schema or load_schema()
+    if experiment not in schema["properties"]:
+        return {}
+    folder = root() / "config" / "devices"
+    todo: list[str] = []
+    for key in resource_keys(schema, experiment, "device"):
+        value = block.get(key)
+        todo += [v for v in (value if isinstance(value, list) else [value]) if isinstance(v, str)]
+    out: dict[str, str] = {}
+    while todo:
+        name = todo.pop()
+        path = folder / f"{name}.yaml"
+        if name in out or not path.is_file():
+            continue
+        doc = yaml.safe_load(path.read_text()) or {}
+        out[name] = config_hash(doc)
+        todo += [v for k, v in doc.items() if k.endswith("_profile") and isinstance(v, str)]
+    return dict(sorted(out.items()))
+
+
+def run_hash(experiment: str, block: dict[str, Any], schema: dict[str, Any] | None = None) -> str:
+    """What a trial record is matched on when a run resumes: the config block's hash, with the
+    device profiles it runs on. A changed profile makes the trials measured on the old one
+    stale, so they are measured again; a block that names no device hashes as the block alone."""
+    devices = device_profiles(experiment, block, schema)
+    return config_hash({**block, "device_profiles": devices} if devices else block)
