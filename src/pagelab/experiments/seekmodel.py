@@ -13,7 +13,6 @@ model's own predictions (`simdisk model`), which the measured fit must recover.
 from __future__ import annotations
 
 import os
-import re
 from pathlib import Path
 from typing import Any
 
@@ -174,9 +173,16 @@ def _per_device(results_dir: Path | str, name: str) -> dict[str, dict[int, float
     return {d: {int(b): t for b, t in m.items()} for d, m in (harness.read_json(results_dir, name) or {}).items()}
 
 
-def device_word(device: str) -> str:
-    """A device name as letters for macro names: hdd5400-2008 -> Hdd, own -> Own."""
-    return re.sub(r"[^A-Za-z]", "", device.split("-")[0].rstrip("0123456789")).capitalize()
+# The section's prose describes the seed's own disk and stick, by these macro words
+# (Seekmodel<Word>TAccessMs, ...). A device a config adds is in the tables and the figure; it
+# gets no prose macros, so it can never write its numbers into a sentence about the seed's
+# device (two disks once shared the word Hdd).
+PROSE_DEVICES = {"hdd5400-2008": "Hdd", "usbstick-2008": "Usbstick"}
+
+
+def device_word(device: str) -> str | None:
+    """The macro word of a device the prose describes (hdd5400-2008 -> Hdd), else None."""
+    return PROSE_DEVICES.get(device)
 
 
 def summarise(frame: pd.DataFrame, seed: int = 0) -> pd.DataFrame:
@@ -268,8 +274,12 @@ def macros(summary: pd.DataFrame, result: _fit.FitResult, prov: dict[str, Any],
 
 def device_macros(device: str, summary: pd.DataFrame, result: _fit.FitResult,
                   modelled: _fit.FitResult | None) -> dict[str, str]:
-    """Macros for an emulated device: Seekmodel<Word>... (fitted and modelled parameters)."""
-    w = "Seekmodel" + device_word(device)
+    """Macros for an emulated device the prose describes: Seekmodel<Word>... (fitted and modelled
+    parameters); none for another device."""
+    word = device_word(device)
+    if word is None:
+        return {}
+    w = "Seekmodel" + word
     t, bw = result["t_access"], result["bandwidth"]
     m = {f"{w}TAccessMs": fmt(t.value * 1e3), f"{w}TAccessLoMs": fmt(t.ci_low * 1e3),
          f"{w}TAccessHiMs": fmt(t.ci_high * 1e3), f"{w}BandwidthMBps": fmt(bw.value / MB)}
@@ -337,8 +347,10 @@ def span_macros(curve: pd.DataFrame) -> dict[str, str]:
     modelled (Seekmodel<Word>SpanShortMs, ...ModelMs, ...SpanShortSize)."""
     m: dict[str, str] = {}
     for d, g in curve.groupby("device"):
+        if (word := device_word(d)) is None:
+            continue
         g = g.sort_values("span")
-        w = "Seekmodel" + device_word(d)
+        w = "Seekmodel" + word
         for which, row in (("Short", g.iloc[0]), ("Long", g.iloc[-1])):
             m[f"{w}Span{which}Size"] = format_size(int(row["span"]))
             m[f"{w}Span{which}Ms"] = fmt(row["t_ms"])
@@ -361,15 +373,13 @@ DEVICE_KEYS = ["TAccessMs", "TAccessLoMs", "TAccessHiMs", "BandwidthMBps", "Four
                "SpanShortMs", "SpanShortModelMs", "SpanLongSize", "SpanLongMs", "SpanLongModelMs"]
 
 
-def placeholder_macros(devices_wanted: list[str], m: dict[str, str]) -> dict[str, str]:
+def placeholder_macros(m: dict[str, str]) -> dict[str, str]:
     """"n/a" for every per-device macro that was not measured here (a device skipped without
     root), so the paper still builds and says so."""
     out = dict(m)
-    for d in devices_wanted:
-        if d == OWN:
-            continue
+    for word in PROSE_DEVICES.values():
         for key in DEVICE_KEYS:
-            out.setdefault(f"Seekmodel{device_word(d)}{key}", "n/a")
+            out.setdefault(f"Seekmodel{word}{key}", "n/a")
     return out
 
 
@@ -377,7 +387,7 @@ def analyse(results_dir: Path | str, profile: str) -> harness.Analysis:
     """Per device the summary by block size and the model's fit (against the device model's own
     for the emulated devices), the span curve, the 64K comparison, the figure, tables and macros."""
     res = harness.open_results(results_dir, lambda d: (load(d), None))
-    out, trials_, skipped, cfg = res.out, res.trials, res.skipped, res.cfg
+    out, trials_, skipped = res.out, res.trials, res.skipped
     modelled = load_modelled(out)
     found = sorted(set(trials_["device"]), key=lambda d: (d != "own", d))
     notes = [f"{len(trials_)} trials on {', '.join(found)}; kernel {res.provenance['machine']['kernel']}, "
@@ -421,7 +431,7 @@ def analyse(results_dir: Path | str, profile: str) -> harness.Analysis:
         meas.update(measurements(summaries[d], fits[d], d))
     return harness.Analysis(
         res, res.describe(profile), pd.concat([s.assign(device=d) for d, s in summaries.items()]), meas,
-        placeholder_macros(cfg["devices"], m), harness.Table(tab, "llrlll"),
+        placeholder_macros(m), harness.Table(tab, "llrlll"),
         {NAME: lambda: plots.seek_figure(trials_, summaries, fits, curve, found, profile)},
         tables={"models64k.tex": harness.Table(models64k, "llllll"),
                 "spans.tex": harness.Table(span_table(curve), "llrll")},
