@@ -88,9 +88,9 @@ def experiment_rows(results: Path, experiments: list[str]) -> list[dict[str, Any
     return rows
 
 
-def measured_where(results: Path, profile: str) -> str:
-    """Where the paper's numbers were measured, as the abstract and the appendix say it."""
-    src = source(results)
+def measured_where(src: dict[str, str], profile: str) -> str:
+    """Where the paper's numbers were measured (`src`: recording.source), as the abstract and the
+    appendix say it."""
     if src["recorded"] == "yes":
         return (f"measured on the reference machine {src['machine']}, by this repository's pipeline "
                 f"({profile} profile), and rebuilt into this document from that recording without running a trial")
@@ -99,14 +99,14 @@ def measured_where(results: Path, profile: str) -> str:
 
 def write(results: Path | str, out_dir: Path | str, experiments: list[str], profile: str) -> None:
     results, out_dir = Path(results), Path(out_dir)
-    any_prov = next((p for e in experiments if (p := read_json(results / e, "provenance.json"))), {})
-    recorded = bool(any_prov.get("recorded_machine"))
+    provs = [p for e in experiments if (p := read_json(results / e, "provenance.json"))]
+    any_prov = provs[0] if provs else {}
+    src = source(results)
     # the machine the trials ran on, as their provenance says: a paper rebuilt from a recording
     # describes the recording's machine, not the one that rebuilt it
     m = {**provenance.machine(), **any_prov.get("machine", {})}
     # experiments recorded at different times may have run on different kernel builds: name each
-    kernels = [k for e in experiments
-               if (k := (read_json(results / e, "provenance.json") or {}).get("machine", {}).get("kernel"))]
+    kernels = [k for p in provs if (k := p.get("machine", {}).get("kernel"))]
     if kernels:
         m["kernel"] = " and ".join(dict.fromkeys(kernels))
     disk = any_prov.get("disk", provenance.block_device_of("."))
@@ -119,11 +119,11 @@ def write(results: Path | str, out_dir: Path | str, experiments: list[str], prof
         "AppendixDisk": escape(f"{disk.get('model', 'unknown')} ({disk.get('disk', '?')}, "
                                f"{'rotational' if disk.get('rotational') else 'non-rotational'}, "
                                f"scheduler {disk.get('scheduler', '?')})"),
-        "AppendixVirt": escape("not recorded" if recorded else virtualisation()),
+        "AppendixVirt": escape("not recorded" if src["recorded"] == "yes" else virtualisation()),
         "AppendixProfile": profile,
-        "MeasuredWhere": escape(measured_where(results, profile)),
+        "MeasuredWhere": escape(measured_where(src, profile)),
         "AppendixClaimsCommit": escape(claims_commit()),
-        "AppendixDataSource": escape(data_source(results)),
+        "AppendixDataSource": escape(data_source(src)),
     }
 
     write_text_atomic(out_dir / "macros.tex", macros_text({**macros, **write_changelog(out_dir)}) + device_settings())
@@ -191,9 +191,8 @@ def write_changelog(out_dir: Path) -> dict[str, str]:
     return {"AppendixChangelogRows": str(len(log)), "AppendixChangelogCheck": escape(check)}
 
 
-def data_source(results: Path) -> str:
-    """Which machine and commit the paper's data came from, in words."""
-    src = source(results)
+def data_source(src: dict[str, str]) -> str:
+    """Which machine and commit the paper's data came from (`src`: recording.source), in words."""
     at = (f"at commits {src['commit']} (each experiment's in the appendix)" if "," in src["commit"]
           else f"at commit {src['commit']}")
     if src["recorded"] == "yes":

@@ -7,6 +7,7 @@ that cannot be read is recorded as "unknown" rather than guessed.
 from __future__ import annotations
 
 import datetime as _dt
+import hashlib
 import os
 import platform
 import subprocess
@@ -27,8 +28,6 @@ def now_iso() -> str:
 def code_digest(package: Path | str) -> str:
     """A SHA-256 over every .py file below `package`, by path and content: it changes when a line
     of the code changes, not when a file is only touched."""
-    import hashlib
-
     base = Path(package)
     h = hashlib.sha256()
     for path in sorted(base.rglob("*.py")):
