@@ -9,10 +9,12 @@ NODE_FAIL) and the other jobs complete. Then node2 is resumed and the rerun runs
 two jobs; the merge has one row per node. Meanwhile squeue is watched: every trial job is seen
 running on its own node, exclusively; Slurm's own start and end times show that no two jobs shared
 a node and that the nodes ran side by side. Last, the cluster is stopped and nothing of it is left.
-Slow (about two minutes): `pipeline`."""
+Slow (about two minutes): `pipeline`. Before it, quick and without a cluster: local_slurm.py uses
+and removes only a directory it made, and refuses any other."""
 
 from __future__ import annotations
 
+import importlib.util
 import json
 import os
 import re
@@ -30,7 +32,7 @@ from conftest import REPO, VENV_BIN
 from test_fleet import FLEET_BLOCK as LIGHT
 from test_fleet import fleet_repo, job_count, merge_rows, overlap
 
-pytestmark = pytest.mark.pipeline
+pipeline = pytest.mark.pipeline   # the tests on a running cluster (the quick ones on its directory are not)
 
 SCRIPT = REPO / "workflow/scripts/local_slurm.py"
 NODES = ["node1", "node2", "node3"]
@@ -54,6 +56,79 @@ def local_slurm(*args: str, check: bool = True) -> subprocess.CompletedProcess:
     if check:
         assert out.returncode == 0, out.stdout + out.stderr
     return out
+
+
+def script_module():
+    """workflow/scripts/local_slurm.py as a module (its marker and make_dir)."""
+    spec = importlib.util.spec_from_file_location("local_slurm", SCRIPT)
+    mod = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(mod)
+    return mod
+
+
+def refused(out: subprocess.CompletedProcess, why: str) -> None:
+    assert out.returncode == 2, out.stdout + out.stderr
+    assert len(out.stderr.strip().splitlines()) == 1 and why in out.stderr, out.stderr
+
+
+def test_local_slurm_removes_only_a_directory_it_made(tmp_path):
+    """start and stop --remove refuse, with one line and exit 2, a directory without the marker,
+    a symbolic link (to a directory with the marker), a directory or marker of another user; each
+    is left as it was. A directory it made goes, without following a symbolic link inside."""
+    mod = script_module()
+    plain = tmp_path / "plain"
+    plain.mkdir()
+    (plain / "keep").write_text("x")
+    made = tmp_path / "made"
+    mod.make_dir(made)
+    link = tmp_path / "link"
+    link.symlink_to(made)
+    for cmd in ("start", "stop"):
+        extra = ["--remove"] if cmd == "stop" else []
+        refused(local_slurm(cmd, str(plain), *extra, check=False), "no .local-slurm marker")
+        refused(local_slurm(cmd, str(link), *extra, check=False), "a symbolic link")
+    assert (plain / "keep").read_text() == "x" and link.is_symlink() and (made / mod.MARKER).is_file()
+    if os.geteuid() == 0:   # another user's directory, or another user's marker in root's
+        other = tmp_path / "other"
+        mod.make_dir(other)
+        os.chown(other, 65534, 65534)
+        refused(local_slurm("stop", str(other), "--remove", check=False), "owned by uid 65534")
+        os.chown(other, 0, 0)
+        os.chown(other / mod.MARKER, 65534, 65534)
+        refused(local_slurm("stop", str(other), "--remove", check=False), "not a regular file of this user")
+        assert (other / mod.MARKER).exists()
+    (made / "elsewhere").symlink_to(plain)
+    out = local_slurm("stop", str(made), "--remove", check=False)
+    assert out.returncode == 0, out.stderr
+    assert not os.path.lexists(made) and (plain / "keep").read_text() == "x"
+    assert local_slurm("stop", str(made), "--remove", check=False).returncode == 0   # nothing there: nothing done
+
+
+def test_local_slurm_refuses_root_home_and_the_repository(tmp_path):
+    """/, $HOME, the repository and a directory holding it are refused even with the marker in
+    them (a copy of the script in a repository of its own, so that the marker's removal is what
+    would happen without the check)."""
+    mod = script_module()
+    refused(local_slurm("stop", "/", "--remove", check=False), "it is or holds /")
+    refused(local_slurm("start", "/", check=False), "it is or holds /")
+    home = tmp_path / "home"
+    mod.make_dir(home)
+    out = subprocess.run([sys.executable, str(SCRIPT), "stop", str(home), "--remove"], capture_output=True,
+                         text=True, timeout=60, env={**os.environ, "HOME": str(home)})
+    refused(out, f"it is or holds {home}")
+    assert (home / mod.MARKER).is_file()
+    outer = tmp_path / "outer"
+    mod.make_dir(outer)
+    repo = outer / "repo"
+    mod.make_dir(repo)
+    (repo / "workflow/scripts").mkdir(parents=True)
+    shutil.copy(SCRIPT, repo / "workflow/scripts/local_slurm.py")
+    for d in (repo, outer):
+        out = subprocess.run([sys.executable, str(repo / "workflow/scripts/local_slurm.py"), "stop", str(d),
+                              "--remove"], capture_output=True, text=True, timeout=60)
+        refused(out, f"it is or holds {repo}")
+    assert (repo / "workflow/scripts/local_slurm.py").is_file()
+    refused(local_slurm("stop", str(REPO), "--remove", check=False), f"it is or holds {REPO}")
 
 
 def leftovers(root: Path, info: dict) -> dict[str, list[str]]:
@@ -209,6 +284,7 @@ def queue_rows(text: str) -> dict[str, dict[str, str]]:
             if len(r) == len(keys)}
 
 
+@pipeline
 def test_the_trial_jobs_ran_as_slurm_jobs_on_their_own_nodes(slurm_fleet):
     """squeue showed every trial job running on its node and holding it exclusively; inside, the
     job's host name and Slurm's node name were the fleet host's."""
@@ -223,6 +299,7 @@ def test_the_trial_jobs_ran_as_slurm_jobs_on_their_own_nodes(slurm_fleet):
         assert ran["hostname"] == host and ran["as"] == host, ran
 
 
+@pipeline
 def test_no_two_trial_jobs_shared_a_node_and_the_nodes_ran_side_by_side(slurm_fleet):
     """Slurm's start and end times of every trial job (both runs, the failed ones too), and the
     trial records' own times of the jobs that completed."""
@@ -245,6 +322,7 @@ def test_no_two_trial_jobs_shared_a_node_and_the_nodes_ran_side_by_side(slurm_fl
         assert not overlap(trials[(host, "seekmodel")], trials[(host, "crystalmark")]), trials
 
 
+@pipeline
 def test_scancel_and_a_node_set_down_are_failed_jobs_and_the_rerun_runs_only_them(slurm_fleet):
     first, rerun, watch = slurm_fleet["first"], slurm_fleet["rerun"], slurm_fleet["watch"]
     text = first.stdout + first.stderr
@@ -268,6 +346,7 @@ def test_scancel_and_a_node_set_down_are_failed_jobs_and_the_rerun_runs_only_the
     assert new == {("node3", "seekmodel"), tuple(downed[1].split("/"))}, new
 
 
+@pipeline
 def test_the_merge_has_one_row_per_node_and_names_each(slurm_fleet):
     merged, repo = slurm_fleet["merged"], slurm_fleet["repo"]
     assert merged.returncode == 0, merged.stdout[-3000:] + merged.stderr[-4000:]
@@ -282,6 +361,7 @@ def test_the_merge_has_one_row_per_node_and_names_each(slurm_fleet):
     assert all(re.search(rf"^{n} &", body, re.M) for n in NODES), body
 
 
+@pipeline
 def test_the_cluster_leaves_nothing_behind(slurm_fleet):
     """After stop: no daemon or job process of the cluster, no veth pair, no mount, and the
     paging state as it was before (pagelab state show)."""

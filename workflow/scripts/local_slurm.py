@@ -4,7 +4,8 @@ tests and for trying the fleet (docs/slurm.md).
 
   local_slurm.py start DIR [--nodes N]   write DIR/slurm.conf, start munged, slurmctld and one
                                          slurmd per node, wait until every node is idle
-  local_slurm.py stop DIR                cancel the jobs, stop every daemon, leave nothing behind
+  local_slurm.py stop DIR [--remove]     cancel the jobs, stop every daemon, leave nothing behind
+                                         (--remove: and remove DIR, when start made it)
   local_slurm.py env DIR                 `export SLURM_CONF=...`, for `eval` in a shell
   local_slurm.py check                   exit 0 when the packages are installed and this is root
 
@@ -23,6 +24,12 @@ to DIR/jobcomp.txt (jobcomp/filetxt: id, node, start and end of each job).
 
 Each daemon is stopped by its pid, read from its own pid file and accepted only when its command
 line names DIR, then every process left in a node's namespaces (a job's) by pid.
+
+DIR is removed (by `start`, which starts afresh, and by `stop --remove`) only when this script
+made it: a real directory, not a symbolic link, owned by this user, holding the marker file
+DIR/.local-slurm that `start` wrote (checked with lstat: a regular file owned by this user).
+`start` makes DIR itself and refuses one that exists without the marker; `/`, $HOME, the
+repository and their parents are refused whatever they hold. A refusal is one line, exit 2.
 """
 
 from __future__ import annotations
@@ -38,6 +45,7 @@ import subprocess
 import sys
 import time
 from pathlib import Path
+from stat import S_ISDIR, S_ISLNK, S_ISREG
 
 PACKAGES = ["slurmctld", "slurmd", "slurm-client", "munge"]
 COMMANDS = {"munged": "munge", "slurmctld": "slurmctld", "slurmd": "slurmd", "sbatch": "slurm-client",
@@ -56,10 +64,17 @@ SOCKET_MAX = 107                       # sun_path
 # (a slave of this machine's: mounts made here show there, none made there shows here), as a
 # real node has its slurm.conf in /etc/slurm.
 ETC_SLURM = Path("/etc/slurm")
+MARKER = ".local-slurm"                # DIR/.local-slurm: this script made DIR (its removal needs it)
+MARKER_TEXT = "a local Slurm cluster's directory, made by workflow/scripts/local_slurm.py\n"
+REPO = Path(__file__).resolve().parents[2]
 
 
 class LocalSlurmError(RuntimeError):
     pass
+
+
+class RefusedError(LocalSlurmError):
+    """DIR is not one this script may use or remove: exit 2, nothing changed."""
 
 
 # ------------------------------------------------------------------------------------ helpers
@@ -178,7 +193,7 @@ def real_memory_mb() -> int:
 # ------------------------------------------------------------------------------------ layout
 class Cluster:
     def __init__(self, root: Path):
-        self.root = root.resolve()
+        self.root = Path(os.path.abspath(root))   # not resolve(): a symbolic link is refused, never followed
         self.etc = self.root / "etc"          # a node's /etc/slurm (a bind mount in its namespace)
         self.conf = self.etc / "slurm.conf"
         self.munge = self.root / "munge"
@@ -231,6 +246,68 @@ class Cluster:
         return [int(p.name) for p in Path("/proc").glob("[0-9]*") if netns(int(p.name)) in spaces]
 
 
+# ------------------------------------------------------------------------------------ DIR
+def protected() -> list[Path]:
+    """Paths whose removal would take more than a cluster: /, $HOME, the repository (each as
+    given and resolved)."""
+    out = [Path("/"), REPO]
+    if os.environ.get("HOME"):
+        out.append(Path(os.path.abspath(os.environ["HOME"])))
+    return out + [p.resolve() for p in out]
+
+
+def check_dir(root: Path, must_exist: bool = True) -> bool:
+    """Whether `root` is a cluster directory this script made (False: it does not exist, and
+    `must_exist` is False); raises RefusedError, naming the reason, for anything else."""
+    for p in protected():
+        if root == p or p.is_relative_to(root):
+            raise RefusedError(f"local_slurm: {root}: refusing it: it is or holds {p} "
+                               "(give the cluster a directory of its own)")
+    try:
+        st = os.lstat(root)
+    except FileNotFoundError:
+        if must_exist:
+            raise RefusedError(f"local_slurm: {root}: no such directory") from None
+        return False
+    if S_ISLNK(st.st_mode):
+        raise RefusedError(f"local_slurm: {root}: a symbolic link; refusing to follow it")
+    if not S_ISDIR(st.st_mode):
+        raise RefusedError(f"local_slurm: {root}: not a directory")
+    if st.st_uid != os.geteuid():
+        raise RefusedError(f"local_slurm: {root}: owned by uid {st.st_uid}, not by this user; not made here")
+    try:
+        mk = os.lstat(root / MARKER)
+    except FileNotFoundError:
+        raise RefusedError(f"local_slurm: {root}: no {MARKER} marker, so not a directory local_slurm.py made; "
+                           "refusing to use or remove it") from None
+    if not S_ISREG(mk.st_mode) or mk.st_uid != os.geteuid():
+        raise RefusedError(f"local_slurm: {root / MARKER}: not a regular file of this user; refusing")
+    fd = os.open(root / MARKER, os.O_RDONLY | os.O_NOFOLLOW)
+    with os.fdopen(fd) as fh:
+        if fh.read() != MARKER_TEXT:
+            raise RefusedError(f"local_slurm: {root / MARKER}: not the marker local_slurm.py writes; refusing")
+    return True
+
+
+def make_dir(root: Path) -> None:
+    """Make `root` (its parents as needed) and write the marker in it; `root` must not exist."""
+    root.parent.mkdir(parents=True, exist_ok=True)
+    os.mkdir(root, 0o755)      # FileExistsError if something appeared meanwhile: never reused
+    os.chmod(root, 0o755)
+    fd = os.open(root / MARKER, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW, 0o644)
+    with os.fdopen(fd, "w") as fh:
+        fh.write(MARKER_TEXT)
+
+
+def remove_dir(root: Path) -> bool:
+    """Remove a cluster directory this script made (check_dir first); False when there is none.
+    shutil.rmtree follows no symbolic link inside it."""
+    if not check_dir(root, must_exist=False):
+        return False
+    shutil.rmtree(root)
+    return True
+
+
 # ------------------------------------------------------------------------------------ config
 def slurm_conf(c: Cluster, nodes: list[dict], ctl_addr: str, ctl_port: int) -> str:
     host = socket.gethostname().split(".")[0]
@@ -280,23 +357,25 @@ def slurm_conf(c: Cluster, nodes: list[dict], ctl_addr: str, ctl_port: int) -> s
 
 # ------------------------------------------------------------------------------------ start
 def start(c: Cluster, n_nodes: int) -> dict:
+    if not 1 <= n_nodes <= 200:
+        raise RefusedError(f"local_slurm: --nodes {n_nodes}: between 1 and 200")
+    ours = check_dir(c.root, must_exist=False)   # before anything: refuses a DIR not made here
+    if len(str(c.socket)) > SOCKET_MAX:
+        raise RefusedError(f"local_slurm: {c.root}: too long a path for munged's socket "
+                           f"({len(str(c.socket))} > {SOCKET_MAX} characters)")
     if os.geteuid() != 0:
         raise LocalSlurmError("local_slurm: must run as root (slurmd, network namespaces)")
     lacking = missing()
     if lacking:
         raise LocalSlurmError(f"local_slurm: missing Debian packages: {' '.join(lacking)} "
                               "(workflow/scripts/setup_system.sh installs them)")
-    if not 1 <= n_nodes <= 200:
-        raise LocalSlurmError(f"local_slurm: --nodes {n_nodes}: between 1 and 200")
-    if c.pids() or c.namespaced():
+    if ours and (c.pids() or c.namespaced()):
         stop(c)   # what a run killed before its stop left behind
     if not ETC_SLURM.is_dir():
         raise LocalSlurmError(f"local_slurm: {ETC_SLURM} does not exist (Debian's slurm packages make it)")
-    if len(str(c.socket)) > SOCKET_MAX:
-        raise LocalSlurmError(f"local_slurm: {c.root}: too long a path for munged's socket "
-                              f"({len(str(c.socket))} > {SOCKET_MAX} characters)")
-    shutil.rmtree(c.root, ignore_errors=True)
-    for d, mode in ((c.root, 0o755), (c.munge, 0o755), (c.ctld, 0o700), (c.etc, 0o755)):  # munged: its socket's
+    remove_dir(c.root)
+    make_dir(c.root)
+    for d, mode in ((c.munge, 0o755), (c.ctld, 0o700), (c.etc, 0o755)):  # munged: its socket's
         d.mkdir(parents=True, exist_ok=True)                             # directory searchable by all
         os.chmod(d, mode)
     (c.etc / "plugstack.conf").write_text("")
@@ -481,6 +560,8 @@ def main(argv: list[str] | None = None) -> int:
                 return 1
             return 0
         c = Cluster(args.dir)
+        if args.command == "stop" and not check_dir(c.root, must_exist=False):
+            return 0   # nothing here: nothing to stop
         if args.command == "start":
             info = start(c, args.nodes)
             print(json.dumps(info, indent=1))
@@ -489,13 +570,16 @@ def main(argv: list[str] | None = None) -> int:
             for what in stop(c):
                 print(f"local_slurm: stopped {what}")
             if args.remove:
-                shutil.rmtree(c.root, ignore_errors=True)
+                remove_dir(c.root)
             return 0
         if not c.conf.exists():
             print(f"local_slurm: {c.conf}: no cluster here (start one first)", file=sys.stderr)
             return 2
         print(f"export SLURM_CONF={c.conf}")
         return 0
+    except RefusedError as exc:
+        print(str(exc), file=sys.stderr)
+        return 2
     except LocalSlurmError as exc:
         print(str(exc), file=sys.stderr)
         return 1
