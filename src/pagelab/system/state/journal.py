@@ -17,6 +17,13 @@ def journal_path() -> Path:
     return Path(os.environ.get("PAGELAB_JOURNAL", "/run/pagelab/journal.jsonl"))
 
 
+# A trial that changes state, as its run's journal shows it, in order: start (the run's own
+# lines only, up to the trial's first change), setup (lines being added), measure (all its
+# changes journaled), teardown (lines being undone), between (back to the run's own lines,
+# until the next trial's first change). tests/test_crash_sweep.py stops trials in each.
+TRIAL_PHASES = ("start", "setup", "measure", "teardown", "between")
+
+
 def _fault_point(where: str = "change") -> None:
     """Fault injection for tests: PAGELAB_FAULT_AT=N sends this process PAGELAB_FAULT_SIGNAL
     (KILL unless named, e.g. TERM) at the N-th point. Points are just before and just after every
