@@ -25,7 +25,7 @@ FIELDS = ["id", "claim", "value", "unit", "source", "experiment", "measurement",
 
 def row(cid, value, key, lo="", hi="", judge="window", construction="", profiles="all",
         reason="how the seed measured: x0.8-x1.25", kind="", hardware=""):
-    return {"id": cid, "claim": "c", "value": value, "unit": "u", "source": "000", "experiment": key.split(".")[0],
+    return {"id": cid, "claim": "c", "value": value, "unit": "u", "source": "seed000", "experiment": key.split(".")[0],
             "measurement": key, "judge": judge, "window_low": lo, "window_high": hi, "window_reason": reason,
             "twin": "what we measure", "construction": construction, "profiles": profiles, "kind": kind,
             "hardware": hardware}
@@ -590,3 +590,27 @@ def test_every_device_setting_the_paper_reads_is_its_own_profiles():
                 assert float(got.pop(f"{path.stem}@{key}")) == pytest.approx(value, rel=5e-3), (path.stem, key)
     assert not got
     assert text.count("pagelabdev@hdd5400-2008@avg_seek_ms") == 1
+
+
+def test_a_claims_source_is_a_refs_bib_key_and_the_table_cites_it(tmp_path):
+    p = tmp_path / "claims.csv"
+    write_claims(p, [row("X1", "1", "seekmodel.hdd5400-2008.rr4k_ms", lo="0.8", hi="1.25")])
+    assert list(load_claims(p)["source"]) == ["seed000"]
+    write_claims(p, [{**row("X1", "1", "seekmodel.hdd5400-2008.rr4k_ms", lo="0.8", hi="1.25"), "source": "000_ee8eb7732348eef8.txt"}])
+    with pytest.raises(ValueError, match=r"X1: source '000_ee8eb7732348eef8.txt' is not a key of .*refs.bib"):
+        load_claims(p)
+    out = tmp_path / "table.tex"
+    published.write_claims_table(out)
+    cited = set(re.findall(r"\\cite\{([^}]+)\}", out.read_text()))
+    assert cited == set(load_claims()["source"]) and cited <= published.bib_keys()
+
+
+def test_each_source_article_has_a_title_and_says_what_it_does_not_give():
+    """A seed's entry names its title, and its author and year where the article gives them;
+    where it does not, the entry's note says so instead of leaving the reader to guess."""
+    bib = (root() / "paper" / "refs.bib").read_text()
+    for key in sorted(set(load_claims()["source"])):
+        entry = bib[bib.index("{" + key + ","):].split("\n}", 1)[0]
+        assert "title = " in entry, key
+        assert ("author = " in entry and "year = " in entry) or "names no author" in entry, key
+        assert "url = " in entry or "\\url{" in entry or "no address" in entry, key

@@ -1,7 +1,8 @@
 """The published claims (data/published/claims.csv) that this repository reproduces, and the
 changelog beside them (data/published/claims_changelog.csv).
 
-One row per claim: its id, wording, value, unit, the seed file it comes from, the experiment
+One row per claim: its id, wording, value, unit, its source (the seed article's key in
+paper/refs.bib, which the paper's table of claims cites), the experiment
 and measurement that is its most faithful twin here, and how it is judged, all written down
 before any run:
 - `kind`: what the seed's figure is, which fixes how it is judged (empty: a point value):
@@ -86,6 +87,15 @@ OWN_HARDWARE = {
     "readyboost.zram.": "this machine's CPU",
     "payoff.cell.today+": "this machine's disk",
 }
+
+
+def bib_path() -> Path:
+    return root() / "paper" / "refs.bib"
+
+
+def bib_keys(path: Path | str | None = None) -> set[str]:
+    """The entry keys of a BibTeX file (paper/refs.bib)."""
+    return set(re.findall(r"^@\w+\{([^,\s]+),", Path(path or bib_path()).read_text(), re.M))
 
 
 def claims_path() -> Path:
@@ -244,6 +254,9 @@ def load_claims(path: Path | str | None = None) -> pd.DataFrame:
     if len(dup):
         raise ValueError(f"{path}: duplicate claim id(s) {', '.join(dup)}")
     problems = [p for c in frame.to_dict("records") for p in _check_claim(c)]
+    keys = bib_keys()
+    problems += [f"{c['id']}: source {c['source']!r} is not a key of {bib_path()}"
+                 for c in frame.to_dict("records") if c["source"] not in keys]
     if not problems:
         problems = hardware_problems(frame)
     if problems:
@@ -376,7 +389,7 @@ def write_claims_table(out: Path | str, path: Path | str | None = None) -> None:
         "Id": claims["id"].map(escape),
         "Claim": claims["claim"].map(escape),
         "Value": (claims["value"] + " " + claims["unit"]).map(escape),
-        "Seed": claims["source"].str[:3],
+        "Source": claims["source"].map(lambda key: r"\cite{" + key + "}"),
         "Experiment": claims["experiment"].map(lambda s: r"\texttt{" + escape(s) + "}"),
     })
     write_table(out, table, column_format="l p{0.46\\linewidth} l l l")
