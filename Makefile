@@ -7,7 +7,8 @@
 #   make PROFILE=full EXPERIMENT=seekmodel
 #                          one experiment (or several, space-separated): its trials, notebook and
 #                          checks, no paper (a long profile an experiment at a time)
-#   make setup             only the set-up (Debian packages, venv, native tools)
+#   make setup             only the set-up (Debian packages, venv, native tools; PROFILE=recorded:
+#                          the paper's packages and the venv, no native build)
 #   make bench             native tools against their peers, side by side (prints a table)
 #   make check-crash       the signal sweeps: trials stopped by SIGTERM and SIGKILL at 100 points,
 #                          and by SIGTERM at every change point of two emulated trials; state
@@ -30,9 +31,28 @@ PROFILE_FLAGS := --config recording=$(RECORDING)
 else
 PROFILE_FLAGS := $(if $(strip $(PROFILE)),--config profile=$(PROFILE))
 endif
+RECORDED := $(filter recorded,$(strip $(PROFILE)))
+# The Debian packages of the route (workflow/scripts/setup_system.sh): `paper` for the paper from
+# a recording (no compiler, FUSE, fio or Slurm, and no native build), `measure` to run the trials,
+# `test` for every test.
+PACKAGE_SET := $(if $(RECORDED),paper,measure)
+SETUP := system venv config $(if $(RECORDED),,native)
+
+# Validation first: make's own variables (PROFILE, EXPERIMENT, RECORDING) with the standard
+# library only, then config/config.yaml when a current venv can read it, all before anything is
+# installed, built or changed; a refusal is one line naming the variable or key, and exit 2. On a
+# fresh clone the configuration is validated right after the venv is made (the `config` step),
+# before the native build and before `pagelab state recover`.
+CHECK := workflow/scripts/check_make.py --profile '$(strip $(PROFILE))' --experiment '$(strip $(EXPERIMENT))' \
+  --recording '$(strip $(RECORDING))'
+ifneq ($(filter-out clean distclean,$(or $(MAKECMDGOALS),all)),)
+VENV_CURRENT := $(shell test -x $(BIN)/pagelab && test $(STAMP) -nt requirements.lock && test $(STAMP) -nt pyproject.toml && echo yes)
+REFUSAL := $(shell command -v $(PYTHON) >/dev/null && $(PYTHON) $(CHECK) $(if $(VENV_CURRENT),--pagelab $(BIN)/pagelab) 2>&1 >/dev/null)
+$(if $(REFUSAL),$(error $(REFUSAL)))
+endif
 export PATH := $(BIN):$(PATH)
 
-.PHONY: all paper setup system venv native test check-crash bench clean distclean
+.PHONY: all paper setup system venv config native test check-crash bench clean distclean
 
 all: paper
 
@@ -49,12 +69,12 @@ else
 	  "  logs:         results/logs/"
 endif
 
-setup: system venv native
+setup: $(SETUP)
 
-# Debian packages (TeX Live, latexmk, fio, libfuse3, liburing, poppler-utils): installed when
-# root with apt, otherwise the exact command to run is printed.
+# The route's Debian packages: installed when root with apt, otherwise the exact command to run
+# is printed.
 system:
-	@bash workflow/scripts/setup_system.sh
+	@bash workflow/scripts/setup_system.sh $(PACKAGE_SET)
 
 # The venv is rebuilt only when the lock (or the package metadata) changes.
 venv: $(STAMP)
@@ -66,20 +86,29 @@ $(STAMP): requirements.lock pyproject.toml
 	$(VENV)/bin/pip install --disable-pip-version-check --no-input -q --no-deps --no-build-isolation -e .
 	touch $@
 
+# config/config.yaml with the venv's pagelab (again, when it was already checked before set-up).
+config: venv
+	@$(BIN)/python $(CHECK) --pagelab $(BIN)/pagelab
+
 native:
 	@$(MAKE) -s -C native
 
-test: setup
+# The tests need the native tools and the test set of packages on every route.
+test: PACKAGE_SET := test
+check-crash bench: PACKAGE_SET := measure
+test check-crash bench: system venv config native
+
+test:
 	$(VENV)/bin/pytest
 
 # `pagelab trial` of every experiment that changes state, stopped by SIGTERM and by SIGKILL at
 # 100 points spread over a trial's phases; after each stop the state and scratch are checked.
 # Too long for make test (which runs four of its stops): tests/test_crash_sweep.py.
-check-crash: setup
+check-crash:
 	PAGELAB_CHECK_CRASH=1 $(VENV)/bin/pytest -s tests/test_crash_sweep.py tests/test_state.py -k 'sweep or sigterm_at_every_point'
 
 # The native tools against their peers (fio, cat, MAP_POPULATE), side by side in one run.
-bench: setup
+bench:
 	$(VENV)/bin/python native/bench/run.py
 
 clean:

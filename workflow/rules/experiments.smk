@@ -7,7 +7,8 @@
 rule trial:
     input:
         config="results/{experiment}/config.json",
-        tools=rules.native.output,
+        # a recorded run is replayed, not measured: no native tool (nor a compiler) is needed
+        tools=[] if RECORDING else rules.native.output,
     output:
         "results/{experiment}/trials.csv",
         "results/{experiment}/provenance.json",
