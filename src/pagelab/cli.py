@@ -8,6 +8,7 @@
                                                              two runs side by side
   pagelab record RESULTS MACHINE [--experiment NAME ...]     keep a finished run in data/recorded/
   pagelab provenance [--path P]                              machine, git and disk facts
+  pagelab reliability [--runs CSV]                           the fresh-clone CI runs (data/reliability/runs.csv)
   pagelab fleet show [--configfile F]                        the fleet's jobs and their configs, as JSON
   pagelab fleet trial HOST EXPERIMENT --config JSON --output DIR   one fleet job, as HOST
   pagelab fleet merge --plan JSON --csv CSV --tex TEX [--results DIR] [--logs DIR]
@@ -164,6 +165,13 @@ def cmd_record(args: argparse.Namespace) -> int:
 
 def cmd_provenance(args: argparse.Namespace) -> int:
     print(json.dumps(provenance("n/a", disk_path=args.path), indent=2))
+    return 0
+
+
+def cmd_reliability(args: argparse.Namespace) -> int:
+    from pagelab.analysis import reliability
+
+    sys.stdout.write(reliability.render(reliability.load(args.runs)))
     return 0
 
 
@@ -458,6 +466,11 @@ def parser() -> argparse.ArgumentParser:
     pv = sub.add_parser("provenance", help="print machine, git and disk facts as JSON")
     pv.add_argument("--path", default=".", help="the file system whose disk is described (default: .)")
     pv.set_defaults(func=cmd_provenance)
+
+    rl = sub.add_parser("reliability", help="the fresh-clone CI runs: results, times, how many of the newest passed")
+    rl.add_argument("--runs", type=Path, default=None, metavar="CSV",
+                    help="the runs file (default: data/reliability/runs.csv)")
+    rl.set_defaults(func=cmd_reliability)
 
     fl = sub.add_parser("fleet", help="the experiment matrix on many hosts: show, trial, merge")
     fsub = fl.add_subparsers(dest="action", required=True, metavar="ACTION")
