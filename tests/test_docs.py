@@ -10,10 +10,17 @@ Each command runs the cheapest way that still exercises it, in a copy of the rep
   subcommand's `--help`;
 - `.venv/bin/pytest ...`: with `--collect-only`.
 A command of any other program has no runner and fails, so a page cannot show an unchecked one.
+
+The names the pages use are checked against the code too: every measurement key (`readyboost.
+ratio.tier_after_vs_hdd_after`) against the keys the experiments produce (the recordings' stored
+measurements and the claims), every arm a line about arms names against the schema's `arms` and
+the code, every native subcommand against the tool, and docs/commands.md against pagelab's own
+parser (each subcommand documented, no hidden legacy option shown).
 """
 
 from __future__ import annotations
 
+import argparse
 import re
 import shlex
 import subprocess
@@ -28,7 +35,7 @@ FENCE = re.compile(r"^```(?:sh|bash|console|shell)[ \t]*\n(.*?)^```", re.M | re.
 INLINE = re.compile(r"(?<!`)`((?:make|pagelab|snakemake|native/build/[a-z]+|\.venv/bin/pytest)(?: [^`]*)?)`(?!`)")
 TEMPLATE = re.compile(r"<|\.\.\.|\||\[|\{")  # `make PROFILE=...`, `pagelab state show|restore`: a form, not a command
 # subcommands that only read: they run for real (the others are parsed only)
-READ_ONLY = {("config", "show"), ("state", "show"), ("provenance",), ("fleet", "show")}
+READ_ONLY = {("config", "show"), ("state", "show"), ("provenance",), ("fleet", "show"), ("reliability",)}
 NATIVE_PRINTING = {("simdisk", "model")}
 
 
@@ -185,3 +192,184 @@ def test_commands_are_found_in_blocks_and_spans_but_not_templates():
             "```sh\n$ make test   # every test\nsnakemake -n \\\n  results/paper.pdf\n# a comment\n```\n"
             "```yaml\nfleet: {}\n```\n")
     assert commands(page) == ["make test", "snakemake -n results/paper.pdf", "make PROFILE=full"]
+
+
+# --------------------------------------------------------------------------- names the pages use
+SPAN = re.compile(r"(?<!`)`([^`\n]+)`(?!`)")
+FILE_NAME = re.compile(r"\.(py|ya?ml|ipynb|tex|csv|json|jsonl|gz|pdf|png|html|md|txt|smk|sh|c|h|parquet)$")
+
+
+def prose_spans(text: str) -> list[tuple[str, str]]:
+    """(line, span) for every inline code span outside fenced blocks."""
+    return [(line, span) for line in FENCE.sub("", text).splitlines() for span in SPAN.findall(line)]
+
+
+def _schema_names(node, names: set[str]) -> None:
+    """Every property name and enum value of a schema, at any depth."""
+    if isinstance(node, dict):
+        for k, v in node.items():
+            if k == "properties" and isinstance(v, dict):
+                names.update(v)
+            if k == "enum" and isinstance(v, list):
+                names.update(str(x) for x in v)
+            _schema_names(v, names)
+    elif isinstance(node, list):
+        for v in node:
+            _schema_names(v, names)
+
+
+class Names:
+    """What exists: the experiments, their arms (each schema block's `arms` enum), their config
+    keys, the measurement keys they produce, and every identifier of the package and the native
+    sources (for a line about arms that also names a counter or a setting)."""
+
+    def __init__(self) -> None:
+        import json
+
+        from pagelab.run.published import load_claims, steps
+        from pagelab.system import config
+
+        schema = config.load_schema()
+        self.experiments = config.experiments(schema)
+        self.config_keys = {e: set(schema["properties"][e].get("properties", {})) for e in self.experiments}
+        self.arms = {e: set(block["properties"]["arms"]["items"]["enum"]) for e in self.experiments
+                     if "arms" in (block := schema["properties"][e]).get("properties", {})}
+        stored = json.loads((REPO / "data/published/recorded_measurements.json").read_text())["recordings"]
+        self.keys = set().union(*(set(r["measurements"]) for r in stored.values()))
+        self.keys |= {s for c in load_claims().to_dict("records") for s in steps(c)}
+        words: set[str] = set()
+        _schema_names(schema, words)
+        for path in [*(REPO / "src").rglob("*.py"), *(REPO / "native").rglob("*.[ch]")]:
+            words |= set(re.findall(r"\b[a-z_][a-z0-9_]*\b", path.read_text()))
+        self.words = words | set(self.experiments)
+
+    def key_problem(self, token: str) -> str | None:
+        """None when `experiment.rest` is a measurement key, a prefix of one, a config key of the
+        experiment (`seekmodel.devices`) or a name in its module (`readyboost.validity`)."""
+        import importlib
+
+        exp, _, rest = token.rstrip(".").partition(".")
+        key = token.rstrip(".")
+        if key in self.keys or any(k.startswith(key + ".") for k in self.keys):
+            return None
+        if rest.split(".")[0] in self.config_keys[exp]:
+            return None
+        if "." not in rest and hasattr(importlib.import_module(f"pagelab.experiments.{exp}"), rest):
+            return None
+        return f"`{token}` is no measurement key, config key or name of experiment {exp!r}"
+
+    def arm_problem(self, span: str) -> str | None:
+        every = set().union(*self.arms.values())
+        if span in every or span in self.words:
+            return None
+        return f"`{span}` on a line about arms is no arm ({', '.join(sorted(every))}) nor a name in the code"
+
+
+@pytest.fixture(scope="module")
+def names() -> Names:
+    return Names()
+
+
+def name_problems(text: str, names: Names) -> list[str]:
+    """Each measurement key, and each identifier on a line that speaks of arms, that the code
+    does not have."""
+    token_re = re.compile(r"^(%s)\.[A-Za-z0-9_.\-]+$" % "|".join(map(re.escape, names.experiments)))
+    problems = []
+    for line, span in prose_spans(text):
+        for token in re.split(r"[;,\s]+", span):
+            if token_re.match(token) and not FILE_NAME.search(token) and not TEMPLATE.search(token):
+                problems.append(names.key_problem(token))
+        if re.search(r"\barms?\b", line) and re.fullmatch(r"[a-z][a-z0-9_]*", span):
+            problems.append(names.arm_problem(span))
+    return [p for p in problems if p]
+
+
+def test_every_measurement_key_and_arm_the_pages_name_exists(names):
+    failures = [f"{page.relative_to(REPO)}: {p}" for page in PAGES for p in name_problems(page.read_text(), names)]
+    assert not failures, "\n".join(failures)
+
+
+@pytest.mark.parametrize("made_up", [
+    "- **arm**: one configuration (readyboost's `hdd` against `tier_cold`)",
+    "Each step (`readyboost.ratio.tier_warm_vs_tier_cold; readyboost.ratio.tier_after_vs_hdd_after`)",
+    "the measurement `standby.own.trim_only.pswpin_pagez`",
+])
+def test_a_made_up_arm_or_key_fails(names, made_up):
+    assert name_problems(made_up, names), made_up
+
+
+def test_real_arms_and_keys_pass(names):
+    text = ("readyboost's arms `hdd_after` and `tier_after`; `readyboost.ratio.tier_after_vs_hdd_after`, "
+            "`standby.own.` and the setting `seekmodel.devices`")
+    assert name_problems(text, names) == []
+
+
+def native_problems(text: str) -> list[str]:
+    """A native command shown by its tool's name (`simdisk mount MOUNTPOINT ...`): a tool with
+    subcommands must be given one it has."""
+    from pagelab.run import tools
+
+    problems = []
+    for _, span in prose_spans(text):
+        argv = span.split()
+        if len(argv) < 2 or argv[0] not in tools.names():  # a tool named alone is no command
+            continue
+        tool = tools.tool_path(argv[0])
+        usage = subprocess.run([str(tool), "--help"], capture_output=True, text=True, timeout=30).stdout
+        if "<command>" not in usage.splitlines()[0]:
+            continue
+        sub = argv[1]
+        out = subprocess.run([str(tool), sub, "--help"], capture_output=True, text=True, timeout=30)
+        if sub.startswith("-") or out.returncode != 0:
+            problems.append(f"`{span}`: {argv[0]} has no subcommand {sub!r}")
+    return problems
+
+
+def test_every_native_subcommand_shown_exists(native_build):
+    failures = [f"{page.relative_to(REPO)}: {p}" for page in PAGES for p in native_problems(page.read_text())]
+    assert not failures, "\n".join(failures)
+    assert native_problems("`simdisk MOUNTPOINT --profile P --backing FILE ...`")
+
+
+def _subparsers(p: argparse.ArgumentParser) -> dict[str, argparse.ArgumentParser]:
+    return next((dict(a.choices) for a in p._actions if isinstance(a, argparse._SubParsersAction)), {})
+
+
+def parser_commands() -> tuple[list[str], set[str]]:
+    """pagelab's commands as `sub` or `sub action` (from the parser itself), and the options it
+    hides (help=SUPPRESS: a legacy name kept working, not to be shown)."""
+    from pagelab.cli import parser
+
+    found, hidden = [], set()
+    for name, sub in _subparsers(parser()).items():
+        actions = _subparsers(sub)
+        positional = next((a for a in sub._actions if a.dest == "action" and a.choices), None)
+        children = list(actions) or (list(positional.choices) if positional else [])
+        found += [f"{name} {c}" for c in children] or [name]
+        for p in [sub, *actions.values()]:
+            hidden |= {o for a in p._actions if a.help == argparse.SUPPRESS for o in a.option_strings}
+    return found, hidden
+
+
+def documented(text: str) -> set[str]:
+    """The `pagelab ...` commands a page shows, `a|b` alternatives spread out."""
+    shown = set()
+    for _, span in prose_spans(text):
+        argv = span.replace("\\|", "|").split()  # a table cell escapes its pipes
+        if len(argv) >= 2 and argv[0] == "pagelab":
+            for first in argv[1].split("|"):
+                shown.add(first)
+                if len(argv) > 2:
+                    shown |= {f"{first} {alt}" for alt in argv[2].split("|")}
+    return shown
+
+
+def test_commands_md_documents_every_pagelab_command_and_no_hidden_option():
+    text = (REPO / "docs" / "commands.md").read_text()
+    found, hidden = parser_commands()
+    shown = documented(text)
+    assert "state clear-orphans" in found and "--out" in hidden
+    missing = [c for c in found if c not in shown]
+    assert not missing, f"docs/commands.md does not show: {', '.join('pagelab ' + c for c in missing)}"
+    named = {tok for page in PAGES for _, span in prose_spans(page.read_text()) for tok in re.split(r"[\s|=\[\]]+", span)}
+    assert not named & hidden, f"pages show hidden legacy options: {sorted(named & hidden)}"
