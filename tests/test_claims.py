@@ -596,7 +596,9 @@ def test_a_claims_source_is_a_refs_bib_key_and_the_table_cites_it(tmp_path):
     p = tmp_path / "claims.csv"
     write_claims(p, [row("X1", "1", "seekmodel.hdd5400-2008.rr4k_ms", lo="0.8", hi="1.25")])
     assert list(load_claims(p)["source"]) == ["seed000"]
-    write_claims(p, [{**row("X1", "1", "seekmodel.hdd5400-2008.rr4k_ms", lo="0.8", hi="1.25"), "source": "000_ee8eb7732348eef8.txt"}])
+    bad = {**row("X1", "1", "seekmodel.hdd5400-2008.rr4k_ms", lo="0.8", hi="1.25"),
+           "source": "000_ee8eb7732348eef8.txt"}
+    write_claims(p, [bad])
     with pytest.raises(ValueError, match=r"X1: source '000_ee8eb7732348eef8.txt' is not a key of .*refs.bib"):
         load_claims(p)
     out = tmp_path / "table.tex"

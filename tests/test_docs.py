@@ -273,7 +273,8 @@ def names() -> Names:
 def name_problems(text: str, names: Names) -> list[str]:
     """Each measurement key, and each identifier on a line that speaks of arms, that the code
     does not have."""
-    token_re = re.compile(r"^(%s)\.[A-Za-z0-9_.\-]+$" % "|".join(map(re.escape, names.experiments)))
+    experiments = "|".join(map(re.escape, names.experiments))
+    token_re = re.compile(rf"^({experiments})\.[A-Za-z0-9_.\-]+$")
     problems = []
     for line, span in prose_spans(text):
         for token in re.split(r"[;,\s]+", span):
@@ -371,5 +372,6 @@ def test_commands_md_documents_every_pagelab_command_and_no_hidden_option():
     assert "state clear-orphans" in found and "--out" in hidden
     missing = [c for c in found if c not in shown]
     assert not missing, f"docs/commands.md does not show: {', '.join('pagelab ' + c for c in missing)}"
-    named = {tok for page in PAGES for _, span in prose_spans(page.read_text()) for tok in re.split(r"[\s|=\[\]]+", span)}
+    named = {tok for page in PAGES for _, span in prose_spans(page.read_text())
+             for tok in re.split(r"[\s|=\[\]]+", span)}
     assert not named & hidden, f"pages show hidden legacy options: {sorted(named & hidden)}"
