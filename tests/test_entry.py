@@ -237,7 +237,7 @@ def test_make_routes_ask_for_their_own_sets(paper_machine, tmp_path):
     plans = {}
     for args in (["PROFILE=recorded"], [], ["test"]):
         plans[" ".join(args)] = subprocess.run(["make", "-n", "--no-print-directory", *args], cwd=repo,
-                                               env={**os.environ, "PATH": f"/usr/local/bin:/usr/bin:/bin"},
+                                               env={**os.environ, "PATH": "/usr/local/bin:/usr/bin:/bin"},
                                                capture_output=True, text=True, timeout=60).stdout
     assert "setup_system.sh paper" in plans["PROFILE=recorded"] and "-C native" not in plans["PROFILE=recorded"]
     assert "setup_system.sh measure" in plans[""] and "make -s -C native" in plans[""]
@@ -268,3 +268,76 @@ def test_a_python_without_its_venv_module_is_named_in_one_line(tmp_path):
     assert done.returncode == 1
     line, = done.stderr.splitlines()
     assert "python3-venv" in line and "venv" in line
+
+
+# --------------------------------------------------------------------------- pagelab's own inputs
+REC = "data/recorded/epyc-2c-linux6.18-virtio/quick"
+CLAIMS = "data/published/claims.csv"
+NOWHERE = "/no/such/place"
+# (command line, what the one line names); {tmp} is a directory where nothing may appear, {foreign}
+# a CSV file that is no claims table.
+BAD_INPUTS = [
+    (["provenance", "--path", NOWHERE], f"--path {NOWHERE}: no such file or directory"),
+    (["compare", REC, REC, "--noise", "-1"], "--noise -1.0: the noise band is at least 0"),
+    (["compare", REC, REC, "--noise", "1.5", "--output", "{tmp}/c.txt"], "--noise 1.5"),
+    (["claims", "history", "--claims", NOWHERE], f"{NOWHERE}: No such file or directory"),
+    (["claims", "history", "--claims", "{foreign}"], "foreign.csv: missing column(s) id"),
+    (["claims", "recorded", "--recording", "nowhere/quick"], "no recording 'nowhere/quick'"),
+    (["claims", "figure", "--results", NOWHERE, "--profile", "quick", "--output", "{tmp}/f.pdf",
+      "--html", "{tmp}/f.html", "--claims", CLAIMS], f"--results {NOWHERE}: no such directory"),
+    (["claims", "figure", "--results", REC, "--profile", "warp", "--output", "{tmp}/f.pdf",
+      "--html", "{tmp}/f.html", "--claims", CLAIMS], "--profile 'warp' is not one of quick, full, seed"),
+    (["claims", "figure", "--results", REC, "--profile", "quick", "--output", "{tmp}/f.pdf",
+      "--html", "{tmp}/f.html", "--claims", CLAIMS, "--recording", "nowhere/quick"], "no recording 'nowhere/quick'"),
+    (["pipeline", "published", "--claims", NOWHERE, "--table", "{tmp}/t.tex", "--macros", "{tmp}/m.tex"],
+     f"{NOWHERE}: No such file or directory"),
+    (["pipeline", "verdicts", "--results", NOWHERE, "--claims", CLAIMS, "--profile", "quick", "--tex", "{tmp}/v.tex",
+      "--csv", "{tmp}/v.csv", "--macros", "{tmp}/vm.tex"], f"--results {NOWHERE}: no such directory"),
+    (["pipeline", "verdicts", "--results", REC, "--claims", CLAIMS, "--profile", "warp", "--tex", "{tmp}/v.tex",
+      "--csv", "{tmp}/v.csv", "--macros", "{tmp}/vm.tex"], "--profile 'warp'"),
+    (["pipeline", "compare-section", "--results", NOWHERE, "--output", "{tmp}/cs.tex"], f"--results {NOWHERE}"),
+    (["pipeline", "compare-section", "--results", REC, "--reference", NOWHERE, "--output", "{tmp}/cs.tex"],
+     f"--reference {NOWHERE}: no such directory"),
+    (["pipeline", "appendix", "--results", NOWHERE, "--output", "{tmp}/app", "--profile", "quick", "seekmodel"],
+     f"--results {NOWHERE}"),
+    (["pipeline", "appendix", "--results", REC, "--output", "{tmp}/app", "--profile", "warp", "seekmodel"],
+     "--profile 'warp'"),
+    (["pipeline", "index", "--results", NOWHERE, "--output", "{tmp}/i.html"], f"--results {NOWHERE}"),
+    (["pipeline", "paper", "--output", "{tmp}/p.pdf", "nosuch"], "no experiment named 'nosuch'"),
+    (["pipeline", "tidy", "seekmodel", "--config", f"{REC}/seekmodel/config.json", "--results", NOWHERE,
+      "--output", "{tmp}/t.parquet"], f"--results {NOWHERE}"),
+]
+
+
+@pytest.mark.parametrize(("argv", "named"), BAD_INPUTS, ids=[" ".join(a[:3]) + f" [{i}]" for i, (a, _) in
+                                                            enumerate(BAD_INPUTS)])
+def test_a_pagelab_command_refuses_bad_input_with_exit_2_and_writes_nothing(tmp_path, monkeypatch, capsys,
+                                                                            argv, named):
+    from pagelab import cli
+
+    monkeypatch.chdir(REPO)
+    monkeypatch.setenv("PAGELAB_JOURNAL", str(tmp_path / "journal.jsonl"))
+    out_dir = tmp_path / "out"
+    out_dir.mkdir()
+    foreign = tmp_path / "foreign.csv"
+    foreign.write_text("when,what\n1,2\n")
+    rc = cli.main([a.replace("{tmp}", str(out_dir)).replace("{foreign}", str(foreign)) for a in argv])
+    out, err = capsys.readouterr()
+    assert rc == 2, (rc, err)
+    assert len(err.splitlines()) == 1 and named in err, err
+    assert not any(out_dir.iterdir()) and not (tmp_path / "journal.jsonl").exists()
+
+
+def test_pagelab_claims_exits_1_for_a_failure_of_the_run(tmp_path, monkeypatch, capsys):
+    """Good inputs, and a run that fails (the figure cannot be written where --output points: a
+    file stands where its folder should be): exit 1, not the 2 of bad input."""
+    from pagelab import cli
+
+    monkeypatch.chdir(REPO)
+    blocker = tmp_path / "blocker"
+    blocker.write_text("a file, not a folder\n")
+    rc = cli.main(["claims", "figure", "--results", REC, "--profile", "quick", "--output", str(blocker / "f.pdf"),
+                   "--html", str(blocker / "f.html"), "--claims", CLAIMS])
+    err = capsys.readouterr().err
+    assert rc == 1, (rc, err)
+    assert len(err.splitlines()) == 1 and err.startswith("pagelab claims figure: "), err

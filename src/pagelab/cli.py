@@ -79,6 +79,32 @@ def _overrides(pairs: list[str]) -> dict[str, Any]:
     return out
 
 
+def _inputs(args: argparse.Namespace, dirs: tuple[str, ...] = (), claims: bool = False) -> None:
+    """A command's inputs, checked before it runs (bad input: exit 2, nothing written): each
+    option of `dirs` an existing directory, --profile a profile, --recording recordings that
+    exist, and with `claims` the --claims file a claims table that loads and checks."""
+    for opt in dirs:
+        value = getattr(args, opt, None)
+        if value and not Path(value).is_dir():
+            raise _config.ConfigError(f"--{opt} {value}: no such directory")
+    profile = getattr(args, "profile", None)
+    if profile is not None and profile not in _config.PROFILES:
+        raise _config.ConfigError(f"--profile {profile!r} is not one of {', '.join(_config.PROFILES)}")
+    names = getattr(args, "recording", None) or []
+    for name in [names] if isinstance(names, str) else names:
+        recording.resolve(name)
+    if claims:
+        from pagelab.run.published import claims_path, load_claims
+
+        path = args.claims or claims_path()
+        try:
+            load_claims(path)
+        except (OSError, UnicodeDecodeError) as exc:
+            raise _config.ConfigError(f"{path}: {getattr(exc, 'strerror', None) or exc}") from exc
+        except ValueError as exc:
+            raise _config.ConfigError(str(exc) if str(exc).startswith(str(path)) else f"{path}: {exc}") from exc
+
+
 def cmd_config_show(args: argparse.Namespace) -> int:
     print(json.dumps(_config.load(args.configfile, _overrides(args.set)), indent=2))
     return 0
@@ -138,6 +164,8 @@ def cmd_compare(args: argparse.Namespace) -> int:
     """Two runs (results directories or recordings), each checked whole first, side by side."""
     from pagelab.analysis import compare
 
+    if not 0 <= args.noise < 1:
+        raise _config.ConfigError(f"--noise {args.noise}: the noise band is at least 0 and less than 1")
     a, b = recording.check_run(args.a), recording.check_run(args.b)
     if not set(a) & set(b):
         raise recording.RecordingError(f"{args.a} ({', '.join(a)}) and {args.b} ({', '.join(b)}) "
@@ -164,6 +192,8 @@ def cmd_record(args: argparse.Namespace) -> int:
 
 
 def cmd_provenance(args: argparse.Namespace) -> int:
+    if not Path(args.path).exists():
+        raise _config.ConfigError(f"--path {args.path}: no such file or directory")
     print(json.dumps(provenance("n/a", disk_path=args.path), indent=2))
     return 0
 
@@ -225,6 +255,7 @@ def cmd_tidy(args: argparse.Namespace) -> int:
 
     name = _config.check_experiment(args.experiment)
     block = _config.check_block(name, _config.read_document(args.config), source=args.config, machine=False)
+    _inputs(args, dirs=("results",))
     results = Path(args.results)
     frame = tidy.tidy(results) if (results / "trials").is_dir() else tidy.pd.DataFrame()
     tmp = Path(args.output).with_name(f".{Path(args.output).name}.tmp")
@@ -246,6 +277,7 @@ def cmd_tidy(args: argparse.Namespace) -> int:
 def cmd_published(args: argparse.Namespace) -> int:
     from pagelab.run.published import write_claims_table, write_macros
 
+    _inputs(args, claims=True)
     write_claims_table(args.table, args.claims)
     write_macros(args.macros, args.claims)
     return 0
@@ -254,6 +286,7 @@ def cmd_published(args: argparse.Namespace) -> int:
 def cmd_verdicts(args: argparse.Namespace) -> int:
     from pagelab.paper.claims import write_verdicts
 
+    _inputs(args, dirs=("results",), claims=True)
     write_verdicts(args.results, args.tex, args.csv, args.claims, args.profile, args.macros)
     return 0
 
@@ -261,6 +294,7 @@ def cmd_verdicts(args: argparse.Namespace) -> int:
 def cmd_compare_section(args: argparse.Namespace) -> int:
     from pagelab.analysis.compare import write_reference_section
 
+    _inputs(args, dirs=("results", "reference"))
     write_reference_section(args.reference, args.results, args.output)
     return 0
 
@@ -270,11 +304,13 @@ def cmd_appendix(args: argparse.Namespace) -> int:
 
     for name in args.experiments:
         _config.check_experiment(name)
+    _inputs(args, dirs=("results",))
     appendix.write(args.results, args.output, args.experiments, args.profile)
     return 0
 
 
 def cmd_index(args: argparse.Namespace) -> int:
+    _inputs(args, dirs=("results",))
     write_index(args.results, args.output, _config.experiments())
     return 0
 
@@ -282,12 +318,15 @@ def cmd_index(args: argparse.Namespace) -> int:
 def cmd_claims(args: argparse.Namespace) -> int:
     from pagelab.paper import claims
 
+    _inputs(args, dirs=("results",), claims=args.action in ("history", "figure"))
     return claims.run(args)
 
 
 def cmd_paper(args: argparse.Namespace) -> int:
     from pagelab.paper.paper import build
 
+    for name in args.experiments:
+        _config.check_experiment(name)
     build(Path(args.output), experiments=args.experiments or None)
     return 0
 

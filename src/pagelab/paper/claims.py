@@ -526,32 +526,29 @@ def write_html(path: Path, png: Path, claims: pd.DataFrame, runs: list[Run]) -> 
 
 # --------------------------------------------------------------------------- command line
 def run(args: Any) -> int:
-    """Carries out `pagelab claims ACTION` (parsed by pagelab.cli)."""
-    try:
-        if args.action == "recorded":
-            doc = write_recorded(args.recording or None)
-            print(f"{recorded_path()}: {', '.join(doc['recordings'])}")
-        elif args.action == "stale":
-            stale = stale_recordings()
-            print("\n".join(stale) or "every recording's stored measurements are current")
-            return 1 if stale else 0
-        elif args.action == "history":
-            claims = load_claims(args.claims)
-            unknown = sorted(set(args.ids) - set(claims["id"]))
-            if unknown:
-                print(f"pagelab claims history: no claim {', '.join(unknown)} in "
-                      f"{args.claims or published.claims_path()}", file=sys.stderr)
-                return 2
-            for cid, text in verdict_strings(claims).items():
-                if not args.ids or cid in args.ids:
-                    print(f"{cid}: {text}")
-        elif args.action == "changelog":
-            problems, skip = published.changelog_problems()
-            print(skip or "\n".join(problems) or "every judging change since a recording is in the changelog")
-            return 1 if problems else 0
-        else:
-            write_figure(args.results, args.output, args.html, args.claims, args.profile, args.recording)
-    except (OSError, ValueError) as exc:
-        print(f"pagelab claims {args.action}: {exc}", file=sys.stderr)
-        return 2
+    """Carries out `pagelab claims ACTION` (parsed by pagelab.cli, which checks its inputs first:
+    a refused input exits 2 there, while an error here is a failure of the run, exit 1)."""
+    if args.action == "recorded":
+        doc = write_recorded(args.recording or None)
+        print(f"{recorded_path()}: {', '.join(doc['recordings'])}")
+    elif args.action == "stale":
+        stale = stale_recordings()
+        print("\n".join(stale) or "every recording's stored measurements are current")
+        return 1 if stale else 0
+    elif args.action == "history":
+        claims = load_claims(args.claims)
+        unknown = sorted(set(args.ids) - set(claims["id"]))
+        if unknown:
+            print(f"pagelab claims history: no claim {', '.join(unknown)} in "
+                  f"{args.claims or published.claims_path()}", file=sys.stderr)
+            return 2
+        for cid, text in verdict_strings(claims).items():
+            if not args.ids or cid in args.ids:
+                print(f"{cid}: {text}")
+    elif args.action == "changelog":
+        problems, skip = published.changelog_problems()
+        print(skip or "\n".join(problems) or "every judging change since a recording is in the changelog")
+        return 1 if problems else 0
+    else:
+        write_figure(args.results, args.output, args.html, args.claims, args.profile, args.recording)
     return 0
