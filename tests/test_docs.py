@@ -375,3 +375,12 @@ def test_commands_md_documents_every_pagelab_command_and_no_hidden_option():
     named = {tok for page in PAGES for _, span in prose_spans(page.read_text())
              for tok in re.split(r"[\s|=\[\]]+", span)}
     assert not named & hidden, f"pages show hidden legacy options: {sorted(named & hidden)}"
+
+
+def test_no_page_keeps_a_dated_record():
+    """The pages describe the code as it is; a run's date and outcome are data
+    (data/reliability/runs.csv, `pagelab reliability`), not a row of a page."""
+    dated = [f"{page.relative_to(REPO)}:{i}: {line.strip()[:80]}" for page in PAGES
+             for i, line in enumerate(page.read_text().splitlines(), start=1)
+             if re.search(r"\b(19|20)\d\d-[01]\d-[0-3]\d\b", line)]
+    assert not dated, "\n".join(dated)
