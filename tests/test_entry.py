@@ -304,6 +304,8 @@ BAD_INPUTS = [
      "--profile 'warp'"),
     (["pipeline", "index", "--results", NOWHERE, "--output", "{tmp}/i.html"], f"--results {NOWHERE}"),
     (["pipeline", "paper", "--output", "{tmp}/p.pdf", "nosuch"], "no experiment named 'nosuch'"),
+    (["fleet", "show", "--configfile", NOWHERE], f"{NOWHERE}: No such file or directory"),
+    (["fleet", "show", "--configfile", "{foreign}"], "foreign.csv: not YAML"),
     (["pipeline", "tidy", "seekmodel", "--config", f"{REC}/seekmodel/config.json", "--results", NOWHERE,
       "--output", "{tmp}/t.parquet"], f"--results {NOWHERE}"),
 ]
@@ -320,7 +322,7 @@ def test_a_pagelab_command_refuses_bad_input_with_exit_2_and_writes_nothing(tmp_
     out_dir = tmp_path / "out"
     out_dir.mkdir()
     foreign = tmp_path / "foreign.csv"
-    foreign.write_text("when,what\n1,2\n")
+    foreign.write_text("when,what\n1,2\n: {[\n")
     rc = cli.main([a.replace("{tmp}", str(out_dir)).replace("{foreign}", str(foreign)) for a in argv])
     out, err = capsys.readouterr()
     assert rc == 2, (rc, err)

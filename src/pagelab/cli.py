@@ -206,6 +206,7 @@ def cmd_reliability(args: argparse.Namespace) -> int:
 
 
 def cmd_fleet_show(args: argparse.Namespace) -> int:
+    _config.read_document(args.configfile or _config.default_config(), "YAML")  # missing or not YAML: exit 2
     cfg = fleet.raw_config(args.configfile)
     print(json.dumps({"plan": fleet.plan(cfg), "jobs": fleet.jobs(cfg),
                       "blocks": {f"{h}/{e}": fleet.block(cfg, h, e) for h, e in fleet.jobs(cfg)}}, indent=1))
