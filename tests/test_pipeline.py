@@ -1,5 +1,9 @@
 """The whole quick pipeline, from an empty results/ in a fresh copy of the repository: native
-build, seekmodel trials on this machine's disk, the papermill notebook, and the LaTeX paper."""
+build, every experiment's trials, the papermill notebooks, and the LaTeX paper.
+
+The copy runs the quick profile at the test's own size (SMALLER): the same experiments, steps and
+claims, with fewer configurations of the experiments whose arms or sweeps make most of quick's
+nine minutes of trials. Every arm a claim or an assertion below names stays."""
 
 import json
 import re
@@ -14,6 +18,27 @@ from pagelab.system import config
 
 pytestmark = pytest.mark.pipeline
 
+# Settings over quick's in the copy's config/config.yaml, each an ordinary user's override. The
+# cut arms and sweep points are those no claim judges and no test below reads; what they measure
+# is tested on its own (test_readyboost, test_crystalmark, test_pagein, test_seekmodel).
+SMALLER = {
+    "readyboost": {"arms": ["hdd", "hdd_after", "hdd_between", "tier_after", "tier_between"]},
+    "crystalmark": {"arms": ["direct", "direct_reused", "hdd", "tiered", "tiered_reused"]},
+    "pagein": {"orders": ["random"]},
+    "seekmodel": {"block_sizes": ["4K", "64K", "1M"], "spans": ["16M", "64G"]},
+}
+
+
+def shrink(repo):
+    """Writes SMALLER into the copy's config/config.yaml, over whatever block is there."""
+    import yaml
+
+    path = repo / "config/config.yaml"
+    cfg = yaml.safe_load(path.read_text())
+    for name, block in SMALLER.items():
+        cfg[name] = {**(cfg.get(name) or {}), **block}
+    path.write_text(yaml.safe_dump(cfg, sort_keys=False))
+
 
 @pytest.fixture(scope="module")
 def built(tmp_path_factory, env):
@@ -25,6 +50,7 @@ def built(tmp_path_factory, env):
     shutil.rmtree(base, ignore_errors=True)
     repo = copy_repo(base / "repo")
     add_toy_experiment(repo)  # a new experiment, six files: it must reach the paper by its name alone
+    shrink(repo)
     from pagelab.system import state
 
     before = state.show()
