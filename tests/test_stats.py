@@ -1,11 +1,20 @@
+import re
+
 import numpy as np
 import pytest
 
 from pagelab.core.stats import (
+    AT_START,
+    OVER_WATCH,
+    censored_median_ci,
+    censored_ratio,
     compare,
+    coverage_label,
     holm,
+    interval_name,
     mann_whitney,
     median_ci,
+    median_rank,
     ratio_ci,
     tukey_outliers,
     welch,
@@ -96,3 +105,47 @@ def test_verdict_needs_both_significance_and_a_change_outside_the_noise_band():
     assert tiny.test.p < 0.05 and tiny.verdict == "no change"
     # Large but not significant after a family correction -> no change.
     assert compare(base, rng.normal(80, 1, 20), p_adjusted=0.2).verdict == "no change"
+
+
+def test_censored_values_keep_their_place_in_the_order():
+    """A value met at the start sorts below every measured one, one over the watch above them:
+    the median and the interval stay order statistics, and a bound that lands on a censored
+    value is that censoring (-inf, +inf), never a 0 or a NaN averaged in."""
+    e = censored_median_ci([AT_START, 3.0, 1.0, 2.0, 5.0])
+    assert (e.value, e.ci_low, e.ci_high, e.n, e.censored) == (2.0, AT_START, 5.0, 5, 1)
+    e = censored_median_ci([OVER_WATCH, OVER_WATCH, OVER_WATCH, 1.0, 2.0])
+    assert e.value == OVER_WATCH and e.censored == 3
+    # a censored value with no known place is counted but left out of the interval
+    e = censored_median_ci([float("nan"), 1.0, 2.0, 3.0])
+    assert (e.value, e.n, e.censored) == (2.0, 4, 1) and e.coverage == median_rank(3)[1]
+    assert censored_ratio(AT_START, 2.0) == AT_START and censored_ratio(2.0, AT_START) == OVER_WATCH
+    assert censored_ratio(OVER_WATCH, 2.0) != censored_ratio(OVER_WATCH, 2.0)      # NaN: no certain place
+    assert censored_ratio(3.0, 2.0) == 1.5 and censored_ratio(AT_START, AT_START) != 0
+
+
+def test_every_interval_label_is_computed_by_the_function_that_computes_the_interval():
+    """The label names the coverage median_rank gives at that n, the same ranks median_ci uses:
+    [min, max] at n = 5 is 93.75 %, never a nominal 95 %."""
+    for n in range(2, 31):
+        x = np.arange(float(n))
+        e, (k, cov) = median_ci(x), median_rank(n)
+        assert (e.ci_low, e.ci_high) == (x[k - 1], x[n - k]) and e.coverage == cov
+        assert e.label == f"{coverage_label(cov)} CI"
+        assert censored_median_ci(x).coverage == cov
+    assert coverage_label(median_rank(5)[1]) == "93.75 %" and median_ci(np.arange(5.0)).label == "93.75 % CI"
+    assert coverage_label(median_rank(6)[1], latex=True) == "96.88\\,\\%"
+    assert interval_name([5, 6, 5]) == "93.75 % (n = 5), 96.88 % (n = 6)"
+
+
+def test_no_interval_is_labelled_by_a_typed_nominal_level():
+    """The readyboost and payoff sections, their notebooks and modules, the claims' judge and
+    the comparison sentences name an interval by its computed coverage, never a typed '95 %'."""
+    from pagelab.core.paths import root
+
+    files = ["src/pagelab/experiments/readyboost.py", "src/pagelab/experiments/payoff.py",
+             "src/pagelab/paper/claims.py", "src/pagelab/core/prose.py", "paper/sections/readyboost.tex",
+             "paper/sections/payoff.tex", "notebooks/readyboost.ipynb", "notebooks/payoff.ipynb",
+             "docs/verdicts.md", "docs/readyboost.md"]
+    typed = re.compile(r"95\s*(\\,)?\s*\\?%")
+    found = [f"{f}: {m.group(0)}" for f in files for m in typed.finditer((root() / f).read_text())]
+    assert not found, found

@@ -6,6 +6,7 @@ Not for: model fits (fit.py) or verdicts on claims.
 from __future__ import annotations
 
 import functools
+import math
 import warnings
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
@@ -22,10 +23,38 @@ class Estimate:
     n: int
     method: str
     coverage: float = float("nan")  # the interval's exact coverage where it is known
+    censored: int = 0  # of the n values, how many were censored (censored_median_ci)
 
     @property
     def half_width(self) -> float:
         return (self.ci_high - self.ci_low) / 2
+
+    @property
+    def label(self) -> str:
+        """The interval's name by its coverage, "93.75 % CI" (coverage_label)."""
+        return f"{coverage_label(self.coverage)} CI"
+
+
+# A censored value's place in the order of the measured ones: a criterion already met when the
+# clock started lies below every measured value, one never met within the watch above them.
+AT_START, OVER_WATCH = -math.inf, math.inf
+
+
+def coverage_label(coverage: float, latex: bool = False) -> str:
+    """The name of an interval by its exact coverage, as the text, tables and captions give
+    it: 0.9375 -> "93.75 %", 0.96875 -> "96.88 %" (LaTeX: "93.75\\,\\%"); "?" where the
+    coverage is unknown."""
+    if coverage != coverage:
+        return "?"
+    return f"{100 * coverage:.2f}".rstrip("0").rstrip(".") + ("\\,\\%" if latex else " %")
+
+
+def interval_name(ns: Sequence[int], level: float = 0.95, latex: bool = False) -> str:
+    """The order-statistic intervals of medians of `ns` values, named by their coverage from
+    the one function that computes them (median_rank): "93.75 % (n = 5)", or "93.75 % (n = 5),
+    96.88 % (n = 6)" for several n."""
+    ns = sorted({int(n) for n in ns if int(n) >= 2})
+    return ", ".join(f"{coverage_label(median_rank(n, level)[1], latex)} (n = {n})" for n in ns) or "none"
 
 
 def median_ci(values: Sequence[float] | np.ndarray, level: float = 0.95) -> Estimate:
@@ -50,6 +79,48 @@ def median_ci(values: Sequence[float] | np.ndarray, level: float = 0.95) -> Esti
         return Estimate(point, float(x[0]), float(x[-1]), int(n), "order statistics", coverage)
     ci = _st.quantile_test(x, q=point, p=0.5).confidence_interval(level)
     return Estimate(point, float(ci.low), float(ci.high), int(n), "order statistics", coverage)
+
+
+def censored_median_ci(values: Sequence[float] | np.ndarray, level: float = 0.95) -> Estimate:
+    """The median of values some of which are censored, with median_ci's order-statistic interval.
+
+    A value is measured (finite), AT_START (met before the clock started: below every measured
+    value), OVER_WATCH (not met within the watch: above every one), or NaN (censored where its
+    place in the order is unknown: left out of the interval). The median and the interval are
+    order statistics, so they stay exact while they fall on measured values; where one falls on
+    a censored value it is that value (-inf, +inf: the reader shows "at the start", "> watch").
+    `censored` counts every non-finite value; `n` counts them all, `coverage` is of the placed
+    ones. A measurement censored in more than half its values is not measurable (the judge)."""
+    x = np.asarray(values, dtype=float)
+    if x.size == 0:
+        raise ValueError("no values")
+    censored = int((~np.isfinite(x)).sum())
+    placed = np.sort(x[~np.isnan(x)])
+    m = placed.size
+    if m == 0:
+        return Estimate(math.nan, math.nan, math.nan, int(x.size), "order statistics, censored", math.nan, censored)
+    with np.errstate(invalid="ignore"):
+        point = float(placed[m // 2]) if m % 2 else float((placed[m // 2 - 1] + placed[m // 2]) / 2)
+    if m == 1:
+        return Estimate(point, point, point, int(x.size), "order statistics, censored", 0.0, censored)
+    k, coverage = median_rank(m, level)
+    return Estimate(point, float(placed[k - 1]), float(placed[m - k]), int(x.size), "order statistics, censored",
+                    coverage, censored)
+
+
+def censored_ratio(a: float, b: float) -> float:
+    """One round's ratio a / b of two possibly censored values (censored_median_ci's coding):
+    measured over measured; AT_START over measured lies below every measured ratio (AT_START);
+    measured over AT_START above every one (OVER_WATCH); any other censored pair, or a
+    denominator of 0, has no place in the order (NaN)."""
+    fa, fb = math.isfinite(a), math.isfinite(b)
+    if fa and fb:
+        return a / b if b > 0 else math.nan
+    if a == AT_START and fb and b > 0:
+        return AT_START
+    if b == AT_START and fa and a > 0:
+        return OVER_WATCH
+    return math.nan
 
 
 @functools.lru_cache(maxsize=256)
@@ -109,7 +180,8 @@ def ratio_ci(
         res = _st.bootstrap((x, y), ratio, vectorized=True, paired=False, confidence_level=level,
                             n_resamples=n_resamples, method="percentile", rng=np.random.default_rng(seed))
     ci = res.confidence_interval
-    return Estimate(point, float(ci.low), float(ci.high), int(x.size + y.size), "percentile")
+    # the percentile interval's coverage is its nominal level (no exact one for a bootstrap)
+    return Estimate(point, float(ci.low), float(ci.high), int(x.size + y.size), "percentile", level)
 
 
 @dataclass(frozen=True)
