@@ -616,3 +616,68 @@ def test_each_source_article_has_a_title_and_says_what_it_does_not_give():
         assert "title = " in entry, key
         assert ("author = " in entry and "year = " in entry) or "names no author" in entry, key
         assert "url = " in entry or "\\url{" in entry or "no address" in entry, key
+
+
+# --------------------------------------------------------------------------- censoring, sizes, sensitivity
+def test_a_measurement_censored_in_more_than_half_its_trials_is_not_measurable(tmp_path):
+    """Censored in 3 of 5 trials (met when the clock started): not measurable here, with the
+    reason, never reproduced or not reproduced; 2 of 5 is judged as usual; an order with one
+    censored step is not measurable and its note gives the other step's verdict."""
+    cens = {**m(0.0, 0.0, 0.0), "censored": 3, "censoring": "tier between: met at the hogs' end in 3 of 5 trials"}
+    few = {**m(0.7, 0.65, 0.75), "censored": 2}
+    t = setup(tmp_path, [row("A", "0.7", "x.a", "0.56", "0.875", kind="ratio"),
+                         row("B", "0.7", "x.b", "0.56", "0.875", kind="ratio"),
+                         row("O", "a < b", "x.a; x.c", "0.5; 0.5", "0.9; 0.9", judge="order", kind="order")],
+              {"x": {"x.a": cens, "x.b": few, "x.c": m(2.0, 1.9, 2.1)}})
+    assert t.loc["A", "verdict"] == claims.NOT_MEASURABLE
+    assert t.loc["A", "note"] == "a: 3 of 5 censored (tier between: met at the hogs' end in 3 of 5 trials)"
+    assert t.loc["A", "ours"] == "censored 3/5"
+    assert t.loc["B", "verdict"] == claims.REPRODUCED
+    assert t.loc["O", "verdict"] == claims.NOT_MEASURABLE
+    assert "measured: step 2 (c): not reproduced, ours lies above the window" in t.loc["O", "note"]
+
+
+def test_a_value_the_sizes_make_is_by_construction(tmp_path):
+    built = {**m(0.0, 0.0, 0.0), "construction": "the working set and both hogs fit in the RAM"}
+    t = setup(tmp_path, [row("P", "1", "x.p", "-inf", "0.95", kind="bound")], {"x": {"x.p": built}})
+    assert t.loc["P", "verdict"] == claims.BY_CONSTRUCTION and "fit in the RAM" in t.loc["P", "note"]
+
+
+def test_sensitivity_rows_are_judged_beside_their_claim_and_not_counted(tmp_path):
+    rows = [row("R", "0.7", "x.a", "0.56", "0.875", kind="ratio"),
+            row("RS", "0.7", "x.b", "0.56", "0.875", kind="ratio")]
+    p = tmp_path / "claims.csv"
+    write_claims(p, rows)
+    text = p.read_text().splitlines()
+    text[0] += ",sensitivity"
+    text[2] += ",R"
+    p.write_text("\n".join(text) + "\n")
+    c = load_claims(p)
+    table = claims.judge_all(c, {"x.a": m(0.7, 0.65, 0.75), "x.b": m(2.0, 1.9, 2.1)}, {}, "quick")
+    assert list(table["verdict"]) == [claims.REPRODUCED, claims.NOT_REPRODUCED]
+    assert claims.counts(table)[claims.NOT_REPRODUCED] == 0 and claims.macros(table)["VerdictsTotal"] == "1"
+    assert claims.summary_sentence(table).startswith("Of the 1 published claims, one is reproduced here")
+    p.write_text("\n".join(text[:2] + [text[2][:-1] + "Q"]) + "\n")
+    with pytest.raises(ValueError, match="RS: sensitivity 'Q' is not the id of a claim"):
+        load_claims(p)
+
+
+def test_the_readyboost_twins_and_the_explanation_are_registered():
+    """RB1 and its ratios name the primary twin of 'without ReadyBoost' with the seed's own words;
+    the other twin is a sensitivity row beside each; RBX is the explanation, judged everywhere."""
+    from pagelab.experiments import readyboost as rb
+
+    c = load_claims().set_index("id")
+    none, sens = rb.SEED_ARMS["none"], rb.SENSITIVITY_NONE
+    assert c.loc["RB1", "measurement"] == f"readyboost.{none}.recovery_s"
+    assert "After several times (20~30) of repetition" in c.loc["RB1", "twin"]
+    assert c.loc["RB1S", "measurement"] == f"readyboost.{sens}.recovery_s" and c.loc["RB1S", "sensitivity"] == "RB1"
+    for cid, arm in (("RBR2", "tier_after"), ("RBR3", "tier_between")):
+        assert c.loc[cid, "measurement"] == f"readyboost.ratio.{arm}_vs_{none}"
+        assert c.loc[f"{cid}S", "measurement"] == f"readyboost.ratio.{arm}_vs_{sens}"
+        assert c.loc[f"{cid}S", "sensitivity"] == cid
+    assert c.loc["RBO", "measurement"].endswith(f"tier_after_vs_{none}")
+    assert c.loc["RBOS", "measurement"].endswith(f"tier_after_vs_{sens}")
+    assert c.loc["RBX", "measurement"] == f"readyboost.ratio.interaction; readyboost.ratio.tier_between_vs_{none}"
+    assert (c.loc["RBX", "window_low"], c.loc["RBX", "window_high"]) == ("0; 0", "1; 1")
+    assert c.loc["RBX", "profiles"] == "all"

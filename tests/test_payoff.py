@@ -16,6 +16,7 @@ from pagelab.core import plots
 from pagelab.experiments import payoff
 from pagelab.paper import fleet
 from pagelab.run import trials
+from pagelab.run.published import load_claims
 from pagelab.system import config
 from pagelab.system.config import ConfigError
 
@@ -164,7 +165,8 @@ def test_a_bad_block_is_refused_with_exit_2_before_anything_changes(tmp_path, mo
 
 def frame_of(cells: dict[str, tuple[list[float], list[float]]]) -> pd.DataFrame:
     """Counted trials of known times until the working set was back (the seed's recovery met at
-    once, 0, as in the small groups): cell label -> (bare rounds, tier rounds)."""
+    once, 0, as in the small groups): cell label -> (bare rounds, tier rounds). Above 1x the RAM
+    the seed's proportions push nothing out (intended_share 0)."""
     rows, order = [], 0
     for label, (bare, tier) in cells.items():
         disk, stick, ram, prefetch = label.split("+")
@@ -172,7 +174,8 @@ def frame_of(cells: dict[str, tuple[list[float], list[float]]]) -> pd.DataFrame:
             for arm, v in (("bare", b), ("tier", t)):
                 rows.append({"cell": label, "disk": disk, "stick": stick, "ram_x": float(ram.rstrip("x")),
                              "prefetch": prefetch, "arm": arm, "order": order, "recovery_s": 0.0,
-                             "back_s": v, "evicted_share": 0.3})
+                             "back_s": v, "evicted_share": 0.3,
+                             "intended_share": 0.27 if ram == "1x" else 0.0})
                 order += 1
     return pd.DataFrame(rows)
 
@@ -195,10 +198,25 @@ def test_the_analysis_pairs_rounds_within_a_cell_and_says_where_the_tier_stops_p
     assert s.loc[ram.label, "ratio_n"] == 0 and payoff.pays(float("nan"), float("nan")) == "n/a"
     adv = payoff.advice(frame, cfg)
     assert adv["ssd"].value == pytest.approx(1.0, abs=0.02)
-    assert adv["ram_first"].value == 0.0 and adv["ram_first"].n == 6
+    assert adv["ram_first"].value == 0.0 and adv["ram_first"].n == 6 and adv["ram_first"].censored == 0
     assert adv["fast_stick"].value == pytest.approx(0.5)
-    m = payoff.measurements(s.reset_index(), adv)
+    m = payoff.measurements(s.reset_index(), adv, frame, cfg)
     assert m["payoff.advice.ssd"]["n"] == 6 and f"payoff.cell.{c.label}.ratio" in m
+    # nothing is pushed out at 1.33x the RAM: PO2's zero follows from the sizes, by construction
+    assert "nothing is pushed out" in m["payoff.advice.ram_first"]["construction"]
+    assert "construction" not in m["payoff.advice.fast_stick"]
+    from pagelab.paper import claims
+    table = claims.judge_all(load_claims(), m, {}, "full").set_index("id")
+    assert table.loc["PO2", "verdict"] == claims.BY_CONSTRUCTION
+    # the same zeros where the sizes do push something out are censored (met at the start):
+    # not measurable, never a ratio of 0
+    censored = frame.assign(intended_share=0.27)
+    adv_c = payoff.advice(censored, cfg)
+    assert adv_c["ram_first"].censored == 6
+    m_c = payoff.measurements(payoff.summarise(censored), adv_c, censored, cfg)
+    assert claims.judge_all(load_claims(), m_c, {}, "full").set_index("id").loc["PO2", "verdict"] == \
+        claims.NOT_MEASURABLE
+    assert payoff.table(s.reset_index()).set_index("RAM").loc["1.33x", "Bare back (s)"] == "0 (by construction)"
     macros = payoff.macros(s.reset_index(), adv, cfg, "full", None)
     assert "along the paging disk" in macros["PayoffAxesSentence"]
     assert "it stopped paying at ssd-x25m-2008" in macros["PayoffAxesSentence"]

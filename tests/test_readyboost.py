@@ -73,33 +73,92 @@ def test_hogs_that_ran_apart_make_the_trial_invalid():
 def test_paired_ratios_interaction_and_sentences_follow_the_data():
     f = frame(0.77, 0.23)
     rat = rb.ratios(f)
-    assert abs(rat["tier_after_vs_hdd_after"].value - 0.77) < 1e-9 and rat["tier_after_vs_hdd_after"].n == 5
+    # the seed's "without ReadyBoost" is the bare disk with the agent between the rounds; the other
+    # reading (the agent after the hogs) is the sensitivity twin, and both ratios are formed
+    assert rb.SEED_ARMS["none"] == "hdd_between" and rb.SENSITIVITY_NONE == "hdd_after"
+    assert abs(rat["tier_after_vs_hdd_between"].value - 0.77) < 1e-9 and rat["tier_after_vs_hdd_between"].n == 5
+    assert abs(rat["tier_between_vs_hdd_between"].value - 0.23) < 1e-9
     assert abs(rat["tier_between_vs_hdd_after"].value - 0.23) < 1e-9
     # (tier_between / hdd_between) / (tier_after / hdd_after) = 0.23 / 0.77: prefetching between
     # the rounds helps behind the tier only, as the seed's explanation says
-    assert abs(rat["interaction"].value - 0.23 / 0.77) < 1e-9
+    assert abs(rat["interaction"].value - 0.23 / 0.77) < 1e-9 and rat["interaction"].censored == 0
     assert abs(rat["retouch.hdd_after_vs_hdd"].value - 0.5 / 20) < 1e-9
-    assert "hdd_after_vs_hdd" not in rat   # the bare disk without the agent recovers at 0 s: no ratio
+    # the bare disk without the agent meets the criteria when the clock starts: hdd_after over it
+    # would divide by a censored value, so that ratio is not formed at all
+    assert "hdd_after_vs_hdd" not in rat
     m = rb.macros(rb.summarise(f), rat, None, "quick", None)
     assert m["ReadyboostPrefetchTierSentence"].endswith("recovery was faster")
     assert "as the seed's explanation says" in m["ReadyboostInteractionSentence"]
+    assert "93.75\\,\\% CI" in m["ReadyboostInteractionSentence"]   # n = 5: [min, max], 93.75 %
     # The same data with prefetching as good on the bare disk: no interaction is shown.
     rat2 = rb.ratios(frame(0.77, 0.23, inter=0.23 / 0.77))
     m2 = rb.macros(rb.summarise(frame(0.77, 0.23, inter=0.23 / 0.77)), rat2, None, "quick", None)
     assert "no interaction" in m2["ReadyboostInteractionSentence"]
-    # Prefetching between the rounds that leaves nothing to recover (0 s) leaves the interaction
-    # undefined: the sentence says why instead of a bare "n/a".
+    # Prefetching between the rounds that leaves nothing to recover when the clock starts (0 s):
+    # censored in every round, so the interaction is not measurable, never a ratio of 0.
     f0 = frame(0.77, 0.0, inter=0.0)
     rat0 = rb.ratios(f0)
-    assert "interaction" not in rat0
-    s0 = rb.macros(rb.summarise(f0), rat0, None, "quick", None)["ReadyboostInteractionSentence"]
-    assert s0.startswith("for recovery, the interaction of tier and prefetching between the rounds cannot be formed")
-    assert "(the median was 0\\,s for hdd between and tier between)" in s0, s0
-    meas = rb.measurements(rb.summarise(f), rat)
-    assert meas["readyboost.ratio.tier_after_vs_hdd_after"]["n"] == 5
+    assert rat0["interaction"].censored == 5 and not rb.measurable(rat0["interaction"])
+    s0 = rb.macros(rb.summarise(f0), rat0, None, "quick", None, frame=f0)["ReadyboostInteractionSentence"]
+    assert s0.startswith("for recovery, the interaction of tier and prefetching between the rounds is not "
+                         "measurable here: 5 of 5 rounds had an arm censored"), s0
+    assert "(met at the hogs' end in most trials of hdd between and tier between)" in s0, s0
+    meas = rb.measurements(rb.summarise(f), rat, f)
+    assert meas["readyboost.ratio.tier_after_vs_hdd_between"]["n"] == 5
+    assert meas["readyboost.ratio.tier_after_vs_hdd_between"]["coverage"] == 0.9375
     assert abs(rat["back.interaction"].value - 0.23 / 0.77) < 1e-9
     assert set(meas) >= {"readyboost.hdd_after.recovery_s", "readyboost.tier_between.recovery_s",
-                         "readyboost.tier_between.back_s", "readyboost.hdd.retouch_s", "readyboost.ratio.interaction"}
+                         "readyboost.tier_between.back_s", "readyboost.hdd.retouch_s", "readyboost.ratio.interaction",
+                         "readyboost.tier_between.total_s", "readyboost.tier_between.hog_s"}
+    # every criterion is its own column, the total is the hogs plus the working set back
+    tab = rb.table(rb.summarise(f))
+    assert {"Disk quiet (s)", "Cached (s)", "Back in RAM (s)", "Hogs (s)", "Total (s)"} <= set(tab.columns)
+    s = rb.summarise(f).set_index("arm")
+    assert s.loc["hdd_after", "total_s"] == pytest.approx(30.0 + 12.0)
+
+
+def test_censored_criteria_are_named_never_a_zero_or_nan_in_a_median():
+    """A criterion met when the clock started is "at the start", one not met within the watch
+    "> watch"; neither is a value inside a median, and the table names them."""
+    f = frame(0.77, 0.23)
+    f.loc[f["arm"] == "hdd", ["cached_s", "back_s"]] = float("nan")   # plain Linux: nothing comes back
+    f["restore_window_s"] = 6.0
+    s = rb.summarise(f).set_index("arm")
+    assert s.loc["hdd", "settle_s_start"] == 5 and s.loc["hdd", "cached_s_over"] == 5
+    assert s.loc["hdd", "recovery_s_censored"] == 5
+    row = rb.table(rb.summarise(f)).set_index("Arm").loc["hdd"]
+    assert row["Disk quiet (s)"] == "at the start 5/5" and row["Cached (s)"] == "> 6.00 5/5"
+    assert row["Total (s)"] == "> 36.0 5/5"
+    assert "hdd: recovery ended by disk quiet and cached at the start in 5 of 5 trials" not in \
+        rb.macros(rb.summarise(f), rb.ratios(f), None, "quick", None)["ReadyboostEndedSentences"]
+    ended = rb.macros(rb.summarise(f), rb.ratios(f), None, "quick", None)["ReadyboostEndedSentences"]
+    assert "hdd: recovery ended by disk quiet at the start in 5 of 5 trials (censored" in ended
+    assert "hdd after: recovery ended by disk quiet and cached in 5 of 5 trials" in ended
+    # one censored value of five keeps its place below the measured ones: the median is measured
+    g = frame(0.77, 0.23)
+    g.loc[(g["arm"] == "hdd_after") & (g["order"] == 1), ["recovery_s", "settle_s", "cached_s", "back_s"]] = 0.0
+    s = rb.summarise(g).set_index("arm")
+    assert s.loc["hdd_after", "recovery_s_censored"] == 1 and s.loc["hdd_after", "recovery_s"] == 12.0
+    assert rb.table(rb.summarise(g)).set_index("Arm").loc["hdd after", "Recovery (s)"] == \
+        "12.0 [at the start, 14.0] (1 cens.)"
+
+
+def test_an_all_zero_frame_is_judged_not_measurable():
+    """Every arm met the seed's criteria when the clock started: the claims on its ratios are
+    "not measurable here", with the reason, never reproduced or not reproduced on 0 [0, 0]."""
+    from pagelab.paper import claims
+    from pagelab.run.published import load_claims
+
+    f = frame(0.0, 0.0, inter=0.0)
+    f.loc[:, ["recovery_s", "settle_s", "cached_s", "back_s"]] = 0.0
+    f["restore_window_s"] = 2.0
+    meas = rb.measurements(rb.summarise(f), rb.ratios(f), f)
+    table = claims.judge_all(load_claims(), meas, {}, "quick").set_index("id")
+    for cid in ("RBR2", "RBR3", "RBO", "RBX", "RBR2S", "RBR3S", "RBOS"):
+        assert table.loc[cid, "verdict"] == claims.NOT_MEASURABLE, (cid, table.loc[cid, "note"])
+        assert "censored" in table.loc[cid, "note"] and "at the start" in table.loc[cid, "note"]
+    assert "hdd between's recovery (the seed's criteria): met at the hogs' end (at the start) in 5 of 5 trials" in \
+        table.loc["RBR3", "note"]
 
 
 def test_the_recovery_criteria_on_series_with_known_answers():

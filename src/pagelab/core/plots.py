@@ -304,7 +304,7 @@ def ratios_by_experiment(frame: pd.DataFrame, noise: float, a_name: str = "A", b
 # --------------------------------------------------------------------------- the verdict figure
 _CB = sns.color_palette("colorblind")
 VERDICT_COLOURS = {"reproduced": _CB[2], "not reproduced": _CB[3], "inconclusive": _CB[1], "by construction": _CB[0],
-                   "not applicable here": (0.6, 0.6, 0.6)}
+                   "not measurable here": _CB[4], "not applicable here": (0.6, 0.6, 0.6)}
 RUN_MARKERS = ["o", "s", "D", "^", "v", "P"]
 
 

@@ -40,10 +40,9 @@ import pandas as pd
 from pagelab.core import plots
 from pagelab.core.latex import escape, fmt
 from pagelab.core.prose import ratio_sentence
-from pagelab.core.stats import Estimate, median_ci, paired_ratio_ci
+from pagelab.core.stats import Estimate, censored_median_ci, censored_ratio, interval_name
 from pagelab.core.units import parse_size
 from pagelab.experiments import harness, readyboost
-from pagelab.experiments.harness import entry
 from pagelab.run import trials
 from pagelab.run.devices import profile_names, profile_value, profiles_dir
 from pagelab.run.tools import tool_path
@@ -285,23 +284,47 @@ COLUMNS = tuple(readyboost.SCALARS) + ("cell", "readyboost_arm", "intended_cache
 # Analysis.
 
 def _series(frame: pd.DataFrame, cell: str, arm: str, metric: str) -> list[float]:
+    """One (cell, arm)'s `metric` per counted trial in trial order, censored values coded
+    (readyboost.coded: at the start, > watch; a zero the cell's sizes make is a value)."""
     g = frame[(frame["cell"] == cell) & (frame["arm"] == arm)].sort_values("order")
-    return g[metric].astype(float).tolist()
+    return readyboost.coded(g, metric).tolist()
+
+
+def built(frame: pd.DataFrame, cell: str, arm: str) -> bool:
+    """Whether the (cell, arm)'s trials push nothing out by their sizes (readyboost.by_construction)."""
+    g = frame[(frame["cell"] == cell) & (frame["arm"] == arm)]
+    return bool(len(g)) and bool(readyboost.by_construction(g).all())
+
+
+def construction_reason(cfg: dict[str, Any] | None, cell: str) -> str:
+    """Why a cell's time is 0 by construction: its sizes push nothing out."""
+    if cfg is None:
+        return f"at {cell} the working set and both hogs fit in the RAM: nothing is pushed out, so nothing comes back"
+    disk, stick, ram_x, prefetch = cell.split("+")
+    d = cell_design(cfg, Cell(disk, stick, float(ram_x.rstrip("x")), prefetch))
+    return (f"at {cell} the working set ({d.working_set / 2**20:.0f} MiB) and {readyboost.HOGS} hogs of "
+            f"{d.hog / 2**20:.0f} MiB fit in the group's {d.ram / 2**20:.0f} MiB of RAM: nothing is pushed out, so "
+            "the time until the working set is back is 0 by construction, not a measurement")
 
 
 def paired(frame: pd.DataFrame, a: tuple[str, str], b: tuple[str, str], metric: str = METRIC) -> Estimate | None:
     """The median of per-round ratios of (cell, arm) `a` over `b` (the k-th counted trial of each,
-    in trial order; a round with a zero or missing denominator is left out), or None."""
+    in trial order), censored rounds kept in their place where it is certain and counted
+    (stats.censored_ratio; a zero numerator the cell's sizes make is a ratio of 0), or None."""
     xa, xb = _series(frame, *a, metric), _series(frame, *b, metric)
-    ok = [(x, y) for x, y in zip(xa, xb, strict=False) if x == x and y == y and y > 0]
-    return paired_ratio_ci([x for x, _ in ok], [y for _, y in ok]) if ok else None
+    r = [censored_ratio(x, y) for x, y in zip(xa, xb, strict=False)]
+    if not r or all(v != v for v in r):
+        return None
+    e = censored_median_ci(r)
+    return Estimate(e.value, e.ci_low, e.ci_high, e.n, "paired ratio, order statistics", e.coverage, e.censored)
 
 
 def summarise(frame: pd.DataFrame, cfg: dict[str, Any] | None = None) -> pd.DataFrame:
     """One row per cell: its factors, counted trials per arm, each arm's recovery and time until
-    the working set was back (medians, 95 % CIs), the working set pushed out, and the tier's
-    paired ratio to the bare disk of METRIC (ratio, ratio_lo, ratio_hi, ratio_n); with `cfg`, in
-    the design's order."""
+    the working set was back (medians, intervals, censored trials kept in their place and
+    counted), the working set pushed out, whether the cell's sizes push nothing out (`built`), and
+    the tier's paired ratio to the bare disk of METRIC (ratio, ratio_lo, ratio_hi, ratio_n,
+    ratio_censored); with `cfg`, in the design's order."""
     rows = []
     present = list(dict.fromkeys(frame["cell"]))
     if cfg:  # the design's order: the seed's machine, then each factor's levels
@@ -314,16 +337,20 @@ def summarise(frame: pd.DataFrame, cfg: dict[str, Any] | None = None) -> pd.Data
         for arm in ARMS:
             ga = g[g["arm"] == arm]
             row[f"{arm}_n"] = len(ga)
+            row[f"{arm}_built"] = built(frame, label, arm)
             for col in ("recovery_s", "back_s"):
-                vals = ga[col].dropna() if col in ga else pd.Series(dtype=float)
-                e = median_ci(vals) if len(vals) else None
+                vals = readyboost.coded(ga, col) if col in ga else pd.Series(dtype=float)
+                e = censored_median_ci(vals.to_numpy(float)) if len(vals) else None
                 row[f"{arm}_{col}"] = e.value if e else float("nan")
                 row[f"{arm}_{col}_lo"] = e.ci_low if e else float("nan")
                 row[f"{arm}_{col}_hi"] = e.ci_high if e else float("nan")
+                row[f"{arm}_{col}_coverage"] = e.coverage if e else float("nan")
+                row[f"{arm}_{col}_censored"] = e.censored if e else 0
             row[f"{arm}_evicted"] = float(np.nanmedian(ga["evicted_share"])) if len(ga) else float("nan")
-        r = paired(frame, (label, "tier"), (label, "bare"))
+        r = paired(frame, (label, "tier"), (label, "bare")) if not row["bare_built"] else None
         row.update(ratio=r.value if r else float("nan"), ratio_lo=r.ci_low if r else float("nan"),
-                   ratio_hi=r.ci_high if r else float("nan"), ratio_n=r.n if r else 0)
+                   ratio_hi=r.ci_high if r else float("nan"), ratio_n=r.n if r else 0,
+                   ratio_coverage=r.coverage if r else float("nan"), ratio_censored=r.censored if r else 0)
         rows.append(row)
     return pd.DataFrame(rows)
 
@@ -341,18 +368,22 @@ def pays(lo: float, hi: float) -> str:
     return "noise"
 
 
-def advice(frame: pd.DataFrame, cfg: dict[str, Any]) -> dict[str, Estimate]:
-    """The seed's advice as per-round ratios between cells, where the run has them:
+def advice_pairs(cfg: dict[str, Any]) -> dict[str, tuple[tuple[Cell, str], tuple[Cell, str]]]:
+    """The seed's advice as (cell, arm) over (cell, arm):
     ssd: the tier over the bare SSD (the SSD cell: the rest at the seed's machine);
     ram_first: the bare disk with one more RAM module (1.33x) over the tier at the seed's RAM;
     fast_stick: the tier with the fast stick over the tier with the seed's stick."""
-    have = {c.label for c in cells(cfg)} & set(frame["cell"])
     c = center(cfg)
+    return {"ssd": ((dataclasses.replace(c, disk=SSD), "tier"), (dataclasses.replace(c, disk=SSD), "bare")),
+            "ram_first": ((dataclasses.replace(c, ram_x=MORE_RAM), "bare"), (c, "tier")),
+            "fast_stick": ((dataclasses.replace(c, stick=FAST_STICK), "tier"), (c, "tier"))}
+
+
+def advice(frame: pd.DataFrame, cfg: dict[str, Any]) -> dict[str, Estimate]:
+    """The seed's advice as per-round ratios between cells (advice_pairs), where the run has them."""
+    have = {c.label for c in cells(cfg)} & set(frame["cell"])
     out: dict[str, Estimate] = {}
-    pairs = {"ssd": ((dataclasses.replace(c, disk=SSD), "tier"), (dataclasses.replace(c, disk=SSD), "bare")),
-             "ram_first": ((dataclasses.replace(c, ram_x=MORE_RAM), "bare"), (c, "tier")),
-             "fast_stick": ((dataclasses.replace(c, stick=FAST_STICK), "tier"), (c, "tier"))}
-    for key, ((ca, aa), (cb, ab)) in pairs.items():
+    for key, ((ca, aa), (cb, ab)) in advice_pairs(cfg).items():
         if ca.label in have and cb.label in have and (ca, aa) != (cb, ab):
             e = paired(frame, (ca.label, aa), (cb.label, ab))
             if e:
@@ -397,44 +428,90 @@ def axis_sentence(factor: str, rows: pd.DataFrame) -> str:
     return head + f": it stopped paying at {escape(stop)}"
 
 
-def measurements(summary: pd.DataFrame, adv: dict[str, Estimate]) -> dict[str, Any]:
+def _entry(v: float, lo: float, hi: float, unit: str, n: int, method: str, coverage: float, censored: int,
+           why: str, construction: str = "") -> dict[str, Any]:
+    """A measurements.json entry with its interval's coverage, its censoring (the judge calls a
+    claim censored in more than half its trials not measurable here) and, where the sizes make the
+    value, why it is by construction."""
+    out = readyboost.censored_entry(Estimate(v, lo, hi, n, method, coverage, censored), unit, method, why)
+    if construction:
+        out["construction"] = construction
+    return out
+
+
+def measurements(summary: pd.DataFrame, adv: dict[str, Estimate], frame: pd.DataFrame | None = None,
+                 cfg: dict[str, Any] | None = None) -> dict[str, Any]:
     """payoff.cell.<cell>.<arm>.<back_s|recovery_s>, payoff.cell.<cell>.ratio (the tier over the
-    bare disk of METRIC, paired per round), payoff.advice.<ssd|ram_first|fast_stick> (the claims)."""
+    bare disk of METRIC, paired per round), payoff.advice.<ssd|ram_first|fast_stick> (the claims);
+    a value the cell's sizes make (nothing pushed out) carries `construction`, a censored one its
+    `censored` count and why."""
     out: dict[str, Any] = {}
     what = {"back_s": "working set back in RAM", "recovery_s": "seed 000's recovery criteria"}
     for _, r in summary.iterrows():
         for arm in ARMS:
             for col in ("back_s", "recovery_s"):
-                if r[f"{arm}_n"] and r[f"{arm}_{col}"] == r[f"{arm}_{col}"]:
-                    out[f"{NAME}.cell.{r['cell']}.{arm}.{col}"] = entry(
-                        r[f"{arm}_{col}"], r[f"{arm}_{col}_lo"], r[f"{arm}_{col}_hi"], "s",
-                        int(r[f"{arm}_n"]), f"median, order statistics ({what[col]})")
+                if r[f"{arm}_n"] and (r[f"{arm}_{col}"] == r[f"{arm}_{col}"] or r[f"{arm}_{col}_censored"]):
+                    k = int(r[f"{arm}_{col}_censored"])
+                    out[f"{NAME}.cell.{r['cell']}.{arm}.{col}"] = _entry(
+                        r[f"{arm}_{col}"], r[f"{arm}_{col}_lo"], r[f"{arm}_{col}_hi"], "s", int(r[f"{arm}_n"]),
+                        f"median, order statistics ({what[col]})", r[f"{arm}_{col}_coverage"], k,
+                        f"{arm} at {r['cell']}: {what[col]} met at the hogs' end (at the start) or not within the "
+                        f"watch in {k} of {int(r[f'{arm}_n'])} trials",
+                        construction_reason(cfg, r["cell"]) if r[f"{arm}_built"] else "")
         if r["ratio_n"]:
-            out[f"{NAME}.cell.{r['cell']}.ratio"] = entry(r["ratio"], r["ratio_lo"], r["ratio_hi"], "ratio",
-                                                          int(r["ratio_n"]), "paired ratio, order statistics")
-    for k, e in adv.items():
-        out[f"{NAME}.advice.{k}"] = entry(e.value, e.ci_low, e.ci_high, "ratio", e.n, e.method)
+            k = int(r["ratio_censored"])
+            out[f"{NAME}.cell.{r['cell']}.ratio"] = _entry(
+                r["ratio"], r["ratio_lo"], r["ratio_hi"], "ratio", int(r["ratio_n"]), "paired ratio, order statistics",
+                r["ratio_coverage"], k, f"{k} of {int(r['ratio_n'])} rounds at {r['cell']} had an arm's "
+                                        f"{METRIC} censored")
+    pairs = advice_pairs(cfg) if cfg else {}
+    for key, e in adv.items():
+        (ca, aa), (cb, ab) = pairs.get(key, ((None, ""), (None, "")))
+        built_ = ca is not None and frame is not None and built(frame, ca.label, aa)
+        out[f"{NAME}.advice.{key}"] = _entry(
+            e.value, e.ci_low, e.ci_high, "ratio", e.n, e.method, e.coverage, e.censored,
+            f"{e.censored} of {e.n} rounds had an arm's {METRIC} censored (at the start or > watch)"
+            + (f": {ca.label} {aa} over {cb.label} {ab}" if ca is not None else ""),
+            construction_reason(cfg, ca.label) if built_ and ca is not None else "")
     return out
 
 
-def table(summary: pd.DataFrame) -> pd.DataFrame:
-    """The map as a table: one row per cell, its factors, counted trials, each arm's recovery and
-    the tier's paired ratio with their CIs, and whether the tier paid."""
-    def ci(v: float, lo: float, hi: float) -> str:
-        return f"{fmt(v)} [{fmt(lo)}, {fmt(hi)}]" if v == v else "--"
+def time_text(v: float, lo: float, hi: float, n: int, censored: int, built_: bool) -> str:
+    """A table cell: "1.2 [1.0, 1.4]", "0 (by construction)" where the sizes push nothing out,
+    "censored k/n" where more than half the trials are, a censored bound named."""
+    if built_:
+        return "0 (by construction)"
+    if not n or (v != v and not censored):
+        return "--"
+    if censored * 2 > n:
+        return f"censored {censored}/{n}"
 
+    def one(x: float) -> str:
+        return "at the start" if x == readyboost.AT_START else "> watch" if x == readyboost.OVER_WATCH else fmt(x)
+
+    return f"{one(v)} [{one(lo)}, {one(hi)}]" + (f" ({censored} cens.)" if censored else "")
+
+
+def table(summary: pd.DataFrame) -> pd.DataFrame:
+    """The map as a table: one row per cell, its factors, counted trials, each arm's time until
+    the working set was back and the tier's paired ratio with their intervals (censored values
+    named, by-construction zeros said), whether the tier paid, and the seed's recovery."""
+    def times(arm: str, col: str) -> list[str]:
+        return [time_text(r[f"{arm}_{col}"], r[f"{arm}_{col}_lo"], r[f"{arm}_{col}_hi"], int(r[f"{arm}_n"]),
+                          int(r[f"{arm}_{col}_censored"]), bool(r[f"{arm}_built"])) for _, r in summary.iterrows()]
+
+    ratio = [time_text(r["ratio"], r["ratio_lo"], r["ratio_hi"], int(r["ratio_n"]), int(r["ratio_censored"]), False)
+             for _, r in summary.iterrows()]
     return pd.DataFrame({
         "Disk": summary["disk"].map(escape), "Stick": summary["stick"].map(escape),
         "RAM": summary["ram_x"].map(lambda x: f"{float(x):g}x"), "Agent": summary["prefetch"],
         "Trials": [f"{int(a)}/{int(b)}" for a, b in zip(summary["bare_n"], summary["tier_n"], strict=True)],
-        "Bare back (s)": [ci(*v) for v in zip(summary[f"bare_{METRIC}"], summary[f"bare_{METRIC}_lo"],
-                                               summary[f"bare_{METRIC}_hi"], strict=True)],
-        "Tier back (s)": [ci(*v) for v in zip(summary[f"tier_{METRIC}"], summary[f"tier_{METRIC}_lo"],
-                                               summary[f"tier_{METRIC}_hi"], strict=True)],
-        "Tier / bare": [ci(*v) for v in zip(summary["ratio"], summary["ratio_lo"], summary["ratio_hi"], strict=True)],
-        "Tier": [pays(lo, hi) for lo, hi in zip(summary["ratio_lo"], summary["ratio_hi"], strict=True)],
-        "Recovery bare/tier (s)": [f"{fmt(a)}/{fmt(b)}" for a, b in zip(summary["bare_recovery_s"],
-                                                                         summary["tier_recovery_s"], strict=True)],
+        "Bare back (s)": times("bare", METRIC), "Tier back (s)": times("tier", METRIC), "Tier / bare": ratio,
+        "Tier": [pays(lo, hi) if not (c * 2 > n) else "n/a" for lo, hi, c, n in
+                 zip(summary["ratio_lo"], summary["ratio_hi"], summary["ratio_censored"], summary["ratio_n"],
+                     strict=True)],
+        "Recovery bare/tier (s)": [f"{a}/{b}" for a, b in zip(times("bare", "recovery_s"), times("tier", "recovery_s"),
+                                                               strict=True)],
     })
 
 
@@ -453,7 +530,9 @@ def macros(summary: pd.DataFrame, adv: dict[str, Estimate], cfg: dict[str, Any] 
             for w, k in (("Read", "random_read_4k"), ("Write", "random_write_512k"))
             for lvl in ("required", "enhanced")},
          "PayoffCells": str(len(summary)), "PayoffNoisePct": fmt(100 * NOISE),
-         "PayoffRejected": str(len(rejected)) if rejected is not None else "0"}
+         "PayoffRejected": str(len(rejected)) if rejected is not None else "0",
+         "PayoffIntervals": interval_name(list(summary["bare_n"]) + list(summary["ratio_n"]) if len(summary) else [],
+                                          latex=True)}
     m.update({k: "n/a" for k in ("PayoffDesign", "PayoffRamMiB", "PayoffWorkingSetMiB", "PayoffHogMiB",
                                   "PayoffFileCacheMiB", "PayoffHogRounds", "PayoffIntendedPct", "PayoffLevels")})
     if cfg:
@@ -467,6 +546,10 @@ def macros(summary: pd.DataFrame, adv: dict[str, Estimate], cfg: dict[str, Any] 
     sl = axes(summary, cfg) if cfg and len(summary) else {}
     m["PayoffAxesSentence"] = ("; ".join(axis_sentence(f, rows) for f, rows in sl.items())
                                if sl else "no factor was varied in this run")
+    ram_built = False
+    if cfg and len(summary):
+        more = dataclasses.replace(center(cfg), ram_x=MORE_RAM).label
+        ram_built = bool((summary.loc[summary["cell"] == more, "bare_built"]).any())
     words = {"ssd": ("with the SSD, the working set took", "as long to come back behind the tier as on the bare SSD",
                      "it was"),
              "ram_first": ("on the bare disk with one more RAM module (1.33x), the working set took",
@@ -475,15 +558,22 @@ def macros(summary: pd.DataFrame, adv: dict[str, Estimate], cfg: dict[str, Any] 
                             "as long to come back as with the seed's stick", "it was")}
     for key, (subject, other, who) in words.items():
         name = "Payoff" + "".join(p.capitalize() for p in key.split("_")) + "Sentence"
-        m[name] = (ratio_sentence(adv[key], subject, other, "slower", "faster", who) if key in adv
-                   else "this run has no such pair of cells")
+        e = adv.get(key)
+        m[name] = ("this run has no such pair of cells" if e is None else
+                   f"{subject.rsplit(',', 1)[0]}, the ratio is 0 by construction: the working set and both hogs fit "
+                   "in that RAM, so nothing was pushed out" if key == "ram_first" and ram_built else
+                   f"{subject.rsplit(',', 1)[0]}, the ratio is not measurable here: {e.censored} of {e.n} rounds "
+                   "censored" if e.censored * 2 > e.n else
+                   ratio_sentence(e, subject, other, "slower", "faster", who))
     return m
 
 
 def map_panels(summary: pd.DataFrame, cfg: dict[str, Any]) -> dict[str, tuple[pd.DataFrame, list[str]]]:
     """The map's panels for plots.payoff_map: per factor this run varied (axes), its words ->
     the summary rows of its cells in level order and the levels' labels; {} when none was."""
-    return {FACTOR_WORDS[f]: (rows, [level_text(f, v) for v in rows[f]]) for f, rows in axes(summary, cfg).items()}
+    # a censored bound (at the start, > watch) is no point to draw: the map leaves it out
+    finite = summary.replace([np.inf, -np.inf], np.nan)
+    return {FACTOR_WORDS[f]: (rows, [level_text(f, v) for v in rows[f]]) for f, rows in axes(finite, cfg).items()}
 
 
 def analyse(results_dir: Path | str, profile: str) -> harness.Analysis:
@@ -501,10 +591,12 @@ def analyse(results_dir: Path | str, profile: str) -> harness.Analysis:
 
     return harness.Analysis(
         res, res.describe(profile), summary,
-        measurements(summary, adv) if len(summary) else {},
+        measurements(summary, adv, trials_, cfg) if len(summary) else {},
         macros(summary, adv, cfg, profile, skipped, res.rejected, tests),
         harness.Table(tab, TABLE_FORMAT) if tab is not None else None, {NAME: figure},
-        shown={"the seed's advice as ratios between cells (value, 95 % CI, n)": harness.rounded(adv),
+        shown={"the seed's advice as ratios between cells (value, interval named by its coverage, n, censored)":
+               pd.DataFrame([{"advice": k, "value": e.value, "ci_low": e.ci_low, "ci_high": e.ci_high,
+                              "interval": e.label, "n": e.n, "censored": e.censored} for k, e in adv.items()]),
                "ReadyBoost's device test (simdisk qualify: 4 KB random reads, 512 KB random writes, MB/s)": tests,
                "rejected trials": harness.rejected(out)[["trial_id", "cell", "arm", "invalid_reason"]]
                if len(res.rejected) else "none",

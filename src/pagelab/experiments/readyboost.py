@@ -69,7 +69,15 @@ import pandas as pd
 from pagelab.core import plots
 from pagelab.core.latex import escape, fmt
 from pagelab.core.prose import ratio_sentence
-from pagelab.core.stats import Estimate, median_ci, paired_ratio_ci
+from pagelab.core.stats import (
+    AT_START,
+    OVER_WATCH,
+    Estimate,
+    censored_median_ci,
+    censored_ratio,
+    coverage_label,
+    interval_name,
+)
 from pagelab.core.units import parse_size
 from pagelab.experiments import harness
 from pagelab.experiments.harness import entry
@@ -587,16 +595,71 @@ load = harness.load
 # Analysis.
 
 FACTORIAL = ("hdd_after", "hdd_between", "tier_after", "tier_between")
-# The claims' arms, the seed's three conditions, each with the agent (Vista always ran Superfetch):
-# without ReadyBoost, the bare disk with the agent restoring after the hogs (as the tier arm with
-# little pre-population does, so that their ratio isolates the tier); ReadyBoost with little
-# pre-population, the tier and that agent; with enough, the tier and the agent also between rounds.
-SEED_ARMS = {"none": "hdd_after", "little": "tier_after", "enough": "tier_between"}
+# The claims' arms, the seed's three conditions, each with the agent (Vista always ran Superfetch).
+# Without ReadyBoost is the bare disk with the agent also reading between the hog rounds: the seed
+# timed all three results after the same "20~30" repeated launches, and reads Superfetch's
+# prefetching during them as what repeated launches do ("when memory hog programs repeatedly
+# launch ... Superfetch will try to prefetch them"), with or without a stick; the stick only keeps
+# what it reads ("Then, the 0.4GB has a certain chance to be stored into ReadyBoost cache").
+# ReadyBoost with little pre-population is the tier with the agent restoring only after the hogs;
+# with enough, the tier and the agent also between the rounds.
+SEED_ARMS = {"none": "hdd_between", "little": "tier_after", "enough": "tier_between"}
+# The other reading of "without ReadyBoost", the bare disk with the agent restoring only after the
+# hogs (the same agent as the little-pre-population arm): the claims' sensitivity rows.
+SENSITIVITY_NONE = "hdd_after"
+# The criteria timed from the hogs' end, which can be censored: met when the clock started ("at
+# the start") or never within the watch ("> watch").
+CRITERIA = ("settle_s", "cached_s", "recovery_s", "back_s")
+# Every time the table and figure show per arm: the criteria, the hogs' rounds, the total (hogs
+# and the restore of the working set), the victim's re-touch.
+TIMES = ("settle_s", "cached_s", "recovery_s", "back_s", "hog_s", "total_s", "retouch_s")
+WORDS = {"settle_s": "disk quiet", "cached_s": "cached", "recovery_s": "recovery (the seed's criteria)",
+         "back_s": "working set back", "hog_s": "the hogs' rounds", "total_s": "total (hogs + working set back)",
+         "retouch_s": "the victim's re-touch"}
+HEADERS = {"settle_s": "Disk quiet (s)", "cached_s": "Cached (s)", "recovery_s": "Recovery (s)",
+           "back_s": "Back in RAM (s)", "hog_s": "Hogs (s)", "total_s": "Total (s)", "retouch_s": "Re-touch (s)"}
+
+
+def by_construction(frame: pd.DataFrame) -> pd.Series:
+    """Trials whose sizes push nothing out (the working set and the hogs fit in the RAM: payoff's
+    larger RAM levels): their zeros follow from the sizes, not from a measurement."""
+    share = frame["intended_share"].astype(float) if "intended_share" in frame else pd.Series(1.0, frame.index)
+    return share.fillna(1.0) <= 0
+
+
+def coded(frame: pd.DataFrame, col: str) -> pd.Series:
+    """`col` per trial in stats.censored_median_ci's coding: a criterion met when the clock
+    started (0 s where the sizes push something out) is AT_START, one never met within the watch
+    (NaN) OVER_WATCH; `total_s` is the hogs' time plus the working set's return (the hogs' time
+    alone when it was back at their end, OVER_WATCH when it never was)."""
+    if col == "total_s":
+        back = coded(frame, "back_s")
+        hog = frame["hog_s"].astype(float)
+        return pd.Series([h + (b if np.isfinite(b) else 0.0) if b != OVER_WATCH else OVER_WATCH
+                          for h, b in zip(hog, back, strict=True)], index=frame.index, dtype=float)
+    v = frame[col].astype(float) if col in frame else pd.Series(np.nan, frame.index)
+    if col not in CRITERIA:
+        return v
+    built = by_construction(frame)
+    out = v.where(~((v == 0) & ~built), AT_START)
+    return out.where(v.notna(), OVER_WATCH)
+
+
+def censoring(values: pd.Series, what: str, watch: float) -> str:
+    """Why values are censored, in words: "at the start in 5 of 5 trials" of `what`."""
+    start, over, unknown = int((values == AT_START).sum()), int((values == OVER_WATCH).sum()), \
+        int(values.isna().sum())
+    parts = ([f"met at the hogs' end (at the start) in {start}"] if start else []) + \
+        ([f"not met within the watch (> {fmt(watch)} s) in {over}"] if over else []) + \
+        ([f"not ordered in {unknown}"] if unknown else [])
+    return f"{what}: " + ", ".join(parts) + f" of {len(values)} trials" if parts else ""
 
 
 def summarise(frame: pd.DataFrame) -> pd.DataFrame:
-    """Per arm: each recovery criterion's median with its order-statistic 95 % CI, the hogs'
-    time, and the agent's and the tier's counters (medians per trial)."""
+    """Per arm: each time's median with its order-statistic interval, censored values kept in
+    their place (a criterion met when the clock started below every measured value, one never
+    met within the watch above them: `<col>_start`, `<col>_over`, `<col>_censored`), the
+    interval's exact coverage, the watch; and the agent's and the tier's counters (medians)."""
     rows = []
     for arm in [a for a in ARMS if a in set(frame["arm"])]:
         g = frame[frame["arm"] == arm]
@@ -604,14 +667,23 @@ def summarise(frame: pd.DataFrame) -> pd.DataFrame:
         def med(col: str, g: pd.DataFrame = g) -> float:
             return float(np.nanmedian(g[col])) if col in g and g[col].notna().any() else float("nan")
 
-        row: dict[str, Any] = {"arm": arm, "n": len(g)}
-        for col in ("recovery_s", "settle_s", "cached_s", "back_s", "retouch_s", "hog_s"):
-            vals = g[col].dropna() if col in g else pd.Series(dtype=float)
-            e = median_ci(vals) if len(vals) else None
+        row: dict[str, Any] = {"arm": arm, "n": len(g), "watch_s": med("restore_window_s")}
+        for col in TIMES:
+            vals = coded(g, col) if col in g or col == "total_s" and "back_s" in g and "hog_s" in g \
+                else pd.Series(dtype=float)
+            if col not in CRITERIA and col != "total_s":
+                vals = vals.dropna()
+            e = censored_median_ci(vals.to_numpy(float)) if len(vals) else None
             row[col] = e.value if e else float("nan")
             row[f"{col}_lo"] = e.ci_low if e else float("nan")
             row[f"{col}_hi"] = e.ci_high if e else float("nan")
             row[f"{col}_n"] = e.n if e else 0
+            row[f"{col}_coverage"] = e.coverage if e else float("nan")
+            row[f"{col}_start"] = int((vals == AT_START).sum())
+            row[f"{col}_over"] = int((vals == OVER_WATCH).sum())
+            row[f"{col}_censored"] = e.censored if e else 0
+            row[f"{col}_censoring"] = censoring(vals, f"{arm.replace('_', ' ')}'s {WORDS[col]}", row["watch_s"])
+        row["ended_by"] = ended_by(g)
         for col in ("evicted_share", "majflt", "agent_rounds_requested", "agent_rounds_swapins",
                     "agent_restore_requested", "agent_restore_swapins", "agent_coverage", "agent_rewritten",
                     "agent_file_bytes", "agent_cpu_s", "tier_hit_share_rounds", "tier_hit_share_restore",
@@ -621,36 +693,88 @@ def summarise(frame: pd.DataFrame) -> pd.DataFrame:
     return pd.DataFrame(rows)
 
 
-def ratios(frame: pd.DataFrame, metric: str = "recovery_s") -> dict[str, Estimate]:
-    """Per-round ratios (the arms run interleaved) of `metric`: the claims' pairs (the seed's
-    little and enough pre-population over its no-ReadyBoost arm, `SEED_ARMS`), the factorial's
-    simple effects of prefetching between the rounds, and the modern arms over the bare disk with
-    the same agent; of the time until the working set was back in RAM (back.<pair>); of the
-    re-touch with the agent over without (retouch.hdd_after_vs_hdd); and the factorial's
-    interaction of both (interaction, back.interaction). A pair with a zero or missing
-    denominator round is left out of that round."""
-    base = SEED_ARMS["none"]
-    pairs = [(metric, "tier_after", base), (metric, "tier_between", base), (metric, "tier_between", "tier_after"),
-             (metric, "hdd_between", "hdd_after"), (metric, "zswap", base), (metric, "zram", base),
-             (metric, "own", base),
-             # the working set back in RAM: the restore's own length, arm against arm
-             ("back_s", "tier_between", "tier_after"), ("back_s", "tier_after", "hdd_after"),
-             ("back_s", "hdd_between", "hdd_after"),
-             # without the agent the seed's criteria are met at once (nothing is read back): the
-             # agent's effect is on what the victim then waits for its re-touch
-             ("retouch_s", "hdd_after", "hdd")]
-    out = {}
-    for col, a, b in pairs:
-        if col not in frame:
-            continue
-        xa, xb = harness.pairs(frame, "arm", col, a, b)
-        ok = [(x, y) for x, y in zip(xa, xb, strict=True) if x == x and y == y and y > 0]
-        if ok:
-            key = f"{a}_vs_{b}" if col == metric else f"{col.removesuffix('_s')}.{a}_vs_{b}"
-            out[key] = paired_ratio_ci([x for x, _ in ok], [y for _, y in ok])
-    for col in (metric, "back_s"):
+def ended_by(g: pd.DataFrame) -> dict[str, int]:
+    """Per trial, which of the seed's two criteria ended its recovery (the first met): "disk
+    quiet", "cached" or both, "at the start" when it was met when the clock started, "neither
+    within the watch" when none was; counted over the trials."""
+    out: dict[str, int] = {}
+    for _, r in g.iterrows():
+        rec = float(r.get("recovery_s", float("nan")))
+        if rec != rec:
+            label = "neither within the watch"
+        else:
+            which = [w for c, w in (("settle_s", "disk quiet"), ("cached_s", "cached"))
+                     if float(r.get(c, np.nan)) == rec]
+            label = " and ".join(which) + (" at the start" if rec == 0 else "")
+        out[label] = out.get(label, 0) + 1
+    return out
+
+
+def ended_sentence(row: pd.Series) -> str:
+    """One arm's sentence: which criterion ended its recovery, in how many trials."""
+    counts = sorted(row["ended_by"].items(), key=lambda kv: -kv[1])
+    parts = [f"{what} in {k} of {int(row['n'])} trial{'s' if row['n'] != 1 else ''}" for what, k in counts]
+    tail = ""
+    if any("at the start" in w for w, _ in counts) and row["recovery_s_censored"] * 2 > row["recovery_s_n"]:
+        tail = " (censored: the seed's criterion was met when the clock started, so it cannot time this arm)"
+    return f"{escape(row['arm'].replace('_', ' '))}: recovery ended by " + ", ".join(parts) + tail
+
+
+def paired_censored(frame: pd.DataFrame, col: str, a: str, b: str) -> tuple[list[float], int]:
+    """The per-round ratios of arm `a` over arm `b` of coded `col` (stats.censored_ratio: a round
+    with a censored member has its place where it is certain, none otherwise), and how many
+    rounds were paired."""
+    sub = frame[frame["arm"].isin([a, b])]
+    ca = coded(sub, col)
+    xa = ca[sub["arm"] == a].loc[sub[sub["arm"] == a].sort_values("order").index].tolist()
+    xb = ca[sub["arm"] == b].loc[sub[sub["arm"] == b].sort_values("order").index].tolist()
+    n = min(len(xa), len(xb))
+    return [censored_ratio(x, y) for x, y in zip(xa[:n], xb[:n], strict=True)], n
+
+
+def ratio_estimate(r: list[float], method: str) -> Estimate | None:
+    """A paired ratio's median and interval over rounds, some censored (censored_median_ci)."""
+    if not r:
+        return None
+    e = censored_median_ci(r)
+    return Estimate(e.value, e.ci_low, e.ci_high, e.n, method, e.coverage, e.censored)
+
+
+def ratio_pairs() -> list[tuple[str, str, str]]:
+    """(criterion, arm, over arm) of every ratio the section and the claims read."""
+    none, sens = SEED_ARMS["none"], SENSITIVITY_NONE
+    rec = [("tier_after", none), ("tier_between", none), ("tier_after", sens), ("tier_between", sens),
+           ("tier_between", "tier_after"), ("hdd_between", "hdd_after"),
+           ("zswap", "hdd_after"), ("zram", "hdd_after"), ("own", "hdd_after")]
+    back = [("tier_between", "tier_after"), ("tier_after", "hdd_after"), ("hdd_between", "hdd_after"),
+            ("tier_between", "hdd_between"), ("tier_between", "hdd_after")]
+    return [("recovery_s", a, b) for a, b in rec] + [("back_s", a, b) for a, b in back] + \
+        [("total_s", a, b) for a, b in back] + [("retouch_s", "hdd_after", "hdd")]
+
+
+def ratio_key(col: str, a: str, b: str) -> str:
+    return f"{a}_vs_{b}" if col == "recovery_s" else f"{col.removesuffix('_s')}.{a}_vs_{b}"
+
+
+def ratios(frame: pd.DataFrame) -> dict[str, Estimate]:
+    """Per-round ratios (the arms run interleaved) of the seed's recovery (`<a>_vs_<b>`: the
+    claims' pairs, the seed's little and enough pre-population over each reading of its
+    no-ReadyBoost arm, SEED_ARMS and SENSITIVITY_NONE; the factorial's simple effects; the modern
+    arms over the bare disk with the same agent), of the working set back and of the total
+    (back.<pair>, total.<pair>), of the re-touch with the agent over without
+    (retouch.hdd_after_vs_hdd), and the factorial's interaction (interaction, back.interaction).
+    A censored round keeps its place where it is certain (stats.censored_ratio) and is counted in
+    the estimate's `censored`."""
+    out: dict[str, Estimate] = {}
+    arms = set(frame["arm"])
+    for col, a, b in ratio_pairs():
+        if a in arms and b in arms and (col in frame or col == "total_s"):
+            r, _ = paired_censored(frame, col, a, b)
+            if e := ratio_estimate(r, "paired ratio, order statistics"):
+                out[ratio_key(col, a, b)] = e
+    for col in ("recovery_s", "back_s"):
         if col in frame and (inter := interaction(frame, col)):
-            out["interaction" if col == metric else f"{col.removesuffix('_s')}.interaction"] = inter
+            out["interaction" if col == "recovery_s" else f"{col.removesuffix('_s')}.interaction"] = inter
     return out
 
 
@@ -658,47 +782,103 @@ def interaction(frame: pd.DataFrame, metric: str = "recovery_s") -> Estimate | N
     """The 2 x 2 factorial's interaction, round by round: (tier_between / hdd_between) /
     (tier_after / hdd_after), the factor by which prefetching between the rounds changes the
     tier's effect. Below 1: prefetching helps behind the tier more than on the bare disk (the
-    seed's explanation); 1: the two do not interact."""
-    cols = [frame[frame["arm"] == a].sort_values("order")[metric].tolist() for a in FACTORIAL]
+    seed's explanation); 1: the two do not interact. A round with any of the four censored has no
+    place in the order and is counted censored."""
+    if not set(FACTORIAL) <= set(frame["arm"]):
+        return None
+    cols = []
+    for a in FACTORIAL:
+        g = frame[frame["arm"] == a].sort_values("order")
+        cols.append(coded(g, metric).tolist())
     n = min(len(c) for c in cols)
     r = []
     for ha, hb, ta, tb in zip(*(c[:n] for c in cols), strict=True):
-        if min(ha, hb, ta, tb) > 0:
-            r.append((tb / hb) / (ta / ha))
-    if not r:
-        return None
-    e = median_ci(r)
-    return Estimate(e.value, e.ci_low, e.ci_high, e.n, "paired interaction ratio, order statistics", e.coverage)
+        ok = all(np.isfinite(v) and v > 0 for v in (ha, hb, ta, tb))
+        r.append((tb / hb) / (ta / ha) if ok else float("nan"))
+    return ratio_estimate(r, "paired interaction ratio, order statistics")
 
 
-def measurements(summary: pd.DataFrame, rat: dict[str, Estimate]) -> dict[str, Any]:
-    """readyboost.<arm>.<criterion> (real seconds at this profile's scale; RB1-RB3 read the
-    recovery only at the seed profile), readyboost.ratio.<a>_vs_<b> (RBR2, RBR3) and
-    readyboost.ratio.interaction."""
-    out: dict[str, Any] = {}
-    for _, r in summary.iterrows():
-        for col, what in (("recovery_s", "seed 000's recovery: disk busy <= 30 % or cached >= 10 % of RAM"),
-                          ("settle_s", "disk busy <= 30 % over the window"), ("cached_s", "cached >= 10 % of RAM"),
-                          ("back_s", "working set back in RAM"), ("retouch_s", "the victim's re-touch"),
-                          ("hog_s", "the hogs' rounds")):
-            if r[f"{col}_n"]:
-                out[f"{NAME}.{r['arm']}.{col}"] = entry(r[col], r[f"{col}_lo"], r[f"{col}_hi"], "s",
-                                                        int(r[f"{col}_n"]), f"median, order statistics ({what})")
-        out[f"{NAME}.{r['arm']}.evicted_share"] = entry(r["evicted_share"], r["evicted_share"], r["evicted_share"],
-                                                        "share", int(r["n"]), "median")
-    for k, e in rat.items():
-        out[f"{NAME}.ratio.{k}"] = entry(e.value, e.ci_low, e.ci_high, "ratio", e.n, e.method)
+def _bound(x: float) -> float:
+    """A censored value as a bound a reader can hold: AT_START is 0 s (or a ratio of 0), the
+    least a time or ratio can be; OVER_WATCH stays infinite."""
+    return 0.0 if x == AT_START else float(x)
+
+
+def censored_entry(e: Estimate, unit: str, method: str, why: str) -> dict[str, Any]:
+    """A measurements.json entry with its censoring: `censored` of `n`, and why in words; the
+    judge calls a claim whose measurement is censored in more than half its trials not
+    measurable here."""
+    out = entry(_bound(e.value), _bound(e.ci_low), _bound(e.ci_high), unit, e.n, method)
+    out["coverage"] = e.coverage
+    out["censored"] = int(e.censored)
+    if e.censored:
+        out["censoring"] = why
     return out
 
 
-def _ci_text(v: float, lo: float, hi: float) -> str:
-    return f"{fmt(v)} [{fmt(lo)}, {fmt(hi)}]" if v == v else "--"
+def ratio_censoring(frame: pd.DataFrame, key: str) -> str:
+    """Why a ratio's rounds are censored: each member arm's censoring of its criterion."""
+    col = "recovery_s"
+    body = key
+    if "." in key:
+        col, body = key.split(".", 1)
+        col += "_s"
+    arms = FACTORIAL if body == "interaction" else body.split("_vs_")
+    parts = []
+    for arm in arms:
+        g = frame[frame["arm"] == arm]
+        if len(g) and (text := censoring(coded(g, col), f"{arm.replace('_', ' ')}'s {WORDS[col]}",
+                                         float(np.nanmedian(g["restore_window_s"]))
+                                         if "restore_window_s" in g and g["restore_window_s"].notna().any()
+                                         else float("nan"))):
+            parts.append(text)
+    return "; ".join(parts)
+
+
+def measurements(summary: pd.DataFrame, rat: dict[str, Estimate], frame: pd.DataFrame | None = None) -> dict[str, Any]:
+    """readyboost.<arm>.<time> (real seconds at this profile's scale; RB1-RB3 read the recovery
+    only at the seed profile), readyboost.ratio.<a>_vs_<b> (RBR2, RBR3, RBO and their sensitivity
+    rows), readyboost.ratio.interaction (RBX); each with its censoring (`frame`, the trials, says
+    why a ratio's rounds are censored)."""
+    out: dict[str, Any] = {}
+    for _, r in summary.iterrows():
+        for col in TIMES:
+            if r[f"{col}_n"]:
+                e = Estimate(r[col], r[f"{col}_lo"], r[f"{col}_hi"], int(r[f"{col}_n"]), "",
+                             r[f"{col}_coverage"], int(r[f"{col}_censored"]))
+                out[f"{NAME}.{r['arm']}.{col}"] = censored_entry(e, "s", f"median, order statistics ({WORDS[col]})",
+                                                                 r[f"{col}_censoring"])
+        out[f"{NAME}.{r['arm']}.evicted_share"] = entry(r["evicted_share"], r["evicted_share"], r["evicted_share"],
+                                                        "share", int(r["n"]), "median")
+    for k, e in rat.items():
+        why = ratio_censoring(frame, k) if frame is not None and e.censored else \
+            f"{e.censored} of {e.n} rounds censored"
+        out[f"{NAME}.ratio.{k}"] = censored_entry(e, "ratio", e.method, why)
+    return out
+
+
+def time_text(v: float, lo: float, hi: float, n: int, censored: int, start: int, over: int, watch: float) -> str:
+    """One cell of the table: "22.5 [20.5, 23.8]", a censored bound named ("at the start", "> 36
+    s"); a value censored in more than half its trials is named by its censoring, never a number."""
+    if not n:
+        return "--"
+    if censored * 2 > n:
+        parts = ([f"at the start {start}/{n}"] if start else []) + \
+            ([f"> {fmt(watch)} {over}/{n}"] if over else [])
+        return "; ".join(parts) or f"censored {censored}/{n}"
+
+    def one(x: float) -> str:
+        return "at the start" if x == AT_START else f"> {fmt(watch)}" if x == OVER_WATCH else fmt(x)
+
+    text = f"{one(v)} [{one(lo)}, {one(hi)}]"
+    return text + (f" ({censored} cens.)" if censored else "")
 
 
 def table(summary: pd.DataFrame, rejected: pd.DataFrame | None = None) -> pd.DataFrame:
-    """The factorial table: per arm, counted and rejected trials, each recovery criterion with its
-    CI, the victim's re-touch, the pages the agent asked for while the hogs ran and after, the
-    tier's hit share during the restore and the pages written out again."""
+    """The factorial table: per arm, counted and rejected trials, each criterion as its own
+    column (disk quiet, cached, the seed's recovery, the working set back), the hogs' time, the
+    total (hogs + working set back), the re-touch; censored values named; the pages the agent
+    asked for while the hogs ran and the tier's hit share during the restore."""
 
     def n_rejected(arm: str) -> int:
         if rejected is None or rejected.empty:
@@ -709,24 +889,23 @@ def table(summary: pd.DataFrame, rejected: pd.DataFrame | None = None) -> pd.Dat
         return "--" if v != v else f"{v:.0f}"
 
     def col(c: str) -> list[str]:
-        return [_ci_text(v, lo, hi) for v, lo, hi in zip(summary[c], summary[f"{c}_lo"], summary[f"{c}_hi"],
-                                                         strict=True)]
+        # the total's watch ends the watch after the hogs' rounds
+        return [time_text(r[c], r[f"{c}_lo"], r[f"{c}_hi"], int(r[f"{c}_n"]), int(r[f"{c}_censored"]),
+                          int(r[f"{c}_start"]), int(r[f"{c}_over"]),
+                          r["watch_s"] + (r["hog_s"] if c == "total_s" else 0.0)) for _, r in summary.iterrows()]
 
     return pd.DataFrame({
         "Arm": summary["arm"].str.replace("_", " "), "Trials": summary["n"].astype(int),
         "Rejected": [n_rejected(a) for a in summary["arm"]],
-        "Recovery (s)": col("recovery_s"), "Disk settled (s)": col("settle_s"), "Cached (s)": col("cached_s"),
-        "Back in RAM (s)": col("back_s"), "Re-touch (s)": col("retouch_s"),
+        **{HEADERS[c]: col(c) for c in TIMES},
         "Prefetched in rounds": summary["agent_rounds_requested"].map(count),
-        "Restored": summary["agent_restore_swapins"].map(count),
         "Tier hit share": summary["tier_hit_share_restore"].map(lambda v: "--" if v != v else f"{v:.2f}"),
-        "Rewritten": summary["agent_rewritten"].map(count),
     })
 
 
 def table_format(table: pd.DataFrame) -> str:
     """The table's column alignment: text columns left, counts and shares right."""
-    text = ("Arm", "Recovery (s)", "Disk settled (s)", "Cached (s)", "Back in RAM (s)", "Re-touch (s)")
+    text = ("Arm", *HEADERS.values())
     return "".join("l" if c in text else "r" for c in table.columns)
 
 
@@ -736,8 +915,21 @@ def arm_row(summary: pd.DataFrame, arm: str) -> pd.Series | None:
     return rows.iloc[0] if len(rows) else None
 
 
+def measurable(e: Estimate | None) -> bool:
+    """An estimate the text may compare: present, censored in at most half its rounds."""
+    return e is not None and e.censored * 2 <= e.n and np.isfinite(e.value)
+
+
+def not_measurable_text(key: str, e: Estimate | None, frame: pd.DataFrame | None) -> str:
+    if e is None:
+        return "no round had both arms"
+    why = ratio_censoring(frame, key) if frame is not None else ""
+    return f"not measurable here: {e.censored} of {e.n} rounds censored" + (f" ({why})" if why else "")
+
+
 def macros(summary: pd.DataFrame, rat: dict[str, Estimate], cfg: dict[str, Any] | None, profile: str,
-           skipped: str | None, rejected: pd.DataFrame | None = None) -> dict[str, str]:
+           skipped: str | None, rejected: pd.DataFrame | None = None,
+           frame: pd.DataFrame | None = None) -> dict[str, str]:
     """Every number and every comparative sentence of the section, from the data."""
     m = {"ReadyboostProfile": profile, "ReadyboostStatus": escape(skipped or "ran")}
     if cfg:
@@ -757,8 +949,12 @@ def macros(summary: pd.DataFrame, rat: dict[str, Estimate], cfg: dict[str, Any] 
     for arm in ARMS:
         w = "".join(p.capitalize() for p in arm.split("_"))
         row = arm_row(summary, arm)
-        for col, suffix in (("recovery_s", "S"), ("retouch_s", "RetouchS"), ("back_s", "BackS"), ("hog_s", "HogS")):
-            m[f"Readyboost{w}{suffix}"] = fmt(row[col]) if row is not None else "n/a"
+        for col, suffix in (("recovery_s", "S"), ("retouch_s", "RetouchS"), ("back_s", "BackS"), ("hog_s", "HogS"),
+                            ("total_s", "TotalS")):
+            m[f"Readyboost{w}{suffix}"] = (time_text(row[col], row[f"{col}_lo"], row[f"{col}_hi"], int(row[f"{col}_n"]),
+                                                     int(row[f"{col}_censored"]), int(row[f"{col}_start"]),
+                                                     int(row[f"{col}_over"]), row["watch_s"]).split(" [")[0]
+                                           if row is not None else "n/a")
         for col, suffix in (("agent_rounds_requested", "Prefetched"), ("agent_rewritten", "Rewritten")):
             m[f"Readyboost{w}{suffix}"] = (f"{row[col]:.0f}" if row is not None and row[col] == row[col] else "n/a")
         m[f"Readyboost{w}HitShare"] = (f"{row['tier_hit_share_restore']:.2f}" if row is not None and
@@ -768,23 +964,42 @@ def macros(summary: pd.DataFrame, rat: dict[str, Estimate], cfg: dict[str, Any] 
     m["ReadyboostRejected"] = str(int(rejected["rejected"].sum())) if rejected is not None and len(rejected) else "0"
     m["ReadyboostEvictedPct"] = (f"{100 * float(summary['evicted_share'].min()):.0f}"
                                  if len(summary) and "evicted_share" in summary else "n/a")
+    m["ReadyboostIntervals"] = interval_name(summary["n"].tolist() if len(summary) else [], latex=True)
+    m["ReadyboostEndedSentences"] = ("; ".join(ended_sentence(r) for _, r in summary.iterrows())
+                                     if len(summary) else "n/a")
     m["ReadyboostJudged"] = (
         "At this, the seed's own scale, the seed's seconds (RB1--RB3) are judged, as are the ratios and the "
         "order of its three conditions." if profile == "seed" else
         "Times are as measured: the seed's seconds (RB1--RB3) are judged only at the seed's own scale "
         "(\\texttt{make PROFILE=seed}); at this scale the claims are the ratios and the order of its three "
         "conditions.")
+    none, sens = SEED_ARMS["none"], SENSITIVITY_NONE
+    word = {none: "the bare disk with the agent also between the rounds (the primary twin of the seed's "
+                  "``without ReadyBoost'')",
+            sens: "the bare disk with the agent restoring only after them (the sensitivity twin)"}
     sentences = {
-        "ReadyboostLittleSentence": ("tier_after_vs_hdd_after", "behind the tier with the agent restoring only "
-                                     "after the hogs, recovery took", "as long as on the bare disk with the same "
-                                     "agent", "slower", "faster", "it was"),
-        "ReadyboostEnoughSentence": ("tier_between_vs_hdd_after", "behind the tier with the agent also "
-                                     "prefetching between the rounds, recovery took", "as long as on the bare "
-                                     "disk with the agent restoring after them", "slower", "faster", "it was"),
+        "ReadyboostLittleSentence": (f"tier_after_vs_{none}", "behind the tier with the agent restoring only "
+                                     "after the hogs, recovery took", f"as long as on {word[none]}", "slower",
+                                     "faster", "it was"),
+        "ReadyboostEnoughSentence": (f"tier_between_vs_{none}", "behind the tier with the agent also "
+                                     "prefetching between the rounds, recovery took", f"as long as on {word[none]}",
+                                     "slower", "faster", "it was"),
+        "ReadyboostLittleSensSentence": (f"tier_after_vs_{sens}", "behind the tier with the agent restoring only "
+                                         "after the hogs, recovery took", f"as long as on {word[sens]}", "slower",
+                                         "faster", "it was"),
+        "ReadyboostEnoughSensSentence": (f"tier_between_vs_{sens}", "behind the tier with the agent also "
+                                         "prefetching between the rounds, recovery took", f"as long as on {word[sens]}",
+                                         "slower", "faster", "it was"),
         "ReadyboostBackTierSentence": ("back.tier_between_vs_tier_after", "behind the tier, prefetching between "
                                        "the rounds made the restore of the working set take",
                                        "as long as restoring only after them", "slower", "faster",
                                        "the restore was"),
+        "ReadyboostBackEnoughSentence": ("back.tier_between_vs_hdd_between", "by the working set back, the tier "
+                                         "with the agent between the rounds took", "as long as the bare disk with "
+                                         "the agent between the rounds", "slower", "faster", "it was"),
+        "ReadyboostTotalEnoughSentence": ("total.tier_between_vs_hdd_between", "counting the hogs' rounds, the "
+                                          "tier with the agent between the rounds took", "as long as the bare disk "
+                                          "with the agent between the rounds", "slower", "faster", "it was"),
         "ReadyboostPrefetchTierSentence": ("tier_between_vs_tier_after", "behind the tier, prefetching between "
                                            "the rounds made recovery take", "as long as restoring only after them",
                                            "slower", "faster", "recovery was"),
@@ -800,25 +1015,51 @@ def macros(summary: pd.DataFrame, rat: dict[str, Estimate], cfg: dict[str, Any] 
                                    "slower", "faster", "it was"),
     }
     for key, (r, subject, other, above, below, who) in sentences.items():
-        m[key] = ratio_sentence(rat[r], subject, other, above, below, who) if r in rat else "n/a"
+        e = rat.get(r)
+        if measurable(e):
+            m[key] = ratio_sentence(e, subject, other, above, below, who)
+        else:
+            m[key] = f"{subject.rsplit(',', 1)[0]}, the ratio is {not_measurable_text(r, e, frame)}" if e else "n/a"
+    m["ReadyboostFavoursSentence"] = favours_sentence(rat)
     for key, col, name in (("interaction", "recovery_s", "ReadyboostInteractionSentence"),
                            ("back.interaction", "back_s", "ReadyboostBackInteractionSentence")):
         inter = rat.get(key)
         what = "recovery" if key == "interaction" else "the restore of the working set"
-        if inter:
+        if measurable(inter):
+            assert inter is not None
             m[name] = interaction_sentence(inter, what)
         else:
-            zero = [arm.replace("_", " ") for arm in FACTORIAL
-                    if (row := arm_row(summary, arm)) is not None and col in row and row[col] == 0]
-            m[name] = (f"for {what}, the interaction of tier and prefetching between the rounds cannot be "
-                       "formed, since no round had all four arms of the factorial above 0\\,s"
-                       + (f" (the median was 0\\,s for {' and '.join(zero)})" if zero else ""))
+            start = [arm.replace("_", " ") for arm in FACTORIAL
+                     if (row := arm_row(summary, arm)) is not None and row[f"{col}_start"] * 2 > row[f"{col}_n"]]
+            m[name] = (f"for {what}, the interaction of tier and prefetching between the rounds is not measurable "
+                       "here" + (f": {inter.censored} of {inter.n} rounds had an arm censored" if inter else "")
+                       + (f" (met at the hogs' end in most trials of {' and '.join(start)})" if start else ""))
     return m
+
+
+def favours_sentence(rat: dict[str, Estimate]) -> str:
+    """Whether the seed's own criterion favours an arm that prefetched while the hogs ran: the
+    ratio between and after behind the tier by the seed's recovery and by the working set back."""
+    rec, back = rat.get("tier_between_vs_tier_after"), rat.get("back.tier_between_vs_tier_after")
+    if not (measurable(rec) and measurable(back)):
+        return ("behind the tier, the seed's criterion and the working set back cannot both be compared between "
+                "prefetching between the rounds and restoring after them (one of them is censored)")
+    assert rec is not None and back is not None
+    head = (f"behind the tier, prefetching between the rounds over restoring after them was {fmt(rec.value)} "
+            f"({coverage_label(rec.coverage, latex=True)} CI {fmt(rec.ci_low)}--{fmt(rec.ci_high)}) by the seed's "
+            f"criterion and {fmt(back.value)} ({coverage_label(back.coverage, latex=True)} CI {fmt(back.ci_low)}--"
+            f"{fmt(back.ci_high)}) by the working set back")
+    if rec.ci_high < back.ci_low:
+        return head + ": the seed's criterion favours the arm that prefetched while the hogs ran, beyond what " \
+                      "the working set's return shows"
+    if rec.ci_low > back.ci_high:
+        return head + ": the seed's criterion disfavours the arm that prefetched while the hogs ran"
+    return head + ": the two intervals overlap, so the seed's criterion is not shown to favour either arm"
 
 
 def interaction_sentence(e: Estimate, what: str = "recovery") -> str:
     """The factorial's verdict on the seed's explanation, from the interaction's CI."""
-    ci = f"median of {e.n} paired rounds, 95\\,\\% CI {fmt(e.ci_low)}--{fmt(e.ci_high)}"
+    ci = f"median of {e.n} paired rounds, {coverage_label(e.coverage, latex=True)} CI {fmt(e.ci_low)}--{fmt(e.ci_high)}"
     head = (f"for {what}, the interaction of tier and prefetching between the rounds, (tier between / bare "
             f"between) / (tier after / bare after), was {fmt(e.value)} ({ci})")
     if e.ci_high < 1:
@@ -828,6 +1069,40 @@ def interaction_sentence(e: Estimate, what: str = "recovery") -> str:
         return head + ": prefetching between the rounds did less behind the tier than on the bare disk, " \
                       "against the seed's explanation"
     return head + ": the interval contains 1, so the data show no interaction"
+
+
+FIGURE_TIMES = ("settle_s", "cached_s", "back_s", "hog_s", "total_s")
+
+
+def figure(summary: pd.DataFrame, profile: str) -> plots.plt.Figure:
+    """One panel per criterion (disk quiet, cached, working set back, the hogs, the total), the
+    arms along x: the median with its interval; a value censored in more than half its trials is
+    drawn hollow at its bound (0 for "at the start", the watch for "> watch", with an arrow up),
+    never as a measured point."""
+    plots.theme()
+    fig, axes = plots.plt.subplots(1, len(FIGURE_TIMES), figsize=(2.6 * len(FIGURE_TIMES), 3.4), sharey=False)
+    xs = np.arange(len(summary))
+    for ax, col in zip(axes, FIGURE_TIMES, strict=True):
+        for x, (_, r) in zip(xs, summary.iterrows(), strict=True):
+            n, cens = int(r[f"{col}_n"]), int(r[f"{col}_censored"])
+            if not n:
+                continue
+            if cens * 2 > n:
+                over = r[f"{col}_over"] >= r[f"{col}_start"]
+                y = r["watch_s"] if over else 0.0
+                ax.plot([x], [y], "^" if over else "o", mfc="none", color="0.4")
+                continue
+            lo = r[f"{col}_lo"] if np.isfinite(r[f"{col}_lo"]) else 0.0
+            hi = r[f"{col}_hi"] if np.isfinite(r[f"{col}_hi"]) else r["watch_s"]
+            ax.errorbar([x], [r[col]], yerr=[[max(r[col] - lo, 0)], [max(hi - r[col], 0)]], fmt="o", capsize=3,
+                        color=plots.sns.color_palette()[0])
+        ax.set_title(WORDS[col].split(" (")[0], fontsize="small")
+        ax.set_xticks(xs, summary["arm"].str.replace("_", " "), rotation=60, fontsize="x-small")
+        ax.set_ylabel("s from the hogs' end" if col in CRITERIA else "s")
+    fig.suptitle(f"recovery after memory hogs by criterion, {profile} profile; hollow: censored "
+                 "(circle at 0: at the start; triangle at the watch: > watch)", fontsize="small")
+    fig.tight_layout()
+    return fig
 
 
 def _prepare(cfg: dict[str, Any], scratch: Path) -> dict[str, Any]:
@@ -849,19 +1124,17 @@ def analyse(results_dir: Path | str, profile: str) -> harness.Analysis:
     rejected = harness.rejected(out, ["arm"]) if not skipped else None
     tab = table(summary, rejected) if len(summary) else None
 
-    def figure() -> plots.plt.Figure:
-        fig = plots.bars_ci(summary, "arm", "recovery_s", "recovery_s_lo", "recovery_s_hi",
-                            ylabel="recovery time (s)", points=trials_)
-        fig.axes[0].set_title(f"recovery after memory hogs, {profile} profile")
-        fig.axes[0].tick_params(axis="x", labelrotation=45)
-        return fig
+    def figure_() -> plots.plt.Figure:
+        return figure(summary, profile)
 
     return harness.Analysis(
         res, res.describe(profile), summary,
-        measurements(summary, rat) if len(summary) else {},
-        macros(summary, rat, cfg, profile, skipped, rejected),
-        harness.Table(tab, table_format(tab)) if tab is not None else None, {NAME: figure},
-        shown={"ratios and the factorial's interaction (value, 95 % CI, n)": harness.rounded(rat),
+        measurements(summary, rat, trials_) if len(summary) else {},
+        macros(summary, rat, cfg, profile, skipped, rejected, trials_ if len(trials_) else None),
+        harness.Table(tab, table_format(tab)) if tab is not None else None, {NAME: figure_},
+        shown={"ratios and the factorial's interaction (value, CI named by its coverage, n, censored rounds)":
+               pd.DataFrame([{"ratio": k, "value": e.value, "ci_low": e.ci_low, "ci_high": e.ci_high,
+                              "interval": e.label, "n": e.n, "censored": e.censored} for k, e in rat.items()]),
                "rejected trials": harness.rejected(out)[["trial_id", "arm", "invalid_reason"]]
                if not skipped else skipped,
                "outliers (Tukey)": harness.outliers(trials_, ["arm"], "recovery_s") if len(trials_) else trials_})

@@ -3,8 +3,9 @@
 Each experiment writes results/<name>/measurements.json: {key: {value, ci_low, ci_high, unit,
 n, method}}. Each claim in data/published/claims.csv names the measurement that is its most
 faithful twin, a window written down before any run, its kind and the profiles it may be
-judged in (see pagelab.run.published). Five verdicts:
-- reproduced: the whole 95 % CI lies inside the window;
+judged in (see pagelab.run.published). Six verdicts:
+- reproduced: the whole interval (the order-statistic interval of the median, named by the
+  coverage it has at its n: 93.75 % at n = 5) lies inside the window;
 - not reproduced: the whole CI lies outside it;
 - inconclusive: only where more trials could settle it, saying how many: the CI straddles an
   edge (more trials narrow it as 1/sqrt(n) around the same median), or fewer counted trials
@@ -13,10 +14,18 @@ judged in (see pagelab.run.published). Five verdicts:
   verdict is the one the median's side of the edge supports, with a note saying so;
 - by construction: the value really follows from inputs of a device model or is arithmetic:
   ours is shown beside it and never counted as reproduced;
+  a value the sizes make (a measurement that carries `construction`: nothing was pushed out
+  where the working set and the hogs fit in the RAM) is by construction too;
+- not measurable here: the measurement (any step of an order) is censored in more than half
+  its trials or rounds: the criterion was met when the clock started ("at the start") or not
+  within the watch ("> watch"), so no median of measured values stands behind it; never
+  reproduced or not reproduced, the note says which arm's criterion and how often;
 - not applicable here: the experiment did not run (with its reason), the claim is judged only
   at another profile's scale, or it is an absolute figure (point, range, bound) that depends
   on hardware the seed does not name (`hardware: unnamed: ...`; ours is shown, not judged), or
   a ratio that keeps the balance of two such parts (`hardware: unnamed balance: ...`).
+A sensitivity row (`sensitivity`: the id of the claim whose twin it varies) is judged the same
+way and shown beside its claim; it is not one of the published claims the counts add up.
 Kinds (published.KINDS): a point or a ratio against its window (x0.8-x1.25 unless a reason
 says otherwise), a range or a bound from the seed's words against that range (no other rule),
 and an order step by step: each step's ratio (an arm over the next, paired round by round)
@@ -50,6 +59,7 @@ import pandas as pd
 from pagelab.core.latex import escape, fmt, write_macros, write_table
 from pagelab.core.paths import root
 from pagelab.core.records import write_text_atomic
+from pagelab.core.stats import coverage_label, median_rank
 from pagelab.run import published
 from pagelab.run.published import (
     ABSOLUTE,
@@ -66,7 +76,8 @@ from pagelab.system.config import MIN_TRIALS, PROFILES
 
 REPRODUCED, NOT_REPRODUCED, INCONCLUSIVE = "reproduced", "not reproduced", "inconclusive"
 BY_CONSTRUCTION, NOT_APPLICABLE = "by construction", "not applicable here"
-VERDICTS = (REPRODUCED, NOT_REPRODUCED, INCONCLUSIVE, BY_CONSTRUCTION, NOT_APPLICABLE)
+NOT_MEASURABLE = "not measurable here"
+VERDICTS = (REPRODUCED, NOT_REPRODUCED, INCONCLUSIVE, BY_CONSTRUCTION, NOT_MEASURABLE, NOT_APPLICABLE)
 MAX_MORE = 200  # more trials per configuration than this: more trials cannot settle it
 
 
@@ -89,6 +100,16 @@ def load_measurements(results_dir: Path | str) -> tuple[dict[str, dict[str, Any]
     for path in sorted(Path(results_dir).glob("*/skipped.txt")):
         skipped[path.parent.name] = path.read_text().strip().splitlines()[0]
     return measurements, skipped
+
+
+def coverage(m: dict[str, Any]) -> float:
+    """The exact coverage of a measurement's interval: the one it carries, else that of the
+    order-statistic interval of a median of its n values (stats.median_rank, the function that
+    computes the interval; every experiment's medians and paired ratios are such)."""
+    if m.get("coverage") is not None and m["coverage"] == m["coverage"]:
+        return float(m["coverage"])
+    n = int(m.get("n", 0) or 0)
+    return median_rank(n)[1] if n >= 2 else math.nan
 
 
 def _ci(m: dict[str, Any]) -> tuple[float, float]:
@@ -116,8 +137,17 @@ def more_trials(n: int, point: float, lo: float, hi: float, edge: float) -> str:
 
 
 def _ours(m: dict[str, Any]) -> str:
+    """Ours as the table shows it: "1.56 [1.00, 2.02]", an unbounded edge "inf"; a measurement
+    censored in more than half its trials as its count ("censored 5/5"), never a number."""
+    if is_censored(m):
+        return f"censored {int(m['censored'])}/{int(m['n'])}"
     lo, hi = _ci(m)
-    return f"{fmt(m['value'])} [{fmt(lo)}, {fmt(hi)}]" if (lo, hi) != (m["value"],) * 2 else fmt(m["value"])
+
+    def one(x: float) -> str:
+        return "inf" if x == math.inf else fmt(x)
+
+    v = float(m["value"])
+    return f"{one(v)} [{one(lo)}, {one(hi)}]" if (lo, hi) != (v, v) else one(v)
 
 
 def _window_text(lo: float, hi: float) -> str:
@@ -158,6 +188,18 @@ def judge_window(m: dict[str, Any], lo_w: float, hi_w: float) -> tuple[str, str]
     return INCONCLUSIVE, note + more_trials(n, v, lo, hi, edge)
 
 
+def is_censored(m: dict[str, Any]) -> bool:
+    """A measurement censored in more than half its trials (or rounds): not measurable here."""
+    return 2 * int(m.get("censored", 0) or 0) > int(m.get("n", 0) or 0)
+
+
+def censored_steps(keys: list[str], ms: list[dict[str, Any]]) -> list[str]:
+    """Per censored step: how often and why ("tier_between_vs_hdd_between: 5 of 5 censored (...)")."""
+    return [f"{key.rsplit('.', 1)[-1]}: {int(m['censored'])} of {int(m['n'])} censored"
+            + (f" ({m['censoring']})" if m.get("censoring") else "")
+            for key, m in zip(keys, ms, strict=True) if is_censored(m)]
+
+
 def _combine_steps(verdicts_: list[tuple[str, str]], keys: list[str]) -> tuple[str, str]:
     """An order's verdict from its steps': reproduced when every step is, not reproduced when
     any step's interval lies outside its window, inconclusive otherwise."""
@@ -178,7 +220,7 @@ def judge(claim: dict[str, str], measurements: dict[str, dict[str, Any]], skippe
     k, keys, wins = kind(claim), steps(claim), windows(claim)
     row: dict[str, Any] = {"kind": k, "window": "; ".join(_window_text(lo, hi) for lo, hi in wins), "ours": "",
                            "value": math.nan, "ci_low": math.nan, "ci_high": math.nan, "ratio": math.nan, "n": "",
-                           "note": ""}
+                           "interval": "", "note": ""}
     if not judged_at(claim, profile):
         profiles = claim["profiles"].split()
         return {**row, "verdict": NOT_APPLICABLE,
@@ -192,6 +234,7 @@ def judge(claim: dict[str, str], measurements: dict[str, dict[str, Any]], skippe
     ns = [int(m.get("n", 0) or 0) for m in ms]
     row["n"] = "/".join(str(n) for n in ns)
     row["ours"] = "; ".join(_ours(m) for m in ms)
+    row["interval"] = "; ".join(coverage_label(coverage(m)) for m in ms)
     if k != "order":
         lo, hi = _ci(ms[0])
         row.update(value=float(ms[0]["value"]), ci_low=lo, ci_high=hi)
@@ -209,6 +252,17 @@ def judge(claim: dict[str, str], measurements: dict[str, dict[str, Any]], skippe
                         "the seed's machine is shown, not judged (the hardware rule)"}
     if claim.get("construction", "").strip():
         return {**row, "verdict": BY_CONSTRUCTION, "note": claim["construction"]}
+    built = [str(m["construction"]) for m in ms if m.get("construction")]
+    if built:
+        return {**row, "verdict": BY_CONSTRUCTION, "note": "; ".join(built)}
+    if censored := censored_steps(keys, ms):
+        note = "; ".join(censored)
+        if k == "order":
+            rest = [f"step {i + 1} ({key.rsplit('.', 1)[-1]}): {v}" + (f", {n}" if n else "")
+                    for i, (key, m, (lo_w, hi_w)) in enumerate(zip(keys, ms, wins, strict=True))
+                    if not is_censored(m) for v, n in [judge_window(m, lo_w, hi_w)]]
+            note += ("; measured: " + "; ".join(rest)) if rest else ""
+        return {**row, "verdict": NOT_MEASURABLE, "note": note}
     if any(math.isnan(x) for m in ms for x in (float(m["value"]), *_ci(m))):
         return {**row, "verdict": INCONCLUSIVE,
                 "note": "the measurement has no interval: more trials would give it one"}
@@ -228,6 +282,7 @@ def judge_all(claims: pd.DataFrame, measurements: dict[str, dict[str, Any]], ski
     for claim in claims.to_dict("records"):
         rows.append({"id": claim["id"], "published": f"{claim['value']} {claim['unit']}",
                      "experiment": claim["experiment"], "measurement": claim["measurement"],
+                     "sensitivity": (claim.get("sensitivity") or "").strip(),
                      **judge(claim, measurements, skipped, profile)})
     return pd.DataFrame(rows)
 
@@ -237,8 +292,17 @@ def verdicts(results_dir: Path | str, claims_path: Path | str | None = None, pro
     return judge_all(load_claims(claims_path), measurements, skipped, profile)
 
 
+def primary(table: pd.DataFrame) -> pd.DataFrame:
+    """The published claims of a verdict table, without the sensitivity rows beside them."""
+    if "sensitivity" not in table:
+        return table
+    return table[table["sensitivity"].fillna("").astype(str).str.strip() == ""]
+
+
 def counts(table: pd.DataFrame) -> dict[str, int]:
-    return {v: int((table["verdict"] == v).sum()) for v in VERDICTS}
+    """How many published claims got each verdict (sensitivity rows are not claims)."""
+    t = primary(table)
+    return {v: int((t["verdict"] == v).sum()) for v in VERDICTS}
 
 
 _NUMBER_WORDS = ["none", "one", "two", "three", "four", "five", "six", "seven", "eight", "nine", "ten",
@@ -252,8 +316,10 @@ def _num(n: int) -> str:
 
 
 def summary_sentence(table: pd.DataFrame) -> str:
-    """'Of the 20 published claims, 4 are reproduced here, 6 are not, ...': from the table."""
+    """'Of the 20 published claims, 4 are reproduced here, 6 are not, ...': from the table (its
+    sensitivity rows are not claims)."""
     c = counts(table)
+    table = primary(table)
     if c[NOT_APPLICABLE] == 0:
         last = "every claim could be judged in this run"
     else:
@@ -266,7 +332,9 @@ def summary_sentence(table: pd.DataFrame) -> str:
              f"{' judged' if c[NOT_REPRODUCED] == 0 else ''} not reproduced",
              f"{_num(c[INCONCLUSIVE])} {verb(c[INCONCLUSIVE], 'remains', 'remain')} inconclusive",
              f"{_num(c[BY_CONSTRUCTION])} {verb(c[BY_CONSTRUCTION], 'holds', 'hold')} by construction "
-             "(the value was an input of our device models, or is arithmetic)",
+             "(the value was an input of our device models, follows from the sizes, or is arithmetic)",
+             f"{_num(c[NOT_MEASURABLE])} {verb(c[NOT_MEASURABLE], 'is', 'are')} not measurable here (the "
+             "criterion was met when the clock started, or not within the watch, in most trials)",
              last]
     return f"Of the {len(table)} published claims, " + ", ".join(parts[:-1]) + " and " + parts[-1] + "."
 
@@ -274,9 +342,10 @@ def summary_sentence(table: pd.DataFrame) -> str:
 def macros(table: pd.DataFrame) -> dict[str, str]:
     """The counts and the summary sentence for the abstract and the conclusion."""
     c = counts(table)
-    return {"VerdictsTotal": str(len(table)), "VerdictsReproduced": str(c[REPRODUCED]),
+    return {"VerdictsTotal": str(len(primary(table))), "VerdictsReproduced": str(c[REPRODUCED]),
             "VerdictsNotReproduced": str(c[NOT_REPRODUCED]), "VerdictsInconclusive": str(c[INCONCLUSIVE]),
             "VerdictsByConstruction": str(c[BY_CONSTRUCTION]), "VerdictsNotApplicable": str(c[NOT_APPLICABLE]),
+            "VerdictsNotMeasurable": str(c[NOT_MEASURABLE]),
             "VerdictSummary": escape(summary_sentence(table))}
 
 
@@ -284,14 +353,16 @@ def write_verdicts(results_dir: Path | str, out_tex: Path | str, out_csv: Path |
                    claims_path: Path | str | None = None, profile: str = "quick",
                    out_macros: Path | str | None = None) -> pd.DataFrame:
     table = verdicts(results_dir, claims_path, profile)
-    cols = ["id", "published", "kind", "window", "ours", "value", "ci_low", "ci_high", "ratio", "n", "verdict",
-            "note", "experiment", "measurement"]
+    cols = ["id", "published", "kind", "window", "ours", "value", "ci_low", "ci_high", "interval", "ratio", "n",
+            "verdict", "note", "experiment", "measurement", "sensitivity"]
     write_text_atomic(out_csv, table[cols].to_csv(index=False))
     tex = pd.DataFrame({
-        "Id": table["id"].map(escape),
+        "Id": [escape(i) + (f" (sensitivity of {escape(p)})" if p else "")
+               for i, p in zip(table["id"], table["sensitivity"], strict=True)],
         "Published": table["published"].map(escape),
         "Window": table["window"].map(escape),
-        "Ours [95\\,\\% CI]": table["ours"].map(escape),
+        "Ours [CI]": [escape(o) + (f" ({escape(c)})" if o and c else "")
+                      for o, c in zip(table["ours"], table["interval"], strict=True)],
         "Ours/Pub": table["ratio"].map(lambda r: "" if pd.isna(r) else fmt(r)),
         "n": table["n"].map(lambda n: escape(str(n))),
         "Verdict": table["verdict"],
@@ -449,6 +520,7 @@ def forest_rows(claims: pd.DataFrame, runs: list[Run]) -> pd.DataFrame:
                 shift = 1.0 if ref == 0 else 0.0
                 ref = ref or 1.0
                 m = measurements.get(key) if verdict["ours"] else None
+                m = None if m is not None and is_censored(m) else m  # censored: no point to draw
                 v, lo, hi = (float(m["value"]), *_ci(m)) if m else (math.nan,) * 3
                 rows.append({"claim": claim["id"],
                              "label": claim["id"] if len(keys) == 1 else f"{claim['id']} step {i + 1}", "run": label,
@@ -514,7 +586,7 @@ def write_html(path: Path, png: Path, claims: pd.DataFrame, runs: list[Run]) -> 
     head = "".join(f"<th>{_html.escape(label)}</th>" for label in tables)
     image = base64.b64encode(png.read_bytes()).decode()
     colours = {"reproduced": "#cfe8d5", "not-reproduced": "#f4c7c0", "inconclusive": "#fbe0b8",
-               "by-construction": "#c8dcef", "not-applicable-here": "#e4e4e4"}
+               "by-construction": "#c8dcef", "not-measurable-here": "#d9c8ef", "not-applicable-here": "#e4e4e4"}
     style = "".join(f"td.{k}{{background:{v}}}" for k, v in colours.items())
     write_text_atomic(path, (
         "<!DOCTYPE html><html><head><meta charset='utf-8'><title>Verdicts</title>"

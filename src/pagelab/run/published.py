@@ -33,7 +33,10 @@ before any run:
   does not name (time spent on its CPU over time spent waiting for its disk): the ratio cancels
   the machine's scale but keeps the balance of the two parts, so it too is shown, not judged;
   `none: <why>` when a figure measured on this machine's own hardware does not depend on it (a
-  count).
+  count);
+- `sensitivity`: empty for a published claim; for a sensitivity row, the id of the claim whose
+  twin it varies (the other reading of a seed's condition, registered with the primary one): it
+  is judged the same way and shown beside that claim, and is not counted as a claim.
 
 A measurement made on this machine's own disk or CPU (OWN_HARDWARE) and judged as an absolute
 figure must say in `hardware` which it is: `hardware_problems` refuses it otherwise, so the
@@ -65,14 +68,14 @@ from pagelab.system.config import PROFILES
 COLUMNS = ["id", "claim", "value", "unit", "source", "experiment", "measurement", "judge",
            "window_reason", "twin", "profiles"]
 WINDOW = ["window_low", "window_high"]
-OPTIONAL = ["construction", "kind", "hardware"]  # may be empty, or missing at the end of a row
+OPTIONAL = ["construction", "kind", "hardware", "sensitivity"]  # may be empty, or missing at the end of a row
 JUDGES = ("window", "order")
 KINDS = ("point", "range", "bound", "ratio", "order")
 ABSOLUTE = ("point", "range", "bound")  # kinds whose figure carries the seed's hardware
 DEFAULT_WIDTH = (0.8, 1.25)  # a point value's window without a reason of its own
 # The columns that decide a verdict: a change of any of them after a recording is logged.
 JUDGING = ["measurement", "judge", "window_low", "window_high", "window_reason", "twin", "construction",
-           "profiles", "kind", "hardware"]
+           "profiles", "kind", "hardware", "sensitivity"]
 CHANGELOG_COLUMNS = ["date", "claim", "column", "old", "new", "reason", "verdicts_before", "verdicts_after"]
 CLAIM_ROW = "claim"  # a changelog row's column for a whole claim added ("added") or removed ("removed")
 # Measurements taken on this machine's own hardware (by key prefix), not on an emulated device
@@ -254,6 +257,10 @@ def load_claims(path: Path | str | None = None) -> pd.DataFrame:
     if len(dup):
         raise ValueError(f"{path}: duplicate claim id(s) {', '.join(dup)}")
     problems = [p for c in frame.to_dict("records") for p in _check_claim(c)]
+    ids = set(frame["id"])
+    problems += [f"{c['id']}: sensitivity {c['sensitivity']!r} is not the id of a claim in this file"
+                 for c in frame.to_dict("records") if c["sensitivity"].strip()
+                 and (c["sensitivity"].strip() not in ids or c["sensitivity"].strip() == c["id"])]
     keys = bib_keys()
     problems += [f"{c['id']}: source {c['source']!r} is not a key of {bib_path()}"
                  for c in frame.to_dict("records") if c["source"] not in keys]
