@@ -105,6 +105,7 @@ def test_a_bad_make_variable_is_refused_before_anything_is_set_up(fresh, args, n
 def _current_venv(repo: Path) -> Path:
     """A venv in the copy that make takes as current (its stamp newer than the lock): this
     checkout's interpreter and pagelab, which read the copy's config (its working directory)."""
+    assert (VENV_BIN / "pagelab").exists(), "this checkout's venv: run `make setup`"
     bin_ = repo / ".venv" / "bin"
     bin_.mkdir(parents=True)
     for name in ("python", "pagelab"):
