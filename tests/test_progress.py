@@ -6,6 +6,7 @@ progress lines must both reach the screen."""
 from __future__ import annotations
 
 import io
+import json
 import os
 import shutil
 import subprocess
@@ -164,3 +165,130 @@ def test_a_toy_run_shows_progress_and_snakemakes_job_lines_on_the_terminal(toy_c
     assert "toy: 10 trials (10 valid, 0 rejected) in" in screen
     log = (repo / "results/logs/toy.log").read_text()
     assert "toy: configuration 1 of 2 (single), trial 5 (valid 4, rejected 0)" in log  # and in the log
+
+
+# -- the whole run and the phases within a trial --------------------------------------------------
+
+def toy_schema(*names):
+    """A schema of experiments `names`, each with quick (n_min 5) and full (n_min 10) blocks."""
+    block = {"properties": {"quick": {"default": {"repetitions": {"n_min": 5}}},
+                            "full": {"default": {"repetitions": {"n_min": 10}}}}}
+    return {"properties": {n: block for n in names}}
+
+
+def finished_run(results, experiment, cfg, config_hash):
+    d = results / experiment
+    d.mkdir(parents=True)
+    (d / "trials.csv").write_text("trial_id,status,warmup\n")
+    (d / "config.json").write_text(json.dumps(cfg))
+    (d / "provenance.json").write_text(json.dumps({"config_hash": config_hash}))
+
+
+def test_the_whole_run_counts_finished_experiments_and_adds_the_others_recorded_time(tmp_path):
+    from pagelab.system.config import run_hash
+
+    rec, results = tmp_path / "rec", tmp_path / "results"
+    recorded_csv(rec / "ref/quick/a/trials.csv", {"single": 6.0}, reps=10)       # 60 s
+    recorded_csv(rec / "ref/quick/b/trials.csv", {"x": 30.0, "y": 30.0}, reps=4)  # 240 s
+    recorded_csv(rec / "ref/quick/c/trials.csv", {"x": 12.0}, reps=5)            # 60 s, finished below
+    cfg = {"profile": "quick", "value": 1}
+    finished_run(results, "c", cfg, run_hash("c", cfg))
+    finished_run(results, "b", cfg, "stale")   # another config's run: b runs again
+    plan = progress.run_plan("a", "quick", "mine", "ref", results, rec, toy_schema("a", "b", "c"), wanted="")
+    assert plan.experiments == ["a", "b", "c"] and plan.done == {"c"}
+    assert plan.seconds["b"] == pytest.approx(240.0) and plan.position("a") == 2
+    out, clock = io.StringIO(), Clock()
+    p = progress.Progress("a", ["single"], progress.expectation("a", "quick", "mine", "ref", rec), n_min=10,
+                          out=out, clock=clock, run=plan)
+    p.begin()
+    assert out.getvalue().rstrip().endswith("; run: experiment 2 of 3, about 5 min left")  # 60 + 240 s
+    p.trial_started("single-r00")
+    clock.t = 12.0  # twice the recorded pace: this experiment's 9 trials left take 108 s
+    p.trial_finished("single-r00", {"status": "ok"})
+    p.trial_started("single-r01")
+    assert out.getvalue().splitlines()[-1] == ("a: configuration 1 of 1 (single), trial 2 (valid 1, rejected 0), "
+                                               "elapsed 0:12, about 2 min left; run: experiment 2 of 3, "
+                                               "about 6 min left")  # 108 + 240 s
+
+
+def test_the_run_is_makes_experiment_list_when_it_names_this_one(tmp_path):
+    rec, schema = tmp_path / "rec", toy_schema("a", "b", "c")
+    recorded_csv(rec / "ref/quick/a/trials.csv", {"single": 6.0}, reps=10)
+    alone = progress.run_plan("a", "quick", "m", "ref", tmp_path / "results", rec, schema, wanted="a")
+    assert alone.experiments == ["a"]
+    p = progress.Progress("a", ["single"], progress.Expectation(), n_min=5, run=alone)
+    assert p.run_part() == ""   # a run of one experiment: its own estimate says it all
+    two = progress.run_plan("a", "quick", "m", "ref", tmp_path / "results", rec, schema, wanted="b a")
+    assert two.experiments == ["b", "a"]
+    p = progress.Progress("a", ["single"], progress.Expectation(), n_min=5, run=two)
+    assert p.run_part() == "; run: experiment 1 of 2, time left unknown (nothing recorded for b)"
+
+
+def test_without_a_recording_of_the_profile_another_is_scaled_by_the_schemas_repetitions(tmp_path):
+    rec, schema = tmp_path / "rec", toy_schema("a")
+    recorded_csv(rec / "ref/quick/a/trials.csv", {"single": 6.0}, reps=5, warmup=3.0)  # 33 s at n_min 5
+    assert progress.recorded_seconds("a", "quick", "m", "ref", schema, rec) == pytest.approx(33.0)
+    assert progress.recorded_seconds("a", "full", "m", "ref", schema, rec) == pytest.approx(66.0)  # n_min 10
+    assert progress.recorded_seconds("a", "full", "m", "other", schema, tmp_path / "none") is None
+
+
+def test_phase_lines_are_bounded_and_never_in_a_short_trials_first_seconds():
+    out, clock = io.StringIO(), Clock()
+    p = progress.Progress("rb", ["hdd"], progress.Expectation(), n_min=1, out=out, clock=clock, phase_every=30.0)
+    rec = {"trial_id": "hdd-r00"}
+    with progress.marking(rec, p):
+        progress.phase("set-up")
+        for i in range(1, 21):   # 20 hog rounds of 5 s
+            clock.t += 5.0
+            progress.phase("hogs", i, 20, "round")
+        for share in (0.25, 0.5, 1.0):
+            clock.t += 10.0
+            progress.phase("restore/watch", share=share)
+        clock.t += 1.0
+        progress.phase("re-touch")
+    lines = out.getvalue().splitlines()
+    assert lines == ["rb: hdd-r00: hogs, round 6 of 20, 0:30 into the trial",
+                     "rb: hdd-r00: hogs, round 12 of 20, 1:00 into the trial",
+                     "rb: hdd-r00: hogs, round 18 of 20, 1:30 into the trial",
+                     "rb: hdd-r00: restore/watch, 50 %, 2:00 into the trial"]
+    # one mark per change of phase, in seconds from the trial's start
+    assert rec["phases"] == [["set-up", 0.0], ["hogs", 5.0], ["restore/watch", 110.0], ["re-touch", 131.0]]
+    progress.phase("hogs", 1, 2)   # outside a trial: nothing
+    with pytest.raises(ValueError, match="unknown phase 'warming'"), progress.marking({}, p):
+        progress.phase("warming")
+
+
+def test_a_toy_run_records_each_trials_phases_and_process(tmp_path):
+    """A toy experiment through the trial loop (trials.run_adaptive): its trial code reports
+    phases; each record holds its marks and the process that ran it, also a failed trial's."""
+    from pagelab.run import trials
+
+    out, clock = io.StringIO(), Clock()
+    p = progress.Progress("toy", ["single", "double"], progress.Expectation(), n_min=2, out=out, clock=clock,
+                          phase_every=30.0)
+
+    def run_one(t):
+        progress.phase("fill")
+        clock.t += 2.0
+        for i in range(1, 4):
+            clock.t += 20.0
+            progress.phase("hogs", i, 3, "round")
+        progress.phase("re-touch")
+        clock.t += 1.0
+        if t.params["arm"] == "double" and t.repetition == 1:
+            raise trials.TrialFailed("the toy's second double")
+        return {"value": 2.0 if t.params["arm"] == "double" else 1.0}
+
+    recs, _ = trials.run_adaptive("toy", [{"arm": "single"}, {"arm": "double"}], lambda c: c["arm"], run_one,
+                                  lambda r: r["value"], tmp_path, {"config_hash": "h"}, seed=1, n_min=2, n_max=2,
+                                  ci_pct=50, progress=p)
+    assert len(recs) == 4 and all(r["phases"] == [["fill", 0.0], ["hogs", 22.0], ["re-touch", 62.0]] for r in recs)
+    assert [r["status"] for r in recs if r["trial_id"] == "double-r01"] == ["failed"]
+    assert {r["process_started"] for r in recs} == {progress.PROCESS_STARTED}
+    stored = json.loads((tmp_path / "trials" / "single-r00.json").read_text())
+    assert stored["phases"] == recs[0]["phases"] and stored["process_started"] == progress.PROCESS_STARTED
+    phase_lines = [ln for ln in out.getvalue().splitlines() if "into the trial" in ln]
+    assert len(phase_lines) == 4 and all(", round 2 of 3, 0:42 into the trial" in ln for ln in phase_lines)
+    # the process's start, from /proc: before this test, and not long before it in a test run
+    started = pd.Timestamp(progress.PROCESS_STARTED)
+    assert started <= pd.Timestamp.now(tz="UTC")

@@ -7,6 +7,7 @@
   pagelab compare A B [--format text|json|tex] [--noise X] [--output FILE]
                                                              two runs side by side
   pagelab record RESULTS MACHINE [--experiment NAME ...]     keep a finished run in data/recorded/
+  pagelab time RESULTS                                       where a run's wall time went, by experiment and phase
   pagelab provenance [--path P]                              machine, git and disk facts
   pagelab reliability [--runs CSV]                           the fresh-clone CI runs (data/reliability/runs.csv)
   pagelab fleet show [--configfile F]                        the fleet's jobs and their configs, as JSON
@@ -188,6 +189,13 @@ def cmd_record(args: argparse.Namespace) -> int:
     dest = record(args.results, args.machine, args.experiment or _config.experiments(),
                   keep_others=bool(args.experiment))
     print(f"pagelab: recorded {args.results} as {dest}")
+    return 0
+
+
+def cmd_time(args: argparse.Namespace) -> int:
+    from pagelab.run import timing  # pandas: only when it runs
+
+    sys.stdout.write(timing.table(timing.run_time(args.results)))
     return 0
 
 
@@ -502,6 +510,12 @@ def parser() -> argparse.ArgumentParser:
     rc.add_argument("--experiment", action="append", default=[], metavar="NAME",
                     help="record only this experiment (repeatable); the recording's others are kept")
     rc.set_defaults(func=cmd_record)
+
+    tm = sub.add_parser("time", help="where a run's wall time went, per experiment and phase",
+                        description="Reads a run's trial records (and the Snakemake log beside a results "
+                                    "directory) and prints, per experiment and phase, where its wall time went.")
+    tm.add_argument("results", help="a results directory or a recording (data/recorded/MACHINE/PROFILE, or that name)")
+    tm.set_defaults(func=cmd_time)
 
     pv = sub.add_parser("provenance", help="print machine, git and disk facts as JSON")
     pv.add_argument("--path", default=".", help="the file system whose disk is described (default: .)")

@@ -4,8 +4,18 @@ from here, through a notebook's macros."""
 
 from __future__ import annotations
 
+import math
+
 from pagelab.core.latex import fmt
 from pagelab.core.stats import Estimate, coverage_label
+
+
+def bound(x: float) -> str:
+    """An interval's edge: a censored edge (stats.censored_median_ci) as the least a ratio can
+    be, 0, or as unbounded, $\\infty$."""
+    if x == -math.inf:
+        return "0"
+    return "$\\infty$" if x == math.inf else fmt(x)
 
 
 def ratio_sentence(est: Estimate, subject: str, other: str, above: str, below: str, who: str,
@@ -17,7 +27,7 @@ def ratio_sentence(est: Estimate, subject: str, other: str, above: str, below: s
     n = 5, never a typed nominal level). `above` is the word for a ratio above 1 (e.g. "slower" for a
     time, "faster" for a rate). `compact` leaves out how the interval was made ("(93.75 % CI
     0.25--0.40)"), for a section that says it once for all its comparisons."""
-    ci = f"{coverage_label(est.coverage, latex=True)} CI {fmt(est.ci_low)}--{fmt(est.ci_high)}"
+    ci = f"{coverage_label(est.coverage, latex=True)} CI {bound(est.ci_low)}--{bound(est.ci_high)}"
     if not compact:
         ci = f"median of {est.n} paired rounds, " + ci
     if est.ci_low > 1:

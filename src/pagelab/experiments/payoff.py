@@ -500,6 +500,15 @@ def table(summary: pd.DataFrame) -> pd.DataFrame:
         return [time_text(r[f"{arm}_{col}"], r[f"{arm}_{col}_lo"], r[f"{arm}_{col}_hi"], int(r[f"{arm}_n"]),
                           int(r[f"{arm}_{col}_censored"]), bool(r[f"{arm}_built"])) for _, r in summary.iterrows()]
 
+    def medians(arm: str) -> list[str]:
+        """The seed's recovery, the median only: "0.74", "0 (constr.)", or "cens. 8/15"."""
+        col = "recovery_s"
+        return ["0 (constr.)" if r[f"{arm}_built"] else
+                f"cens. {int(r[f'{arm}_{col}_censored'])}/{int(r[f'{arm}_n'])}"
+                if 2 * r[f"{arm}_{col}_censored"] > r[f"{arm}_n"] else
+                ("at the start" if r[f"{arm}_{col}"] == readyboost.AT_START else fmt(r[f"{arm}_{col}"]))
+                for _, r in summary.iterrows()]
+
     ratio = [time_text(r["ratio"], r["ratio_lo"], r["ratio_hi"], int(r["ratio_n"]), int(r["ratio_censored"]), False)
              for _, r in summary.iterrows()]
     return pd.DataFrame({
@@ -510,8 +519,7 @@ def table(summary: pd.DataFrame) -> pd.DataFrame:
         "Tier": [pays(lo, hi) if not (c * 2 > n) else "n/a" for lo, hi, c, n in
                  zip(summary["ratio_lo"], summary["ratio_hi"], summary["ratio_censored"], summary["ratio_n"],
                      strict=True)],
-        "Recovery bare/tier (s)": [f"{a}/{b}" for a, b in zip(times("bare", "recovery_s"), times("tier", "recovery_s"),
-                                                               strict=True)],
+        "Recovery bare/tier (s)": [f"{a}/{b}" for a, b in zip(medians("bare"), medians("tier"), strict=True)],
     })
 
 

@@ -68,7 +68,7 @@ import pandas as pd
 
 from pagelab.core import plots
 from pagelab.core.latex import escape, fmt
-from pagelab.core.prose import ratio_sentence
+from pagelab.core.prose import bound, ratio_sentence
 from pagelab.core.stats import (
     AT_START,
     OVER_WATCH,
@@ -874,6 +874,20 @@ def time_text(v: float, lo: float, hi: float, n: int, censored: int, start: int,
     return text + (f" ({censored} cens.)" if censored else "")
 
 
+def value_text(row: pd.Series, col: str) -> str:
+    """One arm's median of `col` for the text, with its unit: "22.5\\,s"; censored in more than
+    half its trials, what happened instead ("censored: met at the hogs' end in 5 of 5 trials")."""
+    n, cens = int(row[f"{col}_n"]), int(row[f"{col}_censored"])
+    if not n:
+        return "n/a"
+    if cens * 2 > n:
+        watch = row["watch_s"] + (row["hog_s"] if col == "total_s" else 0.0)
+        parts = ([f"met at the hogs' end in {int(row[f'{col}_start'])}"] if row[f"{col}_start"] else []) + \
+            ([f"not met within {fmt(watch)}\\,s in {int(row[f'{col}_over'])}"] if row[f"{col}_over"] else [])
+        return "censored: " + " and ".join(parts) + f" of {n} trials"
+    return f"{fmt(row[col])}\\,s" + (f" ({cens} of {n} censored)" if cens else "")
+
+
 def table(summary: pd.DataFrame, rejected: pd.DataFrame | None = None) -> pd.DataFrame:
     """The factorial table: per arm, counted and rejected trials, each criterion as its own
     column (disk quiet, cached, the seed's recovery, the working set back), the hogs' time, the
@@ -951,10 +965,7 @@ def macros(summary: pd.DataFrame, rat: dict[str, Estimate], cfg: dict[str, Any] 
         row = arm_row(summary, arm)
         for col, suffix in (("recovery_s", "S"), ("retouch_s", "RetouchS"), ("back_s", "BackS"), ("hog_s", "HogS"),
                             ("total_s", "TotalS")):
-            m[f"Readyboost{w}{suffix}"] = (time_text(row[col], row[f"{col}_lo"], row[f"{col}_hi"], int(row[f"{col}_n"]),
-                                                     int(row[f"{col}_censored"]), int(row[f"{col}_start"]),
-                                                     int(row[f"{col}_over"]), row["watch_s"]).split(" [")[0]
-                                           if row is not None else "n/a")
+            m[f"Readyboost{w}{suffix}"] = value_text(row, col) if row is not None else "n/a"
         for col, suffix in (("agent_rounds_requested", "Prefetched"), ("agent_rewritten", "Rewritten")):
             m[f"Readyboost{w}{suffix}"] = (f"{row[col]:.0f}" if row is not None and row[col] == row[col] else "n/a")
         m[f"Readyboost{w}HitShare"] = (f"{row['tier_hit_share_restore']:.2f}" if row is not None and
@@ -1021,6 +1032,7 @@ def macros(summary: pd.DataFrame, rat: dict[str, Estimate], cfg: dict[str, Any] 
         else:
             m[key] = f"{subject.rsplit(',', 1)[0]}, the ratio is {not_measurable_text(r, e, frame)}" if e else "n/a"
     m["ReadyboostFavoursSentence"] = favours_sentence(rat)
+    m["ReadyboostExplanationVerdict"] = explanation_verdict(rat)
     for key, col, name in (("interaction", "recovery_s", "ReadyboostInteractionSentence"),
                            ("back.interaction", "back_s", "ReadyboostBackInteractionSentence")):
         inter = rat.get(key)
@@ -1037,6 +1049,34 @@ def macros(summary: pd.DataFrame, rat: dict[str, Estimate], cfg: dict[str, Any] 
     return m
 
 
+def explanation_held(inter: Estimate | None, enough: Estimate | None) -> str:
+    """Whether the seed's explanation held by one measure, as RBX judges it: the interaction and
+    the tier with the agent between the rounds over the no-ReadyBoost twin, both below 1."""
+    if not (measurable(inter) and measurable(enough)):
+        return "could not be judged (censored: met when the clock started in most rounds)"
+    assert inter is not None and enough is not None
+    if inter.ci_high < 1 and enough.ci_high < 1:
+        return "held"
+    failed = [w for e, w in ((inter, "the interaction"), (enough, "the tier with prefetching between the rounds "
+                                                                     "over the bare disk with it")) if e.ci_low > 1]
+    if failed:
+        return f"did not hold ({' and '.join(failed)} above 1)"
+    return "was not settled (an interval contains 1)"
+
+
+def explanation_verdict(rat: dict[str, Estimate]) -> str:
+    """In plain words, for the abstract and the conclusion: whether the seed's explanation held
+    on this twin of "without ReadyBoost" (SEED_ARMS), by the seed's own recovery and by the
+    working set back in RAM."""
+    none = SEED_ARMS["none"]
+    by_rec = explanation_held(rat.get("interaction"), rat.get(f"tier_between_vs_{none}"))
+    by_back = explanation_held(rat.get("back.interaction"), rat.get(f"back.tier_between_vs_{none}"))
+    return (f"with the bare disk and the agent between the rounds as the seed's ``without ReadyBoost'', the seed's "
+            f"explanation (prefetching between the rounds shortens recovery behind the flash cache more than on the "
+            f"bare disk) {by_rec} by the seed's own recovery criterion, and {by_back} by the time until the working "
+            "set was back in RAM")
+
+
 def favours_sentence(rat: dict[str, Estimate]) -> str:
     """Whether the seed's own criterion favours an arm that prefetched while the hogs ran: the
     ratio between and after behind the tier by the seed's recovery and by the working set back."""
@@ -1046,9 +1086,9 @@ def favours_sentence(rat: dict[str, Estimate]) -> str:
                 "prefetching between the rounds and restoring after them (one of them is censored)")
     assert rec is not None and back is not None
     head = (f"behind the tier, prefetching between the rounds over restoring after them was {fmt(rec.value)} "
-            f"({coverage_label(rec.coverage, latex=True)} CI {fmt(rec.ci_low)}--{fmt(rec.ci_high)}) by the seed's "
-            f"criterion and {fmt(back.value)} ({coverage_label(back.coverage, latex=True)} CI {fmt(back.ci_low)}--"
-            f"{fmt(back.ci_high)}) by the working set back")
+            f"({coverage_label(rec.coverage, latex=True)} CI {bound(rec.ci_low)}--{bound(rec.ci_high)}) by the seed's "
+            f"criterion and {fmt(back.value)} ({coverage_label(back.coverage, latex=True)} CI {bound(back.ci_low)}--"
+            f"{bound(back.ci_high)}) by the working set back")
     if rec.ci_high < back.ci_low:
         return head + ": the seed's criterion favours the arm that prefetched while the hogs ran, beyond what " \
                       "the working set's return shows"
@@ -1059,7 +1099,8 @@ def favours_sentence(rat: dict[str, Estimate]) -> str:
 
 def interaction_sentence(e: Estimate, what: str = "recovery") -> str:
     """The factorial's verdict on the seed's explanation, from the interaction's CI."""
-    ci = f"median of {e.n} paired rounds, {coverage_label(e.coverage, latex=True)} CI {fmt(e.ci_low)}--{fmt(e.ci_high)}"
+    ci = (f"median of {e.n} paired rounds, {coverage_label(e.coverage, latex=True)} CI "
+          f"{bound(e.ci_low)}--{bound(e.ci_high)}")
     head = (f"for {what}, the interaction of tier and prefetching between the rounds, (tier between / bare "
             f"between) / (tier after / bare after), was {fmt(e.value)} ({ci})")
     if e.ci_high < 1:
@@ -1089,7 +1130,7 @@ def figure(summary: pd.DataFrame, profile: str) -> plots.plt.Figure:
                 continue
             if cens * 2 > n:
                 over = r[f"{col}_over"] >= r[f"{col}_start"]
-                y = r["watch_s"] if over else 0.0
+                y = (r["watch_s"] + (r["hog_s"] if col == "total_s" else 0.0)) if over else 0.0
                 ax.plot([x], [y], "^" if over else "o", mfc="none", color="0.4")
                 continue
             lo = r[f"{col}_lo"] if np.isfinite(r[f"{col}_lo"]) else 0.0

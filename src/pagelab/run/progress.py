@@ -12,29 +12,51 @@ data/recorded/<this machine>/<profile>/<experiment>/trials.csv, else the referen
 recording, each trial's duration being the time from its start to the next trial's start (the
 set-up between trials included). The estimate is rescaled by how this run's trials compare
 with the recorded ones so far, and where nothing is recorded it comes from this run's own trials.
+The whole run: each trial line ends with "run: experiment k of N, about T left", N being the
+experiments of make's EXPERIMENT when it names this one, else every experiment of the schema, k
+one more than those already finished in results/ (their trials.csv and a provenance whose config
+hash is their config.json's), T this experiment's time left plus each unfinished one's recorded
+trial time for this profile (its configurations' trials at their median seconds, the warm-ups
+included); an experiment with no recording of this profile takes another profile's, scaled by
+the ratio of the schema's n_min of the two profiles.
+
+Within a trial: the trial code says what it does, `phase("hogs", 3, 20, "round")` or
+`phase("restore/watch", share=0.43)`. Each change of phase is kept as a mark in the trial's record
+(`phases`: [name, seconds from the trial's start], each lasting to the next mark or the trial's
+end; `pagelab time` reads them), and a line ("readyboost: hdd_after-r03: hogs, round 3 of 20, 0:41
+into the trial") is written at most once per PHASE_LINE_S seconds, never in a trial's first
+PHASE_LINE_S seconds: short trials print only their one line.
 Not for: deciding anything; these lines are for people, the records are for analysis.
 """
 
 from __future__ import annotations
 
 import datetime as _dt
+import json
 import os
 import re
 import statistics
 import sys
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import IO, Any
 
 import pandas as pd
 
+from pagelab.core.paths import root
 from pagelab.run.recording import machine_slug, recorded_dir
-from pagelab.system.config import load_schema
+from pagelab.system.config import experiments as schema_experiments
+from pagelab.system.config import load_schema, run_hash
 
 _REP = re.compile(r"^(?P<conf>.+)-r\d+$")
 WARMUP_PREFIX = "warmup-"
+# The phases trial code reports (`phase`), in the order a trial runs them; `pagelab time` sums
+# the time of each. The time before a trial's first mark is its set-up.
+PHASES = ("set-up", "fill", "hogs", "trim", "restore/watch", "settle", "re-touch", "measure", "state restore")
+PHASE_LINE_S = 30.0   # at most one phase line per this many seconds of a trial
 
 
 def conf_of(trial_id: str) -> str:
@@ -54,6 +76,11 @@ class Expectation:
     trials: dict[str, int] = field(default_factory=dict)
     seconds: dict[str, float] = field(default_factory=dict)
     warmup_seconds: float = 0.0
+
+    def total(self) -> float:
+        """The recorded run's trial time: each configuration's trials at its median seconds,
+        and the warm-ups (a long stop between two trials moves a median little)."""
+        return sum(n * self.seconds.get(c, 0.0) for c, n in self.trials.items()) + self.warmup_seconds
 
 
 def _parse_time(text: str) -> float:
@@ -91,6 +118,80 @@ def expectation(experiment: str, profile: str, machine: str, reference: str,
             except (OSError, ValueError, KeyError):
                 continue
     return Expectation()
+
+
+def _n_min(schema: dict[str, Any], experiment: str, profile: str) -> float | None:
+    """The schema's n_min of an experiment's profile (its quick block's for a profile it lacks)."""
+    props = schema["properties"][experiment]["properties"]
+    block = (props.get(profile) or props["quick"]).get("default", {})
+    reps = block.get("repetitions") or schema["properties"].get("repetitions", {}).get("default", {})
+    return float(reps["n_min"]) if reps.get("n_min") else None
+
+
+def recorded_seconds(experiment: str, profile: str, machine: str, reference: str, schema: dict[str, Any],
+                     recorded: Path | None = None) -> float | None:
+    """How long an experiment's trials took in the recorded run of `profile` (Expectation.total);
+    without one, another profile's, scaled by the ratio of the schema's n_min of the two; None
+    when nothing is recorded."""
+    exp = expectation(experiment, profile, machine, reference, recorded)
+    if exp.trials:
+        return exp.total()
+    for other in ("quick", "full", "seed"):
+        if other == profile:
+            continue
+        exp = expectation(experiment, other, machine, reference, recorded)
+        mine, theirs = _n_min(schema, experiment, profile), _n_min(schema, experiment, other)
+        if exp.trials and mine and theirs:
+            return exp.total() * mine / theirs
+    return None
+
+
+def finished(results: Path, experiment: str) -> bool:
+    """Whether results/<experiment>/ holds a finished run of its current config: trials.csv,
+    and a provenance whose config hash is that of its config.json."""
+    d = results / experiment
+    try:
+        if not (d / "trials.csv").is_file():
+            return False
+        cfg = json.loads((d / "config.json").read_text())
+        return bool(json.loads((d / "provenance.json").read_text()).get("config_hash") == run_hash(experiment, cfg))
+    except (OSError, ValueError, KeyError, TypeError):
+        return False
+
+
+@dataclass
+class RunPlan:
+    """The whole run an experiment's trials are part of: its experiments, those already
+    finished, and each one's recorded trial seconds (None: nothing recorded)."""
+    experiments: list[str]
+    done: set[str]
+    seconds: dict[str, float | None]
+
+    def position(self, experiment: str) -> int:
+        """k of "experiment k of N": one more than the others already finished."""
+        return len((self.done - {experiment}) & set(self.experiments)) + 1
+
+    def left_besides(self, experiment: str) -> tuple[float, list[str]]:
+        """The recorded seconds of the unfinished experiments other than `experiment`, and those
+        of them with nothing recorded."""
+        rest = [e for e in self.experiments if e != experiment and e not in self.done]
+        return (sum(self.seconds.get(e) or 0.0 for e in rest), [e for e in rest if self.seconds.get(e) is None])
+
+
+def run_plan(experiment: str, profile: str, machine: str, reference: str, results: Path | None = None,
+             recorded: Path | None = None, schema: dict[str, Any] | None = None,
+             wanted: str | None = None) -> RunPlan:
+    """The run `experiment` is part of: make's EXPERIMENT (`wanted`, default the environment's)
+    when it names this experiment, else every experiment of the schema; finished ones are read
+    from `results` (default results/ of the repository)."""
+    schema = schema or load_schema()
+    wanted = os.environ.get("EXPERIMENT", "") if wanted is None else wanted
+    names = wanted.split() if experiment in wanted.split() else schema_experiments(schema)
+    if experiment not in names:
+        names = [*names, experiment]
+    results = root() / "results" if results is None else results
+    return RunPlan(names, {e for e in names if finished(results, e)},
+                   {e: recorded_seconds(e, profile, machine, reference, schema, recorded) for e in names})
 
 
 def target() -> IO[str] | None:
@@ -136,7 +237,10 @@ class Progress:
 
     def __init__(self, experiment: str, configurations: list[str], expected: Expectation, n_min: int,
                  out: IO[str] | None = None, log: Callable[[str], None] | None = None,
-                 clock: Callable[[], float] = time.monotonic) -> None:
+                 clock: Callable[[], float] = time.monotonic, run: RunPlan | None = None,
+                 phase_every: float = PHASE_LINE_S) -> None:
+        self.run = run
+        self.phase_every = phase_every
         self.experiment = experiment
         self.configurations = list(configurations)
         self.expected = expected
@@ -181,6 +285,21 @@ class Progress:
                 total += (want - done) * secs
         return total
 
+    def run_part(self) -> str:
+        """"; run: experiment k of N, about T left" for the whole run ("" for a run of one)."""
+        if self.run is None or len(self.run.experiments) < 2:
+            return ""
+        k, n = self.run.position(self.experiment), len(self.run.experiments)
+        mine = self.left()
+        others, unknown = self.run.left_besides(self.experiment)
+        if unknown:
+            when = f"time left unknown (nothing recorded for {', '.join(unknown)})"
+        elif mine is None:
+            when = f"{rough(others)} left after this experiment"
+        else:
+            when = f"{rough(mine + others)} left"
+        return f"; run: experiment {k} of {n}, {when}"
+
     def planned(self) -> int:
         return sum(max(self.expected.trials.get(c, 0), self.n_min) for c in self.configurations)
 
@@ -200,7 +319,7 @@ class Progress:
         how = f"{rough(left)} going by {self.expected.source}" if left is not None and self.expected.source \
             else "no recorded run of this profile to go by"
         self._write(f"{self.experiment}: {len(self.configurations)} configurations, about {self.planned()} "
-                    f"trials, {how}")
+                    f"trials, {how}{self.run_part()}")
 
     def trial_started(self, trial_id: str, warmup: bool = False) -> None:
         self._current = (trial_id, self.clock())
@@ -214,7 +333,12 @@ class Progress:
         left = self.left()
         self._write(f"{self.experiment}: configuration {k} of {len(self.configurations)} ({conf}), trial {i} "
                     f"(valid {self.valid.get(conf, 0)}, rejected {self.rejected.get(conf, 0)}), elapsed {elapsed}, "
-                    + (f"{rough(left)} left" if left is not None else "time left unknown until a trial ends"))
+                    + (f"{rough(left)} left" if left is not None else "time left unknown until a trial ends")
+                    + self.run_part())
+
+    def phase_line(self, trial_id: str, what: str, into: float) -> None:
+        """A line on the phase of a long trial (Marks decides when)."""
+        self._write(f"{self.experiment}: {trial_id}: {what}, {duration(into)} into the trial")
 
     def trial_finished(self, trial_id: str, rec: dict[str, Any], resumed: bool = False) -> None:
         """Count a trial's record; a resumed one (finished by an earlier run) adds no timing."""
@@ -249,6 +373,87 @@ def for_run(experiment: str, cfg: dict[str, Any], configurations: list[str], pro
         reference = str(load_schema()["properties"]["reference"]["default"])
     except (OSError, KeyError):
         reference = ""
-    expected = expectation(experiment, str(cfg.get("profile", "quick")), machine_slug(provenance), reference)
+    profile, machine = str(cfg.get("profile", "quick")), machine_slug(provenance)
+    expected = expectation(experiment, profile, machine, reference)
+    try:
+        plan: RunPlan | None = run_plan(experiment, profile, machine, reference)
+    except (OSError, ValueError, KeyError, TypeError):
+        plan = None  # the whole run's part of the line is left out
     return Progress(experiment, configurations, expected, int(cfg.get("repetitions", {}).get("n_min", 1)),
-                    out=target(), log=log)
+                    out=target(), log=log, run=plan)
+
+
+# -- phases within a trial --------------------------------------------------------------------
+
+def describe_phase(name: str, done: int | None = None, of: int | None = None, unit: str = "",
+                   share: float | None = None) -> str:
+    """"hogs, round 3 of 20", "restore/watch, 43 %", or the phase's name alone."""
+    if done is not None and of is not None:
+        return f"{name}, {unit + ' ' if unit else ''}{done} of {of}"
+    if share is not None:
+        return f"{name}, {100 * share:.0f} %"
+    return name
+
+
+class Marks:
+    """The phases one trial's code reports: a mark (name, seconds from the trial's start) at each
+    change of phase, and at most one progress line per `progress.phase_every` seconds."""
+
+    def __init__(self, trial_id: str, progress: Progress | None = None) -> None:
+        self.trial_id = trial_id
+        self.progress = progress
+        self.clock = progress.clock if progress is not None else time.monotonic
+        self.every = progress.phase_every if progress is not None else PHASE_LINE_S
+        self.t0 = self.last_line = self.clock()
+        self.marks: list[list[Any]] = []
+
+    def mark(self, name: str, done: int | None = None, of: int | None = None, unit: str = "",
+             share: float | None = None) -> None:
+        if name not in PHASES:
+            raise ValueError(f"progress.phase: unknown phase {name!r} (the phases: {', '.join(PHASES)})")
+        now = self.clock()
+        if not self.marks or self.marks[-1][0] != name:
+            self.marks.append([name, round(now - self.t0, 3)])
+        if self.progress is not None and now - self.last_line >= self.every:
+            self.last_line = now
+            self.progress.phase_line(self.trial_id, describe_phase(name, done, of, unit, share), now - self.t0)
+
+
+_marks: Marks | None = None
+
+
+@contextmanager
+def marking(rec: dict[str, Any], progress: Progress | None = None) -> Iterator[Marks]:
+    """While one trial's code runs: its `phase` calls are marked, and the marks go to
+    rec["phases"] when it ends, also when it raises."""
+    global _marks
+    outer, _marks = _marks, Marks(str(rec.get("trial_id", "")), progress)
+    try:
+        yield _marks
+    finally:
+        rec["phases"] = _marks.marks
+        _marks = outer
+
+
+def phase(name: str, done: int | None = None, of: int | None = None, unit: str = "",
+          share: float | None = None) -> None:
+    """What the trial under way does now (a name of PHASES, with its step `done` of `of` in
+    `unit`s, or the `share` done); nothing outside a trial."""
+    if _marks is not None:
+        _marks.mark(name, done, of, unit, share)
+
+
+def process_started() -> str:
+    """When this process started (ISO 8601, UTC), from /proc: the trial records of one run of an
+    experiment share it, so `pagelab time` tells a stop and resume from a pause between trials."""
+    try:
+        ticks = int(Path("/proc/self/stat").read_text().rsplit(")", 1)[1].split()[19])  # field 22, starttime
+        btime = next(int(line.split()[1]) for line in Path("/proc/stat").read_text().splitlines()
+                     if line.startswith("btime "))
+        started = btime + ticks / os.sysconf("SC_CLK_TCK")
+    except (OSError, ValueError, IndexError, StopIteration):
+        started = time.time()
+    return _dt.datetime.fromtimestamp(started, tz=_dt.UTC).isoformat()
+
+
+PROCESS_STARTED = process_started()

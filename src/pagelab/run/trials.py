@@ -18,7 +18,7 @@ from typing import Any
 
 from pagelab.core.records import RecordError, read_record, write_json_atomic
 from pagelab.core.stats import median_ci
-from pagelab.run.progress import Progress
+from pagelab.run.progress import PROCESS_STARTED, Progress, marking
 from pagelab.system.provenance import now_iso
 
 
@@ -132,10 +132,12 @@ def run(
             "experiment": experiment,
             **asdict(trial),
             "start": start,
+            "process_started": PROCESS_STARTED,  # one per run: `pagelab time` tells a stop from a pause
             "provenance": provenance,
         }
         try:
-            rec["result"] = run_one(trial)
+            with marking(rec, progress):  # the phases the trial code reports go to rec["phases"]
+                rec["result"] = run_one(trial)
             rec["status"] = "ok"
             reason = validity(trial.params, rec["result"]) if validity and not trial.warmup else None
             rec["valid"] = reason is None
