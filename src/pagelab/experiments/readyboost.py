@@ -15,9 +15,11 @@ first, at low priority, then the file cache the group had.
 
 Arms (the swap device x what the agent does):
   hdd           the emulated hdd5400-2008, no agent (plain Linux: nothing comes back until used)
-  hdd_after     the same disk, the agent restoring once the hogs are gone
+  hdd_after     the same disk, the agent restoring once the hogs are gone (the sensitivity twin
+                of the seed's "without ReadyBoost": SENSITIVITY_NONE)
   hdd_between   the same disk, the agent also reading while the hogs run (Vista always ran
-                Superfetch: the seed's "without ReadyBoost")
+                Superfetch, and the seed timed all three results after the same repeated
+                launches: the seed's "without ReadyBoost", SEED_ARMS)
   tier_after    swap behind the emulated flash tier (tiered-readyboost, empty at the start),
                 the agent restoring after the hogs: the tier holds what its copy queue took of
                 the page-outs (the seed's "without much pre-population")
@@ -39,7 +41,10 @@ victim's pages in the swap cache (Task Manager's "Cached", the standby and modif
 `victim_cached`) reached 10 % of its RAM (the seed's 300 MB of 3 GB); `recovery_s`, the first of
 the two (what the seed timed); `back_s`, when at most 1 % of the working set was still only in
 swap (memory.stat swap). Then the victim re-touches its whole working set (`retouch_s`, what a
-user returning to the program waits, every page verified).
+user returning to the program waits, every page verified). The analysis adds `total_s`, the hogs'
+rounds plus `back_s`. A criterion already met when the clock starts (0 s) is censored "at the
+start", one not met within the watch (NaN) "> watch" (`coded`): neither is a value inside a
+median, and a claim censored in more than half its trials is not measurable here.
 
 A trial is valid only when its manipulation happened (`validity`): the hogs pushed out at least
 90 % of the share of the working set the design pushes out (smaps_rollup Swap) without being
