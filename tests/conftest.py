@@ -22,6 +22,34 @@ check_crash = pytest.mark.skipif(not os.environ.get("PAGELAB_CHECK_CRASH"),
 # Trial runs inside the tests keep their progress lines (pagelab.run.progress) to their logs, off the
 # terminal pytest runs in; tests/test_progress.py turns them back on where it checks them.
 os.environ.setdefault("PAGELAB_PROGRESS", "none")
+# Everything the tests run is a test to the machine-wide state lock (pagelab.system.state.lock),
+# their subprocesses included: a test never changes paging state beside a real run.
+os.environ["PAGELAB_STATE_ROLE"] = "test"
+
+
+@pytest.hookimpl(wrapper=True)
+def pytest_runtest_call(item):
+    """A test that would change paging state while a real run holds the state lock skips, with
+    the lock's holder (pid and command) as the reason."""
+    from pagelab.system.state import StateBusy
+
+    try:
+        return (yield)
+    except StateBusy as exc:
+        pytest.skip(str(exc))
+
+
+@pytest.fixture
+def state_lock():
+    """The machine-wide state lock, held for the whole test (its subprocesses run under it); a
+    real run that holds it skips the test, naming the run."""
+    from pagelab.system import state
+
+    try:
+        with state.exclusive():
+            yield
+    except state.StateBusy as exc:
+        pytest.skip(str(exc))
 
 
 @pytest.fixture(scope="session")

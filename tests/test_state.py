@@ -22,11 +22,23 @@ SCENARIO = [str(VENV_BIN / "python"), str(REPO / "tests" / "state_scenario.py")]
 
 
 @pytest.fixture
-def journal(tmp_path, monkeypatch):
+def journal(tmp_path, monkeypatch, state_lock):
+    """A journal of the test's own, with the machine-wide state lock held for the whole test."""
     path = tmp_path / "journal.jsonl"
     monkeypatch.setenv("PAGELAB_JOURNAL", str(path))
     yield path
     state.restore()  # whatever a failing test left
+
+
+@pytest.fixture
+def own_journal(tmp_path, monkeypatch):
+    """A journal of the test's own, the lock not held: for the tests of the lock itself, whose
+    subprocesses take it. Skips while a real run holds the lock."""
+    if (h := state.holder()) is not None and h.role != "test":
+        pytest.skip(f"a pagelab run (pid {h.pid}: {h.cmd}) holds the paging state lock")
+    path = tmp_path / "journal.jsonl"
+    monkeypatch.setenv("PAGELAB_JOURNAL", str(path))
+    yield path
 
 
 def run_scenario(workdir, fault_at=None, *args, **extra_env):
@@ -222,25 +234,98 @@ def test_scope_undoes_only_its_own_changes(journal):
     assert state.show() == before
 
 
-def test_one_run_at_a_time(journal):
-    code = ("import time; from pagelab.system import state\n"
-            "with state.session() as st:\n"
-            "    print('holding', flush=True)\n"
-            "    time.sleep(60)\n")
-    p = subprocess.Popen([sys.executable, "-c", code], stdout=subprocess.PIPE, text=True, env=dict(os.environ))
+HOLDER = ("import sys, time; from pagelab.system import state\n"
+          "with state.session() as st:\n"
+          "    st.set_knob('vm.swappiness', 13)\n"
+          "    print('holding', flush=True)\n"
+          "    time.sleep(float(sys.argv[1]))\n")
+
+
+def holder_process(tmp_path, role, seconds=60):
+    """A session of another journal holding the lock (its role: 'run' or 'test')."""
+    env = {**os.environ, "PAGELAB_JOURNAL": str(tmp_path / f"{role}-journal.jsonl")}
+    env.pop("PAGELAB_STATE_ROLE", None)
+    if role == "test":
+        env["PAGELAB_STATE_ROLE"] = "test"
+    p = subprocess.Popen([sys.executable, "-c", HOLDER, str(seconds)], stdout=subprocess.PIPE, text=True, env=env)
+    assert p.stdout.readline().strip() == "holding"
+    return p
+
+
+def test_one_owner_of_paging_state_whatever_its_journal(own_journal, tmp_path):
+    """The lock is the machine's, not a journal's: a real run holding it (another journal) stops
+    a test's session at once, with the run's pid and command, and `pagelab state restore` and
+    `clear-orphans` of another journal refuse (exit 1) without touching the run's state."""
+    before = state.show()
+    p = holder_process(tmp_path, "run")
     try:
-        assert p.stdout.readline().strip() == "holding"
-        with pytest.raises(state.StateError, match=f"another pagelab run \\(pid {p.pid}\\)"):
-            with state.exclusive(wait=False):
-                pass
-        undo = subprocess.run([str(VENV_BIN / "pagelab"), "state", "restore"], capture_output=True, text=True,
-                              env=dict(os.environ), timeout=60)
-        assert undo.returncode == 1 and "another pagelab run" in undo.stderr
+        assert state.holder().pid == p.pid and state.holder().role == "run"
+        t0 = time.monotonic()
+        with pytest.raises(state.StateBusy, match=f"a pagelab run \\(pid {p.pid}: .*python.*\\) holds the paging "
+                                                  "state lock /run/pagelab/state.lock; a test does not change"):
+            with state.session():
+                raise AssertionError("a test's session opened beside a real run")
+        assert time.monotonic() - t0 < 5  # a test does not wait for a real run: it skips
+        for action in ("restore", "clear-orphans", "recover"):
+            done = subprocess.run([str(VENV_BIN / "pagelab"), "state", action], capture_output=True, text=True,
+                                  env=dict(os.environ), timeout=60)
+            assert done.returncode == 1 and f"pid {p.pid}" in done.stderr, (action, done.stderr)
+        assert state.show()["knobs"]["vm.swappiness"] == "13"  # the run's change is still there
+    finally:
+        p.terminate()
+        p.wait(timeout=30)
+    assert state.show() == before
+    with state.exclusive(wait=False):
+        pass  # free again once the holder is gone
+
+
+def test_a_real_run_waits_for_a_test_and_refuses_naming_it(own_journal, tmp_path):
+    """A test holding the lock: a real run's session waits for it (and says for whom), then
+    goes on; `wait=False` refuses with the test's pid and command."""
+    p = holder_process(tmp_path, "test", seconds=2)
+    try:
+        code = ("import time; from pagelab.system import state\n"
+                "t0 = time.monotonic()\n"
+                "with state.session() as st:\n"
+                "    print(f'in after {time.monotonic() - t0:.1f}', flush=True)\n")
+        env = {**os.environ, "PAGELAB_JOURNAL": str(tmp_path / "run2.jsonl")}
+        env.pop("PAGELAB_STATE_ROLE")
+        refused = subprocess.run([sys.executable, "-c", "from pagelab.system import state\n"
+                                  "with state.exclusive(wait=False): pass"], capture_output=True, text=True,
+                                 env=env, timeout=30)
+        assert refused.returncode == 1 and f"a pagelab test (pid {p.pid}: " in refused.stderr, refused.stderr
+        waited = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=env, timeout=60)
+        assert waited.returncode == 0, waited.stderr
+        assert f"pagelab: waiting: a pagelab test (pid {p.pid}: " in waited.stderr
+        assert float(waited.stdout.split()[-1]) >= 0.5  # it went in only once the test was done
+        assert p.wait(timeout=30) == 0
     finally:
         p.kill()
         p.wait()
-    with state.exclusive(wait=False):
-        pass  # free again once the holder is gone
+
+
+def test_a_run_that_calls_itself_runs_under_its_own_lock(own_journal, tmp_path):
+    """No deadlock in recursion (a `pagelab trial` under Snakemake under a make that holds the
+    lock): a descendant of the holder, through a shell, goes on under its lock, changes state,
+    and is restored; a process that is not a descendant does not."""
+    before = state.show()
+    code = ("import os, subprocess, sys; from pagelab.system import state\n"
+            "inner = ('from pagelab.system import state\\n'\n"
+            "         'with state.session() as st:\\n'\n"
+            "         '    st.set_knob(\"vm.page-cluster\", 1); print(state.holder().pid, flush=True)')\n"
+            "with state.session() as st:\n"
+            "    st.set_knob('vm.swappiness', 17)\n"
+            "    env = {**os.environ, 'PAGELAB_JOURNAL': sys.argv[1]}\n"
+            "    out = subprocess.run(['sh', '-c', f'{sys.executable} -c \"$0\"', inner], env=env,\n"
+            "                         capture_output=True, text=True, timeout=60)\n"
+            "    print(out.returncode, out.stdout.strip(), os.getpid(), os.environ[state.OWNER_ENV].split(':')[0])\n"
+            "    print(out.stderr[-500:])\n")
+    done = subprocess.run([sys.executable, "-c", code, str(tmp_path / "inner.jsonl")], capture_output=True,
+                          text=True, env=dict(os.environ), timeout=120)
+    assert done.returncode == 0, done.stderr
+    rc, holder_pid, pid, owner = done.stdout.split("\n")[0].split()
+    assert rc == "0" and holder_pid == pid == owner, done.stdout  # the grandchild ran under its ancestor's lock
+    assert state.show() == before
 
 
 @pytest.mark.parametrize("sig", ["TERM", "KILL"])

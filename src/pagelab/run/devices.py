@@ -33,7 +33,7 @@ import yaml
 
 from pagelab.core.paths import root
 from pagelab.run.tidy import flatten
-from pagelab.run.tools import run_json, simdisk_model_cmd, simdisk_mount_cmd
+from pagelab.run.tools import ToolError, run_json, simdisk_model_cmd, simdisk_mount_cmd
 from pagelab.run.trials import TrialFailed, Validity
 from pagelab.system import state
 
@@ -113,12 +113,14 @@ def emulated_disk(st: state.State, profile: str, workdir: Path, size: int | None
                   overrides: dict[str, Any] | None = None, cache_state: Path | None = None,
                   trace: Path | None = None) -> EmulatedDisk:
     """Mount the emulated device `profile` (the first `size` bytes; default: its capacity) in
-    `workdir` (sparse backing file, mountpoint); journaled, so the session or scope unmounts it."""
+    `workdir` (sparse backing file, mount point mnt-<owner>: the owner's id in the name, so no
+    other run counts it as an orphan while its owner lives); journaled, so the session or scope
+    unmounts it."""
     if profile not in profile_names():
         raise state.StateError(f"no device profile {profile!r} in {profiles_dir()} "
                                f"(have: {', '.join(profile_names())})")
     workdir = Path(workdir).resolve()
-    mnt = workdir / "mnt"
+    mnt = workdir / f"mnt-{st.owner}"
     mnt.mkdir(parents=True, exist_ok=True)
     ready = workdir / "simdisk-ready.json"
     ready.unlink(missing_ok=True)
@@ -231,22 +233,40 @@ def fault_watch() -> Iterator[FaultWatch]:
 
 
 DEVICE_FAILED = "paging_device_failed"   # the result key `watched` sets
+TRIAL_BROKE = "trial_failed"             # ... for a native tool or the state failing inside a trial
+
+# What a trial's tools and devices raise when they fail: a native tool's exit status, a missing
+# or unreadable output (ToolError), a change the kernel refused or did not take, say a swapon
+# on a device that answers with EIO (StateError), an IO error of the device itself (OSError),
+# a tool killed by a signal (TrialFailed).
+TRIAL_FAILURES: tuple[type[BaseException], ...] = (TrialFailed, ToolError, state.StateError, OSError,
+                                                   subprocess.SubprocessError)
 
 
-def watched(run: Callable[[], dict[str, Any]]) -> dict[str, Any]:
+def watched(run: Callable[[], dict[str, Any]], restored: Callable[[], bool] = lambda: True) -> dict[str, Any]:
     """Run one trial, noting the fault counters of the emulated devices it mounts. If they
-    injected faults, the result carries the reason under DEVICE_FAILED (see `device_first`);
-    a TrialFailed raised by such a trial (the victim killed by SIGBUS, say) becomes a result
-    holding only that reason, so the run goes on with the next trial. The trial's own scope
-    has restored the state by then."""
+    injected faults, the result carries the reason under DEVICE_FAILED (see `device_first`).
+    A trial that fails (TRIAL_FAILURES) on such a device becomes a result holding only that
+    reason and the failure; a native tool or a state change that fails on a device that injected
+    nothing becomes one holding the failure (TRIAL_BROKE); either way the trial is invalid and
+    the run goes on with the next one. That needs the trial's state restored: its own scope
+    has restored it by the time the failure arrives here, which `restored` checks (the session's
+    journal back where it was before the trial); otherwise the failure stops the run. A
+    TrialFailed on a device that injected nothing stays a failed trial (its run stops after the
+    round)."""
     with fault_watch() as watch:
         try:
             result = run()
-        except TrialFailed as exc:
-            reason = watch.reason()
-            if reason is None:
+        except TRIAL_FAILURES as exc:
+            if not restored():
                 raise
-            return {DEVICE_FAILED: f"{reason}; {exc}"}
+            reason = watch.reason()
+            failure = f"{type(exc).__name__}: {exc}" if not isinstance(exc, TrialFailed) else str(exc)
+            if reason is not None:
+                return {DEVICE_FAILED: f"{reason}; {failure}"}
+            if isinstance(exc, TrialFailed):
+                raise
+            return {TRIAL_BROKE: f"the trial failed: {failure}"}
     reason = watch.reason()
     if reason is not None:
         result[DEVICE_FAILED] = reason
@@ -254,9 +274,11 @@ def watched(run: Callable[[], dict[str, Any]]) -> dict[str, Any]:
 
 
 def device_first(validity: Validity | None) -> Validity:
-    """A trial's validity: invalid when its paging device failed (`watched`), else `validity`'s."""
+    """A trial's validity: invalid when its paging device or a tool failed (`watched`), else
+    `validity`'s."""
     def judge(params: dict[str, Any], result: dict[str, Any]) -> str | None:
-        if result.get(DEVICE_FAILED):
-            return str(result[DEVICE_FAILED])
+        for key in (DEVICE_FAILED, TRIAL_BROKE):
+            if result.get(key):
+                return str(result[key])
         return validity(params, result) if validity else None
     return judge

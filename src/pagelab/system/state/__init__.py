@@ -22,19 +22,23 @@ and blkio cgroups (v1 here, v2 where mounted), a run's scratch files and trials'
 directories, and the page cache (drop_caches, an action with nothing to undo). One request is
 held, not journaled: a CPU wake-up latency limit (`cpu_latency_limit`), which the kernel itself
 drops when the file that holds it closes, also when the process dies.
+Swap, sysctls, cgroups, loop devices and mounts are the machine's: every change and undo holds
+one machine-wide lock (lock.py), a test's as well as a real run's, whatever journal it uses.
 `orphans()` finds state of the kinds this package makes that no journal explains (left by a run
-that predates its journal, or by a bug), and `clear_orphans()` undoes it the same way.
+that predates its journal, or by a bug), never what a live owner holds, and `clear_orphans()`
+undoes it the same way.
 Not for: measuring; counters.py reads, this package writes.
 
 The package, by concern (each module imports only from those above it in this list):
   kernel   the kernel interfaces: knobs, system calls, loop ioctls, /proc readers, StateError
   journal  the write-ahead journal and its fault points
+  lock     the machine-wide state lock (one owner at a time, whatever its journal), live owners
   signals  signals held while a change or an undo runs
   cgroup   memory and blkio cgroups, waiting on OOM and the OOM watchdog
   query    read-only queries (`show`, swaps, mounts, loop devices, what holds them)
   undo     each change's undo, `restore`, `orphans` and `clear_orphans`
   change   the change API (`State`) and the CPU latency limit
-  run      the run scope: the state lock (`exclusive`), `session`, `current`
+  run      the run scope: the state lock for a journal (`exclusive`), `session`, `current`
 `from pagelab.system import state` then `state.X` reaches every public name of these modules.
 """
 
@@ -57,6 +61,15 @@ from pagelab.system.state.kernel import (
     StateError,
     _proc_state,
     normalise,
+)
+from pagelab.system.state.lock import (
+    LOCK_PATH,
+    OWNER_ENV,
+    ROLE_ENV,
+    Holder,
+    StateBusy,
+    holder,
+    live_owners,
 )
 from pagelab.system.state.query import (
     Mount,
@@ -89,6 +102,13 @@ from pagelab.system.state.undo import (
 
 __all__ = [
     "StateError",
+    "StateBusy",
+    "Holder",
+    "LOCK_PATH",
+    "OWNER_ENV",
+    "ROLE_ENV",
+    "holder",
+    "live_owners",
     "Knob",
     "normalise",
     "KNOBS",

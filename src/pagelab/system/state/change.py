@@ -16,7 +16,7 @@ from pathlib import Path
 from typing import Any
 
 from pagelab.system.state.cgroup import CGROUP_PREFIX, CGROUP_ROOT, Cgroup
-from pagelab.system.state.journal import Journal, _fault_point
+from pagelab.system.state.journal import Journal, _fault_point, describe
 from pagelab.system.state.kernel import (
     _LOOP_CONFIG,
     _LOOP_INFO64,
@@ -35,6 +35,7 @@ from pagelab.system.state.kernel import (
     _write,
     normalise,
 )
+from pagelab.system.state.lock import require
 from pagelab.system.state.query import (
     _diskseq,
     _scratch_entries,
@@ -55,6 +56,9 @@ class State(SignalHold):
         super().__init__()
         self.journal = journal or Journal()
         self.effective: dict[str, str] = {}
+        # the owner's id, carried in the names of the cgroups and mounts it makes, so that no
+        # other run's clear-orphans takes them while it lives
+        self.owner = os.getpid()
 
     @contextmanager
     def scope(self) -> Iterator[State]:
@@ -68,6 +72,7 @@ class State(SignalHold):
                 restore(self.journal, keep=mark)
 
     def _change(self, entry: dict[str, Any], act: Callable[[], None]) -> None:
+        require(describe(entry))
         with self.held():
             self.journal.append(entry)
             _fault_point()
@@ -99,6 +104,7 @@ class State(SignalHold):
         """Sync, then drop clean page cache (1), slab (2) or both (3). Nothing to undo."""
         if level not in (1, 2, 3):
             raise StateError(f"drop_caches level must be 1, 2 or 3, not {level}")
+        require(f"drop_caches={level}")
         os.sync()
         self.journal.append({"kind": "action", "what": f"drop_caches={level}"})
         _write("/proc/sys/vm/drop_caches", str(level))
@@ -255,7 +261,8 @@ class State(SignalHold):
     def cgroup(self, name: str, memory_limit: int | None = None, memsw_limit: int | None = None,
                swappiness: int | None = None, read_bps: dict[str, int] | None = None,
                on_oom: str = "wait") -> Cgroup:
-        """A memory (and blkio, if throttles are given) cgroup named pagelab-<name>.
+        """A memory (and blkio, if throttles are given) cgroup named pagelab-<owner>-<name>
+        (the owner: this State's process, so the name is its own on the whole machine).
 
         on_oom="wait" (the default): a task that reaches the memory limit waits for reclaim
         (page-out to a slow swap device) instead of being killed, as the seed's laptop let its
@@ -263,7 +270,7 @@ class State(SignalHold):
         memory cgroup OOM killer."""
         if on_oom not in ("wait", "kill"):
             raise StateError(f"on_oom must be 'wait' or 'kill', not {on_oom!r}")
-        cg = Cgroup(f"{CGROUP_PREFIX}-{name}")
+        cg = Cgroup(f"{CGROUP_PREFIX}-{self.owner}-{name}")
         controllers = ["memory"] + (["blkio"] if read_bps else [])
         for ctrl in controllers:
             path = cg.path(ctrl)

@@ -1,48 +1,29 @@
-"""The run scope: one run changes paging state at a time (`exclusive`, the journal's lock);
+"""The run scope: one owner changes paging state at a time (`exclusive`, the machine-wide lock);
 `session` restores what a killed run left, yields a State whose changes are undone on exit,
 also on SIGTERM, SIGHUP and SIGINT; `current` is the open session's State.
 """
 
 from __future__ import annotations
 
-import fcntl
-import os
 import signal
-import sys
 from collections.abc import Iterator
 from contextlib import contextmanager
 
+from pagelab.system.state import lock
 from pagelab.system.state.change import State
 from pagelab.system.state.journal import Journal
-from pagelab.system.state.kernel import StateError
 from pagelab.system.state.signals import HELD_SIGNALS
 from pagelab.system.state.undo import restore
 
 
 @contextmanager
 def exclusive(journal: Journal | None = None, wait: bool = True) -> Iterator[None]:
-    """Hold the journal's lock: one run changes paging state at a time (a second one would
-    restore, i.e. undo, the first one's changes). With wait=False a held lock is an error."""
+    """Hold the machine-wide state lock (lock.py) for this journal's run: one owner changes
+    paging state at a time, whatever journal it uses. With wait=False a lock held by another
+    owner is StateBusy naming its pid and command."""
     journal = journal or Journal()
-    journal.path.parent.mkdir(parents=True, exist_ok=True)
-    lock_path = journal.path.with_name(journal.path.name + ".lock")
-    fd = os.open(lock_path, os.O_RDWR | os.O_CREAT, 0o644)
-    try:
-        try:
-            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
-        except BlockingIOError:
-            holder = os.pread(fd, 64, 0).decode(errors="replace").strip() or "?"
-            if not wait:
-                raise StateError(f"another pagelab run (pid {holder}) is changing paging state; "
-                                 "wait for it to finish") from None
-            print(f"pagelab: waiting for another run (pid {holder}) to finish changing paging state",
-                  file=sys.stderr, flush=True)
-            fcntl.flock(fd, fcntl.LOCK_EX)
-        os.ftruncate(fd, 0)
-        os.pwrite(fd, str(os.getpid()).encode(), 0)
+    with lock.exclusive(journal.path, wait=wait):
         yield
-    finally:
-        os.close(fd)  # closing releases the lock
 
 
 @contextmanager
@@ -50,7 +31,7 @@ def session(journal: Journal | None = None) -> Iterator[State]:
     """Take the state lock, restore anything a crashed run left, yield a State, restore on
     exit (also on SIGTERM and SIGHUP, which are turned into exceptions so the restore runs)."""
     journal = journal or Journal()
-    with exclusive(journal):
+    with exclusive(journal), lock.registered(journal.path):
         yield from _session(journal)
 
 

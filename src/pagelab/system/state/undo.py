@@ -10,6 +10,7 @@ from __future__ import annotations
 import errno
 import fcntl
 import os
+import re
 import shutil
 import signal
 from collections.abc import Callable
@@ -34,6 +35,7 @@ from pagelab.system.state.kernel import (
     _syscall,
     _write,
 )
+from pagelab.system.state.lock import exclusive, live_owners, owner_alive
 from pagelab.system.state.query import (
     Mount,
     _block_holders,
@@ -320,6 +322,15 @@ def restore(journal: Journal | None = None, keep: int = 0) -> list[str]:
     older ones stay for another try, and StateError lists what failed and what holds it.
     """
     journal = journal or Journal()
+    if not journal.entries()[keep:]:
+        if keep == 0:
+            journal.clear()  # a torn last line
+        return []
+    with exclusive(journal.path):  # the machine-wide state lock (this process's own, if held)
+        return _restore(journal, keep)
+
+
+def _restore(journal: Journal, keep: int) -> list[str]:
     entries = journal.entries()
     done, failed = [], []
     for e in entries[keep:]:
@@ -361,14 +372,34 @@ def _emulator_mount(m: Mount) -> bool:
     return m.fstype.startswith("fuse") and (m.fstype.endswith(".simdisk") or m.source == "simdisk")
 
 
+# The owner's id in the names of what it makes: cgroups pagelab-<pid>-<name> (and a run's own
+# pagelab-run-<pid>), the emulator's mount points mnt-<pid> (devices.emulated_disk).
+_OWNED_CGROUP = re.compile(r"pagelab-(?:run-)?(\d+)(?:-.*)?")
+_OWNED_MOUNT = re.compile(r"mnt-(\d+)")
+
+
+def _live_owner(name: str, pattern: re.Pattern[str]) -> bool:
+    m = pattern.fullmatch(name)
+    return m is not None and owner_alive(int(m.group(1)))
+
+
 def orphans(journal: Journal | None = None) -> list[Orphan]:
-    """State of the kinds this package makes that no entry of the journal explains: a loop device
-    whose backing file is gone, lies under a scratch directory or on the emulator's FUSE file
-    system; a swap area on a deleted file or under a scratch directory; a FUSE mount of the
-    emulator; a pagelab-* cgroup. Nothing else on the machine is judged."""
-    entries = (journal or Journal()).entries()
+    """State of the kinds this package makes that no journal explains: a loop device whose
+    backing file is gone, lies under a scratch directory or on the emulator's FUSE file system; a
+    swap area on a deleted file or under a scratch directory; a FUSE mount of the emulator; a
+    pagelab-* cgroup. The journals that explain state are `journal`'s and those of every live
+    owner (a session registers itself while it runs); and what carries a live owner's id in its
+    name (a cgroup pagelab-<pid>-..., a mount point mnt-<pid>, a loop device or swap on such a
+    mount) is never an orphan. Nothing else on the machine is judged."""
+    entries = list((journal or Journal()).entries())
+    mine = str((journal or Journal()).path)
+    for owner in live_owners():
+        if owner.get("journal") and owner["journal"] != mine:
+            entries += Journal(Path(owner["journal"])).entries()
     scratch = scratch_dirs()
-    emulator = [m for m in mountinfo() if _emulator_mount(m)]
+    everything = [m for m in mountinfo() if _emulator_mount(m)]
+    owned = [m for m in everything if _live_owner(Path(m.mountpoint).name, _OWNED_MOUNT)]
+    emulator = [m for m in everything if m not in owned]
     kinds: dict[str, list[dict[str, Any]]] = {}
     for e in entries:
         kinds.setdefault(e.get("kind", ""), []).append(e)
@@ -383,6 +414,7 @@ def orphans(journal: Journal | None = None) -> list[Orphan]:
                                 {"kind": "swapon", "device": name}))
 
     journaled_loops = {e.get("device") for e in kinds.get("loop", []) if e.get("device") and _loop_is_ours(e)}
+    journaled_loops |= {dev for m in owned for dev, _ in _loops_on(m)}  # a live owner's
     for dev in loops_backed_by():
         if dev in journaled_loops:
             continue
@@ -424,7 +456,7 @@ def orphans(journal: Journal | None = None) -> list[Orphan]:
 
     journaled_groups = {e["path"] for e in kinds.get("cgroup", []) + kinds.get("run", [])}
     for path in cgroups():
-        if path not in journaled_groups:
+        if path not in journaled_groups and not _live_owner(Path(path).name, _OWNED_CGROUP):
             found.append(Orphan(f"cgroup {path}", {"kind": "cgroup", "path": path}))
     return found
 
@@ -432,10 +464,12 @@ def orphans(journal: Journal | None = None) -> list[Orphan]:
 def clear_orphans(journal: Journal | None = None) -> list[str]:
     """Undo what `orphans` finds, with the same undos as a restore (swap, then loop devices, then
     mounts, then cgroups), and check that none is left; returns what was cleared."""
-    found = orphans(journal)
-    order = {"swapon": 0, "loop": 1, "mount": 2, "cgroup": 3}
-    _, failed = _undo_all(sorted((o.entry for o in found), key=lambda e: order[e["kind"]]))
-    left = orphans(journal)
+    journal = journal or Journal()
+    with exclusive(journal.path, wait=False):  # never beside another owner that is not this run's
+        found = orphans(journal)
+        order = {"swapon": 0, "loop": 1, "mount": 2, "cgroup": 3}
+        _, failed = _undo_all(sorted((o.entry for o in found), key=lambda e: order[e["kind"]]))
+        left = orphans(journal)
     if failed or left:
         raise StateError("could not clear: " + "; ".join(failed or [f"{o.what}: still there" for o in left]))
     return [o.what for o in found]
