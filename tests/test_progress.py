@@ -8,6 +8,7 @@ from __future__ import annotations
 import io
 import json
 import os
+import re
 import shutil
 import subprocess
 
@@ -16,6 +17,7 @@ import pytest
 
 from conftest import REPO, add_toy_experiment, copy_repo
 from pagelab.run import progress
+from pagelab.system import config
 
 
 def recorded_csv(path, seconds, reps=5, warmup=0.0):
@@ -163,8 +165,14 @@ def test_a_toy_run_shows_progress_and_snakemakes_job_lines_on_the_terminal(toy_c
         for i in range(1, 6):
             assert f"toy: configuration {k} of 2 ({conf}), trial {i} (valid {i - 1}, rejected 0)" in screen, screen
     assert "toy: 10 trials (10 valid, 0 rejected) in" in screen
+    # the whole run: every experiment of the schema, the toy's own and the others' recorded time
+    n = len(config.experiments(config.load_schema(repo / "config" / "schema.yaml")))
+    assert re.search(rf"toy: configuration \d of 2 \(\w+\), trial 1 .*; run: experiment \d of {n}, "
+                     r"(about [\w ]+|under a minute) left", screen), screen
     log = (repo / "results/logs/toy.log").read_text()
     assert "toy: configuration 1 of 2 (single), trial 5 (valid 4, rejected 0)" in log  # and in the log
+    recs = [json.loads(p.read_text()) for p in (repo / "results/toy/trials").glob("*.json")]
+    assert len(recs) == 10 and len({r["process_started"] for r in recs}) == 1  # one process ran them all
 
 
 # -- the whole run and the phases within a trial --------------------------------------------------
