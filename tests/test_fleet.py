@@ -15,6 +15,7 @@ import csv
 import json
 import os
 import re
+import select
 import shutil
 import subprocess
 import time
@@ -24,10 +25,11 @@ from pathlib import Path
 import pytest
 
 from conftest import REPO, VENV_BIN, build_native, copy_repo
+from pagelab.cli import main as pagelab
 from pagelab.paper import fleet
 from pagelab.system import config
 
-pytestmark = pytest.mark.pipeline
+pipeline = pytest.mark.pipeline   # the fleet's runs; the refusals of bad input below are quick
 
 HOSTS = ["alpha", "beta", "gamma"]
 EXPERIMENTS = ["seekmodel", "crystalmark"]
@@ -60,7 +62,7 @@ def fleet_repo(base: Path, block: str = FLEET_BLOCK) -> Path:
     cfg = repo / "config" / "config.yaml"
     text = cfg.read_text()
     cfg.write_text(text[: text.index("\nfleet:")] + block)
-    (repo / "locks").mkdir()
+    (repo / "locks").mkdir(mode=0o700)   # the hosts' lock directory: this user's alone
     return repo
 
 
@@ -135,6 +137,7 @@ def three_hosts(tmp_path_factory, env):
         repo.parent.parent.rmdir()
 
 
+@pipeline
 def test_headlines_by_host_figure_and_section(tmp_path):
     """Without running anything: two hosts' measurements.json (one host lacks a measurement)
     give the long headline frame, a figure with one panel per measurement, and a section that
@@ -164,11 +167,13 @@ def test_headlines_by_host_figure_and_section(tmp_path):
     assert json.loads(shown.stdout)["jobs"] == []
 
 
+@pipeline
 def test_config_defaults_have_no_fleet():
     cfg = fleet.raw_config()
     assert fleet.jobs(cfg) == [] and fleet.plan(cfg)["hosts"] == []
 
 
+@pipeline
 def test_a_fleet_block_is_checked():
     cfg = fleet.raw_config()
     cfg["fleet"] = {"hosts": [{"name": "a"}], "experiments": ["seekmodel"],
@@ -189,6 +194,7 @@ def test_a_fleet_block_is_checked():
     assert b["devices"] == ["own"] and b["runtime"] == "0.2s" and b["scratch_dir"].endswith("fleet/a")
 
 
+@pipeline
 def test_three_hosts_one_job_per_host_at_a_time_hosts_in_parallel(three_hosts):
     """After both runs: every host ran both experiments, never two at once on one host (gamma's
     two ran in the rerun, side by side in Snakemake's plan, one at a time under its lock), and
@@ -216,6 +222,7 @@ def test_three_hosts_one_job_per_host_at_a_time_hosts_in_parallel(three_hosts):
     assert hosts_seen == set(HOSTS)
 
 
+@pipeline
 def test_the_merge_has_one_row_per_host(three_hosts):
     repo, _, _ = three_hosts
     rows = merge_rows(repo)
@@ -240,6 +247,7 @@ def test_the_merge_has_one_row_per_host(three_hosts):
                for c in executed["cells"] for o in c.get("outputs", []))
 
 
+@pipeline
 def test_a_host_that_fails_loses_only_its_own_jobs_and_a_rerun_completes_them(three_hosts):
     repo, down, rerun = three_hosts
     run, merged, rows = down["run"], down["merged"], down["rows"]
@@ -264,6 +272,7 @@ def test_a_host_that_fails_loses_only_its_own_jobs_and_a_rerun_completes_them(th
     assert [r["host"] for r in rows] == HOSTS and all(r["status"] == "complete" for r in rows)
 
 
+@pipeline
 def test_the_slurm_profile_parses(env, tmp_path):
     """A dry run with the slurm profile (no sbatch needed for -n) plans one job per host and
     experiment, each asking Slurm for its node, exclusively."""
@@ -279,6 +288,7 @@ def test_the_slurm_profile_parses(env, tmp_path):
     assert os.path.exists(REPO / "workflow/profiles/slurm/config.yaml")
 
 
+@pipeline
 def test_status_and_cancel_follow_a_job_on_its_host(tmp_path):
     """submit prints an id at once; status says running, then cancel ends the job's process group
     on its host (and the submitter), and status says failed; a job that exits 0 is a success."""
@@ -286,7 +296,8 @@ def test_status_and_cancel_follow_a_job_on_its_host(tmp_path):
     shutil.copytree(REPO / "tests/fleet", tmp_path / "tests/fleet")
     (tmp_path / "job.sh").write_text("sleep 300\n")
     (tmp_path / "ok.sh").write_text("true\n")
-    e = {**os.environ, "PAGELAB_FLEET_LOCKDIR": str(tmp_path)}
+    # the host's lock is `pagelab fleet lock`, from the checkout's .venv on a real host: here, this one's
+    e = {**os.environ, "PAGELAB_FLEET_LOCKDIR": str(tmp_path / "locks"), "PATH": f"{VENV_BIN}:{os.environ['PATH']}"}
 
     def sh(*args: str) -> str:
         return subprocess.run(list(args), cwd=tmp_path, env=e, capture_output=True, text=True, check=True,
@@ -314,6 +325,7 @@ def test_status_and_cancel_follow_a_job_on_its_host(tmp_path):
     status(sh("tests/fleet/submit.sh", "delta", str(tmp_path / "ok.sh")), "success")
 
 
+@pipeline
 def test_a_job_that_ends_between_the_status_checks_is_a_success(tmp_path):
     """The race that failed CI once: status.sh finds no exit file, then the job writes it and its
     submitter exits, then status.sh finds no submitter. That job succeeded. A `ps` on PATH plays
@@ -339,3 +351,134 @@ def test_a_job_that_ends_between_the_status_checks_is_a_success(tmp_path):
     (job / "exit").unlink()
     (shim / "ps").write_text("#!/bin/sh\nexit 1\n")
     assert run() == "failed"  # no exit status and no submitter: lost
+
+
+PLAN = {"hosts": [{"name": "a", "labels": {}, "experiments": ["seekmodel"]}], "profile": "quick", "baseline": "a"}
+BAD_PLANS = {  # file content: what the one line names
+    None: "No such file",
+    "{": "not JSON",
+    "[]": "a JSON object is expected",
+    json.dumps({**PLAN, "hosts": {"a": 1}}): "'hosts' must be a list",
+    json.dumps({**PLAN, "hosts": [{"name": "a"}]}): "hosts[0] (a) needs 'labels'",
+    json.dumps({**PLAN, "hosts": [{"name": "a/..", "labels": {}, "experiments": []}]}): "hosts[0] needs a 'name'",
+    json.dumps({**PLAN, "hosts": [{"name": "a", "labels": {}, "experiments": ["nope"]}]}): "'nope'",
+    json.dumps({**PLAN, "baseline": "z"}): "baseline 'z' is not one of the hosts",
+}
+
+
+def one_line(capsys) -> str:
+    err = capsys.readouterr().err.strip()
+    assert len(err.splitlines()) == 1, err
+    return err
+
+
+def test_merge_and_cells_refuse_a_missing_or_malformed_plan(tmp_path, capsys):
+    """`pagelab fleet merge` and `fleet cells`: one line naming the plan and its problem, exit 2,
+    nothing written."""
+    out = tmp_path / "out"
+    for text, why in BAD_PLANS.items():
+        plan_ = tmp_path / "fleet.json"
+        plan_.unlink(missing_ok=True)
+        if text is not None:
+            plan_.write_text(text)
+        rc = pagelab(["fleet", "merge", "--plan", str(plan_), "--results", str(tmp_path), "--csv",
+                      str(out / "merge.csv"), "--tex", str(out / "section.tex")])
+        err = one_line(capsys)
+        assert rc == 2 and str(plan_) in err and why in err, (rc, err)
+        rc = pagelab(["fleet", "cells", "payoff", "--plan", str(plan_), "--results", str(tmp_path),
+                      "--output", str(out / "cells")])
+        err = one_line(capsys)
+        assert rc == 2 and str(plan_) in err and why in err, (rc, err)
+        assert not out.exists()
+    plan_.write_text(json.dumps(PLAN))
+    assert pagelab(["fleet", "cells", "nope", "--plan", str(plan_), "--results", str(tmp_path)]) == 2
+    assert "no experiment named 'nope'" in one_line(capsys)
+
+
+def test_fleet_trial_checks_its_config_before_it_writes_anything(tmp_path, capsys):
+    """A fleet job whose config is missing, not JSON or refused by the schema exits 2 with one
+    line before ran_on.json (or its output directory) exists."""
+    out = tmp_path / "out"
+    cfg = tmp_path / "config.json"
+    for text, why in ((None, "No such file"), ("{", "not JSON"), ('{"devices": 3}', "devices")):
+        cfg.unlink(missing_ok=True)
+        if text is not None:
+            cfg.write_text(text)
+        rc = pagelab(["fleet", "trial", "a", "seekmodel", "--config", str(cfg), "--output", str(out)])
+        err = one_line(capsys)
+        assert rc == 2 and why in err, (rc, err)
+        assert not out.exists()
+
+
+def lock(dirpath: Path, host: str, *cmd: str) -> subprocess.CompletedProcess:
+    return subprocess.run([str(VENV_BIN / "pagelab"), "fleet", "lock", host, "--", *cmd], capture_output=True,
+                          text=True, timeout=60, env={**os.environ, "PAGELAB_FLEET_LOCKDIR": str(dirpath)})
+
+
+def test_the_host_lock_is_in_a_directory_of_its_own_and_follows_no_link(tmp_path):
+    """`pagelab fleet lock HOST -- COMMAND` (what on_host.sh runs a job under): the command runs
+    holding <dir>/HOST.lock; a lock directory open to others, a symbolic link, another user's
+    directory, a lock file that is a symbolic link and a host name with a '/' are each refused
+    (one line, exit 2) and the command does not run."""
+    d = tmp_path / "locks"
+    ran = tmp_path / "ran"
+    held = lock(d, "alpha", "sh", "-c", f"flock -n {d}/alpha.lock true || touch {ran}")
+    assert held.returncode == 0, held.stderr
+    assert ran.exists() and (d.stat().st_mode & 0o777) == 0o700   # held while the command ran; made 0700
+    ran.unlink()
+    victim = tmp_path / "victim"
+    victim.write_text("keep\n")
+    (d / "beta.lock").symlink_to(victim)
+    link = tmp_path / "link"
+    link.symlink_to(d)
+    wide = tmp_path / "wide"
+    wide.mkdir(mode=0o700)
+    wide.chmod(0o755)
+    cases = [(d, "beta", "cannot open the host's lock"), (link, "alpha", "symbolic link or not a directory"),
+             (wide, "alpha", "open to others"), (d, "../alpha", "a name of letters")]
+    if os.geteuid() == 0:
+        other = tmp_path / "other"
+        other.mkdir(mode=0o700)
+        os.chown(other, 65534, 65534)
+        cases.append((other, "alpha", "belongs to uid 65534"))
+    for where, host, why in cases:
+        out = lock(where, host, "touch", str(ran))
+        assert out.returncode == 2 and why in out.stderr and len(out.stderr.strip().splitlines()) == 1, \
+            (where, out.stderr)
+        assert not ran.exists()
+    assert victim.read_text() == "keep\n" and not list(wide.iterdir())
+
+
+def test_a_fleet_job_recovers_the_state_first_waiting_for_the_state_lock(tmp_path):
+    """As root, a fleet job runs `pagelab state recover` (the code `make` runs first) before its
+    trials: while another process holds the paging state lock, the job waits for it, having
+    written ran_on.json but started no trial. (Holds the machine's state lock: run it under the
+    dev lock.)"""
+    if os.geteuid() != 0:
+        pytest.skip("a fleet job recovers the state only as root")
+    cfg = tmp_path / "config.json"
+    cfg.write_text(json.dumps({"devices": ["own"]}))
+    out = tmp_path / "out"
+    script = tmp_path / "hold.py"   # holds the state lock until its stdin closes
+    script.write_text("import sys\nfrom pagelab.system import state\n"
+                      "with state.exclusive():\n    print('held', flush=True)\n    sys.stdin.read()\n")
+    holder = subprocess.Popen([str(VENV_BIN / "python"), str(script)], stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+                              text=True)
+    job = None
+    try:
+        assert select.select([holder.stdout], [], [], 60)[0] and holder.stdout.readline() == "held\n"
+        job = subprocess.Popen([str(VENV_BIN / "pagelab"), "fleet", "trial", "a", "seekmodel", "--config", str(cfg),
+                                "--output", str(out)], env={**os.environ, "PAGELAB_FLEET_HOST": "a"},
+                               stderr=subprocess.PIPE, text=True)
+        assert select.select([job.stderr], [], [], 60)[0]
+        line = job.stderr.readline()
+        assert line.startswith("pagelab: waiting") and "paging state" in line, line
+        time.sleep(0.5)
+        assert job.poll() is None and (out / fleet.RAN_ON).exists() and not (out / "trials").exists()
+    finally:
+        if job is not None:
+            job.kill()
+            job.wait()
+            job.stderr.close()
+        holder.stdin.close()
+        holder.wait(timeout=30)

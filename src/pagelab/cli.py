@@ -16,6 +16,7 @@
                                                              one row per host from what came back
   pagelab fleet cells EXPERIMENT --plan JSON [--results DIR] [--output DIR]
                                                              the hosts' shares of a split run (payoff's grid), merged
+  pagelab fleet lock HOST -- COMMAND...                      COMMAND holding the host's lock (a fleet job)
   pagelab pipeline write-json --output FILE JSON             a rule's params, written atomically
   pagelab pipeline tidy EXPERIMENT --config JSON --results DIR --output PARQUET
                                                              the checked Parquet table of the trials
@@ -44,6 +45,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import sys
 from collections.abc import Callable
 from pathlib import Path
@@ -139,8 +141,9 @@ def cmd_state(args: argparse.Namespace) -> int:
     if args.action in ("recover", "clear-orphans"):
         # What `make` runs first: a run that was killed (kill -9, power loss) left its journal;
         # when no other run holds the state lock, undo it before anything else happens. Then
-        # look for state that no journal explains: make refuses to run on top of it.
-        with state.exclusive(wait=False):
+        # look for state that no journal explains: make refuses to run on top of it. A fleet
+        # job (cmd_fleet_trial) runs the same, waiting for the lock (`wait`) instead.
+        with state.exclusive(wait=getattr(args, "wait", False)):
             pending = state.Journal().entries()
             if pending:
                 undone = state.restore()
@@ -222,8 +225,17 @@ def cmd_fleet_show(args: argparse.Namespace) -> int:
 
 
 def cmd_fleet_trial(args: argparse.Namespace) -> int:
-    return fleet.as_host(args.host, args.output) or main(
-        ["trial", args.experiment, "--config", str(args.config), "--output", str(args.output)])
+    """The config checked before anything is written; then, as root, what `make` runs first
+    (`pagelab state recover`: undo what a killed run left, refuse state no journal explains),
+    waiting for a run that holds the state lock on this host; then the trials."""
+    fleet.check_job(args.experiment, args.config)
+    return fleet.as_host(args.host, args.output) or \
+        (os.geteuid() == 0 and cmd_state(argparse.Namespace(action="recover", wait=True))) or main(
+            ["trial", args.experiment, "--config", str(args.config), "--output", str(args.output)])
+
+
+def cmd_fleet_lock(args: argparse.Namespace) -> int:
+    return fleet.run_locked(args.host, args.job[1:] if args.job[:1] == ["--"] else args.job)
 
 
 def cmd_fleet_merge(args: argparse.Namespace) -> int:
@@ -236,8 +248,10 @@ def cmd_fleet_merge(args: argparse.Namespace) -> int:
 
 
 def cmd_fleet_cells(args: argparse.Namespace) -> int:
+    plan_ = fleet.read_plan(args.plan)
+    _config.check_experiment(args.experiment)
     try:
-        dest = fleet.merge_split(json.loads(args.plan.read_text()), args.experiment, args.results, args.output)
+        dest = fleet.merge_split(plan_, args.experiment, args.results, args.output)
     except ValueError as exc:
         print(f"pagelab fleet: {exc}", file=sys.stderr)
         return 1
@@ -550,6 +564,11 @@ def parser() -> argparse.ArgumentParser:
     fc.add_argument("--results", default=Path("results/fleet"), type=Path)
     fc.add_argument("--output", default=None, type=Path, help="default: RESULTS/merged/EXPERIMENT")
     fc.set_defaults(func=cmd_fleet_cells)
+    fk = fsub.add_parser("lock", help="run a command holding the host's lock (/run/pagelab/fleet/HOST.lock): "
+                                      "one measurement job per host at a time")
+    fk.add_argument("host")
+    fk.add_argument("job", nargs=argparse.REMAINDER, metavar="-- COMMAND", help="the command and its arguments")
+    fk.set_defaults(func=cmd_fleet_lock)
 
     _add_claims(sub).set_defaults(func=cmd_claims)
 

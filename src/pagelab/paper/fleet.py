@@ -13,6 +13,7 @@ The commands (defined in pagelab.cli, calling this module):
   pagelab fleet trial HOST EXPERIMENT --config JSON --output DIR   one job, on HOST
   pagelab fleet merge --plan JSON --results DIR --csv CSV --tex TEX  (and headlines.pdf beside TEX)
   pagelab fleet show [--configfile F]                              the jobs, as JSON
+  pagelab fleet lock HOST -- COMMAND...                            COMMAND under the host's lock
 
 Not for: reaching hosts (the executor plugin and the profile's submit script do that).
 """
@@ -20,9 +21,12 @@ Not for: reaching hosts (the executor plugin and the profile's submit script do 
 from __future__ import annotations
 
 import copy
+import fcntl
 import json
 import os
+import re
 import socket
+import stat
 import sys
 from pathlib import Path
 from typing import Any
@@ -40,6 +44,11 @@ from pagelab.system import config as _config
 ENV_HOST = "PAGELAB_FLEET_HOST"  # set by the submit path: the fleet host a job runs as
 ENV_SLURM_NODE = "SLURMD_NODENAME"  # set by Slurm in a job: the node it runs on
 RAN_ON = "ran_on.json"
+# The hosts' lock files (one measurement job per host at a time over ssh): root's, so never in a
+# directory another user can write; PAGELAB_FLEET_LOCKDIR names another (the tests' fake hosts).
+LOCK_DIR = Path("/run/pagelab/fleet")
+ENV_LOCK_DIR = "PAGELAB_FLEET_LOCKDIR"
+HOST_NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]*")
 
 
 # --------------------------------------------------------------------------- the fleet's jobs
@@ -190,7 +199,100 @@ def is_split(cfg: dict[str, Any], experiment: str) -> bool:
     return any(share(cfg, experiment, whole).values())
 
 
+def read_plan(path: Path | str) -> dict[str, Any]:
+    """results/fleet/fleet.json (what `plan` wrote), checked: hosts (each a name, labels and known
+    experiments), profile, baseline (one of the hosts, or none). ConfigError naming the file and
+    the first problem."""
+    plan_ = _config.read_document(path)
+    known = _config.experiments()
+
+    def bad(what: str) -> _config.ConfigError:
+        return _config.ConfigError(f"{path}: not a fleet plan: {what}")
+
+    if not isinstance(plan_, dict):
+        raise bad(f"a JSON object is expected, not {type(plan_).__name__}")
+    for key, kind in (("hosts", list), ("profile", str), ("baseline", str)):
+        if not isinstance(plan_.get(key), kind):
+            raise bad(f"'{key}' must be a {'list' if kind is list else 'string'}")
+    names = []
+    for i, h in enumerate(plan_["hosts"]):
+        if not isinstance(h, dict) or not isinstance(h.get("name"), str) or not HOST_NAME.fullmatch(h["name"]):
+            raise bad(f"hosts[{i}] needs a 'name' (letters, digits, '.', '_', '-')")
+        if not isinstance(h.get("labels"), dict) or not isinstance(h.get("experiments"), list):
+            raise bad(f"hosts[{i}] ({h['name']}) needs 'labels' (an object) and 'experiments' (a list)")
+        for e in h["experiments"]:
+            if e not in known:
+                raise bad(f"hosts[{i}] ({h['name']}): no experiment named {e!r}")
+        names.append(h["name"])
+    if plan_["baseline"] and plan_["baseline"] not in names:
+        raise bad(f"baseline {plan_['baseline']!r} is not one of the hosts")
+    return plan_
+
+
 # --------------------------------------------------------------------------- one job on a host
+def check_job(experiment: str, config_path: Path | str) -> dict[str, Any]:
+    """A fleet job's config block, checked as `pagelab trial` checks it (the schema, then this
+    machine) before the job writes anything; ConfigError otherwise."""
+    return _config.check_block(experiment, _config.read_document(config_path), source=config_path)
+
+
+def lock_dir() -> Path:
+    """The directory of the hosts' lock files: LOCK_DIR (or $PAGELAB_FLEET_LOCKDIR), made mode
+    0700 when missing. Refused (ConfigError) when it is a symbolic link, not a directory, not
+    this user's, open to others, or its parent is writable by others (not sticky)."""
+    d = Path(os.path.abspath(os.environ.get(ENV_LOCK_DIR) or LOCK_DIR))
+    parent = d.parent
+    if not os.path.lexists(parent):
+        parent.mkdir(mode=0o755, parents=True, exist_ok=True)
+    pst = os.lstat(parent)
+    if stat.S_ISLNK(pst.st_mode) or not stat.S_ISDIR(pst.st_mode) or pst.st_uid not in (0, os.geteuid()) or \
+            (pst.st_mode & (stat.S_IWGRP | stat.S_IWOTH) and not pst.st_mode & stat.S_ISVTX):
+        raise _config.ConfigError(f"{parent}: the fleet's lock directory's parent must be a directory of "
+                                  "root or this user that no one else can write")
+    try:
+        os.mkdir(d, 0o700)
+    except FileExistsError:
+        pass
+    st = os.lstat(d)
+    if stat.S_ISLNK(st.st_mode) or not stat.S_ISDIR(st.st_mode):
+        raise _config.ConfigError(f"{d}: the fleet's lock directory is a symbolic link or not a directory")
+    if st.st_uid != os.geteuid():
+        raise _config.ConfigError(f"{d}: the fleet's lock directory belongs to uid {st.st_uid}, not to this user")
+    if st.st_mode & 0o077:
+        raise _config.ConfigError(f"{d}: the fleet's lock directory is open to others "
+                                  f"(mode {stat.S_IMODE(st.st_mode):04o}; 0700 is needed)")
+    return d
+
+
+def host_lock(host: str) -> int:
+    """The host's lock held (waiting for it): an fd on <lock_dir>/<host>.lock, opened without
+    following a symbolic link and checked to be this user's regular file. The lock lasts as long
+    as the fd is open, in this process or any it execs or forks."""
+    if not HOST_NAME.fullmatch(host):
+        raise _config.ConfigError(f"fleet host {host!r}: a name of letters, digits, '.', '_', '-' is needed")
+    path = lock_dir() / f"{host}.lock"
+    try:
+        fd = os.open(path, os.O_RDWR | os.O_CREAT | os.O_NOFOLLOW | os.O_CLOEXEC, 0o600)
+    except OSError as exc:
+        raise _config.ConfigError(f"{path}: cannot open the host's lock ({exc.strerror})") from exc
+    st = os.fstat(fd)
+    if not stat.S_ISREG(st.st_mode) or st.st_uid != os.geteuid():
+        os.close(fd)
+        raise _config.ConfigError(f"{path}: the host's lock is not a regular file of this user")
+    fcntl.flock(fd, fcntl.LOCK_EX)
+    return fd
+
+
+def run_locked(host: str, argv: list[str]) -> int:
+    """Exec `argv` holding the host's lock (the fd is inherited, so the lock lasts until the
+    command and whatever keeps the fd have ended). Returns only on bad input (2)."""
+    if not argv:
+        raise _config.ConfigError("pagelab fleet lock: no command given (pagelab fleet lock HOST -- COMMAND...)")
+    fd = host_lock(host)
+    os.set_inheritable(fd, True)
+    os.execvp(argv[0], argv)
+
+
 def as_host(host: str, outdir: Path) -> int:
     """Before `pagelab trial` runs one fleet job: check that it runs as the host it is meant for
     (PAGELAB_FLEET_HOST, which the ssh submit path sets, or else the node Slurm ran the job on)
@@ -385,9 +487,9 @@ def section(frame, plan_: dict[str, Any], figure: str | None = None) -> str:  # 
 
 def write_merge(plan_path: Path | str, results: Path | str, csv_path: Path | str, tex_path: Path | str,
                 logs: Path | str = "results/logs/fleet"):  # noqa: ANN201
+    plan_ = read_plan(plan_path)   # before anything is written
     from pagelab.core import plots
 
-    plan_ = json.loads(Path(plan_path).read_text())
     frame = merge(plan_, results, logs)
     heads = headlines(plan_, results)
     fig_path = Path(tex_path).with_name("headlines.pdf")

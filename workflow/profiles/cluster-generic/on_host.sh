@@ -1,7 +1,9 @@
 #!/bin/sh
 # Runs on the fleet host (started by submit.sh over ssh): on_host.sh --lock|--no-lock HOST JOBDIR
-# JOBSCRIPT WORKDIR. With --lock the whole job holds /tmp/pagelab-fleet-HOST.lock on this host
-# (PAGELAB_FLEET_LOCKDIR overrides /tmp): one measurement job per host at a time, whoever submits.
+# JOBSCRIPT WORKDIR. With --lock the whole job holds the host's lock on this host,
+# /run/pagelab/fleet/HOST.lock (`pagelab fleet lock`: a directory of this user's, mode 0700, and
+# a lock file opened without following a symbolic link; PAGELAB_FLEET_LOCKDIR names another
+# directory): one measurement job per host at a time, whoever submits.
 set -u
 mode=$1 host=$2 dir=$3 jobscript=$4 workdir=$5
 cd "$workdir" || exit 1
@@ -11,4 +13,4 @@ if [ "$mode" = --no-lock ]; then
     exec sh "$jobscript"
 fi
 export PAGELAB_FLEET_HOST="$host"
-exec flock "${PAGELAB_FLEET_LOCKDIR:-/tmp}/pagelab-fleet-$host.lock" sh "$jobscript"
+exec pagelab fleet lock "$host" -- sh "$jobscript"
