@@ -681,3 +681,13 @@ def test_the_readyboost_twins_and_the_explanation_are_registered():
     assert c.loc["RBX", "measurement"] == f"readyboost.ratio.interaction; readyboost.ratio.tier_between_vs_{none}"
     assert (c.loc["RBX", "window_low"], c.loc["RBX", "window_high"]) == ("0; 0", "1; 1")
     assert c.loc["RBX", "profiles"] == "all"
+
+
+def test_the_summary_counts_the_claims_not_measurable_here():
+    import pandas as pd
+
+    t = pd.DataFrame({"verdict": [claims.REPRODUCED, claims.NOT_MEASURABLE, claims.NOT_MEASURABLE]})
+    s = claims.summary_sentence(t)
+    assert "two are not measurable here (the criterion was met when the clock started" in s, s
+    assert claims.macros(t)["VerdictsNotMeasurable"] == "2"
+    assert "not measurable" not in claims.summary_sentence(pd.DataFrame({"verdict": [claims.REPRODUCED]}))

@@ -333,8 +333,9 @@ def summary_sentence(table: pd.DataFrame) -> str:
              f"{_num(c[INCONCLUSIVE])} {verb(c[INCONCLUSIVE], 'remains', 'remain')} inconclusive",
              f"{_num(c[BY_CONSTRUCTION])} {verb(c[BY_CONSTRUCTION], 'holds', 'hold')} by construction "
              "(the value was an input of our device models, follows from the sizes, or is arithmetic)",
-             f"{_num(c[NOT_MEASURABLE])} {verb(c[NOT_MEASURABLE], 'is', 'are')} not measurable here (the "
-             "criterion was met when the clock started, or not within the watch, in most trials)",
+             *([f"{_num(c[NOT_MEASURABLE])} {verb(c[NOT_MEASURABLE], 'is', 'are')} not measurable here (the "
+                "criterion was met when the clock started, or not within the watch, in most trials)"]
+               if c[NOT_MEASURABLE] else []),
              last]
     return f"Of the {len(table)} published claims, " + ", ".join(parts[:-1]) + " and " + parts[-1] + "."
 
