@@ -54,6 +54,7 @@ def test_marked_records_split_each_trial_and_a_stop_from_the_gaps(tmp_path):
     # first process's own set-up, 5 s
     assert e.phases[timing.STOPPED] == pytest.approx(679) and e.phases[timing.RUN_SETUP] == pytest.approx(15)
     assert e.largest_gap.stopped is True and (e.largest_gap.before, e.largest_gap.after) == ("a-r01", "a-r02")
+    assert e.wall == pytest.approx(720 + 5)   # the span and the first process's set-up
     text = timing.table(timing.run_time(tmp_path / "run"))
     assert "rb: the largest gap between trials, 11:29, from the end of a-r01 to the start of a-r02 (another " \
            "process ran the next: the run was stopped and resumed)" in text
@@ -132,7 +133,7 @@ def test_snakemakes_log_gives_the_trial_jobs_set_up_the_analysis_and_the_paper(t
     # the trial job's 59 s around its 40 s of trials, and the config job's 1 s
     assert x.job == pytest.approx(59) and x.phases[timing.RUN_SETUP] == pytest.approx(59 - 40 + 1)
     assert x.phases[timing.ANALYSIS] == pytest.approx(40) and rt.paper == pytest.approx(90)
-    assert x.wall == pytest.approx(59 + 40)
+    assert x.wall == pytest.approx(40 + 20 + 40)   # trials, run set-up, analysis
     text = timing.table(rt)
     assert "paper: 1:30" in text and "not in trial records" not in text
 

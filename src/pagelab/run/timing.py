@@ -87,8 +87,8 @@ class ExperimentTime:
 
     @property
     def wall(self) -> float:
-        """The trial job's wall time, else the span of its trials; plus its analysis."""
-        return max(self.job or 0.0, self.span) + self.phases.get(ANALYSIS, 0.0)
+        """The sum of its phases: its trials' span, the run's set-up around them, its analysis."""
+        return sum(self.phases.values())
 
 
 @dataclass
