@@ -150,3 +150,29 @@ def test_the_command_on_the_recorded_full_run_and_on_bad_input(capsys):
     assert cli.main(["time", str(REPO / "no-such-run")]) == 2
     err = capsys.readouterr().err.strip()
     assert err.startswith("pagelab time: ") and "no results directory or recording" in err and "\n" not in err
+
+
+def test_a_toy_run_through_the_trial_loop_is_split_by_the_phases_its_code_reports(tmp_path):
+    """The toy's trial code reports phases (pagelab.run.progress.phase); the trial loop keeps
+    them in each record; `pagelab time` splits the trials by them."""
+    import time
+
+    from pagelab.run import progress, trials
+
+    def run_one(t):
+        progress.phase("fill")
+        time.sleep(0.05)
+        progress.phase("hogs", 1, 2, "round")
+        time.sleep(0.1)
+        progress.phase("re-touch")
+        return {"value": 1.0}
+
+    out = tmp_path / "results" / "toy"
+    recs, _ = trials.run_adaptive("toy", [{"arm": "single"}], lambda c: c["arm"], run_one, lambda r: r["value"],
+                                  out, {"config_hash": "h"}, seed=0, n_min=2, n_max=2, ci_pct=50)
+    pd.DataFrame([{k: r[k] for k in ("trial_id", "start", "end")} for r in recs]).to_csv(out / "trials.csv",
+                                                                                       index=False)
+    e = timing.run_time(tmp_path / "results").experiments[0]
+    assert e.trials == 2 and e.marked == 2 and e.processes
+    assert 0.1 <= e.phases["fill"] < 0.6 and 0.2 <= e.phases["hogs"] < 1.2   # two trials' sleeps, at least
+    assert timing.NOT_SPLIT not in e.phases and timing.STOPPED not in e.phases
