@@ -21,6 +21,7 @@ from matplotlib.patches import Patch
 from matplotlib.ticker import FixedLocator, FuncFormatter, NullFormatter
 
 from pagelab.core.fit import FitResult  # noqa: E402
+from pagelab.core.stats import ci_label, coverages_label  # noqa: E402
 
 
 def theme() -> None:
@@ -56,14 +57,15 @@ def errorbar_fit(
     logy: bool = False,
 ) -> plt.Figure:
     """Measured medians with CI error bars, the individual trials faintly, and a fitted curve;
-    call again with the same `ax` to add another series (label names it)."""
+    call again with the same `ax` to add another series (label names it). The legend names the
+    intervals by their coverage at the summary's n (stats.ci_label)."""
     fig, ax = plt.subplots(figsize=(4.8, 3.2)) if ax is None else (ax.figure, ax)
     prefix = f"{label}: " if label else ""
     if points is not None:
         ax.scatter(points[x], points[y], s=6, color="0.6", alpha=0.7, label="trials", zorder=1)
     yerr = np.vstack([summary[y] - summary[lo], summary[hi] - summary[y]])
     ax.errorbar(summary[x], summary[y], yerr=yerr, fmt="o", capsize=3, color=color,
-                label=f"{prefix}median, 95 % CI")
+                label=f"{prefix}median, {ci_label(summary['n'] if 'n' in summary else [])}")
     if fit is not None:
         xs = np.geomspace(summary[x].min() / 1.5, summary[x].max() * 1.5, 200)
         ax.plot(xs, fit.predict(xs) * fit_scale, "-", color=color, label=f"{prefix}fit")
@@ -82,10 +84,12 @@ def errorbar_fit(
 def bars_ci(summary: pd.DataFrame, x: str, y: str, lo: str, hi: str, xlabel: str = "",
             ylabel: str = "", reference: float | None = None, reference_label: str = "",
             points: pd.DataFrame | None = None, logy: bool = False) -> plt.Figure:
-    """Medians as bars with CI whiskers, the trials as dots, and a published value as a line."""
+    """Medians as bars with CI whiskers, named by their coverage at the summary's n
+    (stats.ci_label), the trials as dots, and a published value as a line."""
     fig, ax = plt.subplots(figsize=(4.8, 3.2))
     xs = np.arange(len(summary))
-    ax.bar(xs, summary[y], color=sns.color_palette()[0], alpha=0.75, label="median, 95 % CI")
+    ax.bar(xs, summary[y], color=sns.color_palette()[0], alpha=0.75,
+           label=f"median, {ci_label(summary['n'] if 'n' in summary else [])}")
     yerr = np.vstack([summary[y] - summary[lo], summary[hi] - summary[y]])
     ax.errorbar(xs, summary[y], yerr=yerr, fmt="none", ecolor="black", capsize=3)
     if points is not None:
@@ -196,8 +200,9 @@ def compression_figure(summary: pd.DataFrame, profile: str, skipped: str | None,
 
 
 def intervals_by_host(frame: pd.DataFrame, host: str = "host", key: str = "measurement") -> plt.Figure:
-    """One panel per measurement: each host's median as a dot with its 95 % CI as whiskers
-    (frame: host, measurement, value, ci_low, ci_high, unit), hosts in the frame's order."""
+    """One panel per measurement: each host's median as a dot with its CI as whiskers
+    (frame: host, measurement, value, ci_low, ci_high, unit, and optionally coverage), hosts in
+    the frame's order; a panel's title names its intervals by their coverage where known."""
     keys = list(dict.fromkeys(frame[key]))
     hosts = list(dict.fromkeys(frame[host]))
     cols = min(3, len(keys))
@@ -210,7 +215,8 @@ def intervals_by_host(frame: pd.DataFrame, host: str = "host", key: str = "measu
         ax.errorbar(xs, g["value"], yerr=yerr, fmt="o", color=sns.color_palette()[0], capsize=3)
         ax.set_xticks(range(len(hosts)), hosts, rotation=30, ha="right")
         unit = g["unit"].iloc[0] if "unit" in g and len(g) else ""
-        ax.set_title(k, fontsize="small")
+        ax.set_title(k + (f" ({coverages_label(g['coverage'])})" if "coverage" in g else ""),
+                     fontsize="small")
         ax.set_ylabel(unit)
     for ax in list(axes.flat)[len(keys):]:
         ax.set_visible(False)
@@ -250,9 +256,10 @@ def seek_figure(trials: pd.DataFrame, summaries: dict[str, pd.DataFrame], fits: 
 COMPARE_COLOURS = {"same": "0.6", "faster": 2, "slower": 3, "different": 0}
 
 
-def ratios_by_experiment(frame: pd.DataFrame, noise: float, a_name: str = "A", b_name: str = "B") -> plt.Figure:
+def ratios_by_experiment(frame: pd.DataFrame, noise: float, a_name: str = "A", b_name: str = "B",
+                         interval: str = "CI") -> plt.Figure:
     """pagelab compare's figure: every comparison's ratio B/A (frame: experiment, ratio,
-    ratio_low, ratio_high, word) as a dot with its 95 % CI, on a log scale. Each experiment has a
+    ratio_low, ratio_high, word) as a dot with its interval (`interval` names it), on a log scale. Each experiment has a
     band of its own, its comparisons sorted by ratio; the colour is the verdict word, and the
     noise band 1 +- noise, inside which no change is claimed, is shaded. An interval the data
     cannot bound (a zero in a denominator) runs to the edge."""
@@ -291,7 +298,7 @@ def ratios_by_experiment(frame: pd.DataFrame, noise: float, a_name: str = "A", b
     ax.set_xlim(-0.5, max(len(experiments), 1) - 0.5)
     ax.grid(axis="x", visible=False)
     ax.set_xticks(range(len(experiments)), experiments, rotation=20, ha="right")
-    ax.set_ylabel(f"ratio {b_name} / {a_name} (median, 95 % CI)")
+    ax.set_ylabel(f"ratio {b_name} / {a_name} of the medians, {interval}")
     handles, labels = ax.get_legend_handles_labels()
     labels = [f"{lab} ({counts[lab]})" if lab in counts else lab for lab in labels]
     ax.legend(handles, labels, frameon=False, fontsize="x-small", ncol=5, loc="upper center",
@@ -309,7 +316,7 @@ RUN_MARKERS = ["o", "s", "D", "^", "v", "P"]
 
 
 def verdict_forest(rows: pd.DataFrame, runs: list[str]) -> plt.Figure:
-    """Every claim (a row per step of an order) with its window and our median and 95 % CI on
+    """Every claim (a row per step of an order) with its window and our median and its CI on
     each run (`runs`, top to bottom within a claim: quick, full, seed, this run), on an axis of
     ours over the published value (log where the values span a decade or more), each marker
     coloured by that run's verdict; a hollow marker where the run has no value for it.
@@ -374,13 +381,16 @@ def payoff_map(panels: dict[str, tuple[pd.DataFrame, list[str]]], noise: float, 
                metric: str = "back_s", ylabel: str = "working set back in RAM (s)") -> plt.Figure:
     """The payoff map: one column per factor (`panels`: title -> (one summary row per cell in
     level order, the levels' labels)); on top each cell's `metric` on the bare disk and behind
-    the tier (medians, 95 % CIs), below the tier's paired ratio to the bare disk, one point per
-    cell with its CI, against the noise band 1 +- `noise` (shaded); no panel: a message."""
+    the tier (medians with their CIs), below the tier's paired ratio to the bare disk, one point
+    per cell with its CI named by the coverage its rows carry (`ratio_coverage`), against the
+    noise band 1 +- `noise` (shaded); no panel: a message."""
     if not panels:
         return message("no factor varied: nothing to map")
     n = len(panels)
     fig, axs = plt.subplots(2, n, figsize=(3.2 * n, 4.6), squeeze=False, sharey="row")
     colours = sns.color_palette()
+    ratio_ci = coverages_label([c for rows, _ in panels.values() if "ratio_coverage" in rows
+                                for c in rows["ratio_coverage"]])
     for j, (name, (rows, labels)) in enumerate(panels.items()):
         xs = np.arange(len(rows))
         top, bottom = axs[0][j], axs[1][j]
@@ -393,7 +403,7 @@ def payoff_map(panels: dict[str, tuple[pd.DataFrame, list[str]]], noise: float, 
         err = np.vstack([r - rows["ratio_lo"].to_numpy(float), rows["ratio_hi"].to_numpy(float) - r])
         bottom.axhspan(1 - noise, 1 + noise, color="0.85", zorder=0, label=f"1 $\\pm$ {100 * noise:g} %")
         bottom.axhline(1, color="0.4", linewidth=0.8)
-        bottom.errorbar(xs, r, yerr=err, fmt="s", capsize=3, color=colours[2], label="tier / bare, 95 % CI")
+        bottom.errorbar(xs, r, yerr=err, fmt="s", capsize=3, color=colours[2], label=f"tier / bare, {ratio_ci}")
         for ax in (top, bottom):
             ax.set_xticks(xs, labels, rotation=30, ha="right", fontsize="x-small")
             ax.set_xlim(-0.5, len(rows) - 0.5)

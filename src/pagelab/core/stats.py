@@ -57,13 +57,30 @@ def interval_name(ns: Sequence[int], level: float = 0.95, latex: bool = False) -
     return ", ".join(f"{coverage_label(median_rank(n, level)[1], latex)} (n = {n})" for n in ns) or "none"
 
 
+def ci_label(ns: Sequence[float], level: float = 0.95, latex: bool = False) -> str:
+    """A legend's or a heading's name for the order-statistic intervals of medians of `ns`
+    values (interval_name): "93.75 % CI, n = 5" for one n, "CI 93.75 % (n = 5), 96.88 % (n = 6)"
+    for several, "CI" where no n has an interval."""
+    ns = sorted({int(n) for n in ns if n == n and int(n) >= 2})
+    if len(ns) == 1:
+        return f"{coverage_label(median_rank(ns[0], level)[1], latex)} CI, n = {ns[0]}"
+    return f"CI {interval_name(ns, level, latex)}" if ns else "CI"
+
+
+def coverages_label(coverages: Sequence[float], latex: bool = False) -> str:
+    """The name of intervals by the exact coverages they carry (an Estimate's, a summary's
+    `_coverage` column): "93.75 % CI", "93.75 %/96.88 % CI" for several, "CI" for none known."""
+    labels = sorted({coverage_label(float(c), latex) for c in coverages if c == c})
+    return "/".join(labels) + " CI" if labels else "CI"
+
+
 def median_ci(values: Sequence[float] | np.ndarray, level: float = 0.95) -> Estimate:
     """The median with its distribution-free order-statistic CI [x(k), x(n-k+1)].
 
     The interval is scipy's `quantile_test(x, p=0.5).confidence_interval(level)`: the ranks k and
     n-k+1 whose interval covers the population median with probability >= `level`
     (binomial(n, 1/2)); the exact coverage of those ranks is returned beside it (median_rank).
-    Where even [min, max] covers less than `level` (n < 6 at 95 %: 0.9375 at n = 5, 0.5 at n = 2),
+    Where even [min, max] covers less than `level` (n < 6 at level 0.95: 0.9375 at n = 5, 0.5 at n = 2),
     scipy has no interval (NaN); this one is then [min, max] with the coverage it has, so that
     few trials give a visibly weak interval rather than none.
     """
@@ -238,10 +255,11 @@ class Change:
 
 
 def compare(a: Sequence[float], b: Sequence[float], alpha: float = 0.05, noise: float = 0.02,
-            seed: int = 0, p_adjusted: float | None = None) -> Change:
+            seed: int = 0, p_adjusted: float | None = None, level: float = 0.95) -> Change:
     """A change is claimed only when the test rejects at `alpha` (using `p_adjusted` when a
-    family correction was applied) AND the whole CI of the ratio lies outside 1 +- noise."""
-    r = ratio_ci(b, a, seed=seed)
+    family correction was applied) AND the whole CI of the ratio (ratio_ci's percentile
+    bootstrap at the nominal `level`) lies outside 1 +- noise."""
+    r = ratio_ci(b, a, level=level, seed=seed)
     t = mann_whitney(a, b)
     p = t.p if p_adjusted is None else p_adjusted
     if p < alpha and r.ci_high < 1 - noise:
