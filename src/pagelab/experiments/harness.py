@@ -342,16 +342,24 @@ def analyse(results_dir: Path | str, profile: str) -> Analysis:
     return descriptor(Path(results_dir).resolve().name).analyse(results_dir, profile)
 
 
-def rounded(estimates: dict[str, Any]) -> dict[str, tuple[float, float, float, int]]:
-    """Paired ratios as the notebook shows them: value, 95 % CI, n, to three decimals."""
-    return {k: (round(e.value, 3), round(e.ci_low, 3), round(e.ci_high, 3), e.n) for k, e in estimates.items()}
+ROUNDED = "value, CI, n, the CI's coverage"  # what rounded's tuples hold, for the notebook's heading
 
 
-def entry(value: float, lo: float, hi: float, unit: str, n: int, method: str) -> dict[str, Any]:
-    """One measurements.json entry: what pagelab.paper.claims reads (value, its 95 % CI, unit, the
-    counted trials behind it, and how the interval was made)."""
-    return {"value": float(value), "ci_low": float(lo), "ci_high": float(hi), "unit": unit, "n": int(n),
-            "method": method}
+def rounded(estimates: dict[str, Any]) -> dict[str, tuple[float, float, float, int, str]]:
+    """Paired ratios as the notebook shows them (ROUNDED): value and CI to three decimals, n, and
+    the CI named by the coverage it has at that n (Estimate.label: "93.75 % CI")."""
+    return {k: (round(e.value, 3), round(e.ci_low, 3), round(e.ci_high, 3), e.n, e.label)
+            for k, e in estimates.items()}
+
+
+def entry(value: float, lo: float, hi: float, unit: str, n: int, method: str,
+          coverage: float | None = None) -> dict[str, Any]:
+    """One measurements.json entry: what pagelab.paper.claims reads (value, its CI, unit, the
+    counted trials behind it, and how the interval was made), and the interval's coverage where
+    it is not that of an order-statistic interval of n values (claims.coverage computes that)."""
+    out = {"value": float(value), "ci_low": float(lo), "ci_high": float(hi), "unit": unit, "n": int(n),
+           "method": method}
+    return out if coverage is None else {**out, "coverage": float(coverage)}
 
 
 def pairs(frame: pd.DataFrame, by: str, metric: str, a: str, b: str) -> tuple[list[float], list[float]]:
