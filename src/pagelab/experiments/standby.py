@@ -43,7 +43,7 @@ import pandas as pd
 from pagelab.core import plots
 from pagelab.core.latex import escape, fmt
 from pagelab.core.prose import ratio_sentence
-from pagelab.core.stats import Estimate, median_ci, paired_ratio_ci
+from pagelab.core.stats import Estimate, interval_name, median_ci, paired_ratio_ci
 from pagelab.core.units import parse_size
 from pagelab.experiments import harness
 from pagelab.experiments.harness import entry
@@ -198,7 +198,7 @@ load = harness.load
 
 
 def summarise(frame: pd.DataFrame) -> pd.DataFrame:
-    """One row per arm: n, and medians with 95 % order-statistic CIs (value, _lo, _hi) of the
+    """One row per arm: n, and medians with order-statistic CIs (value, _lo, _hi) of the
     re-touch time, the same per 2 GB, the swap-ins and the trim's page-out rates."""
     rows = []
     cols = {"retouch_s": "retouch_s", "per_ref_s": "retouch_s_per_ref", "pswpin": "pswpin_retouch",
@@ -237,7 +237,7 @@ def measurements(summary: pd.DataFrame, paired: dict[str, Estimate] | None = Non
     """standby.<device>.<arm>.{retouch_s, retouch_s_per_2gb, pswpin_pages, zswpin_pages,
     majflt, pageout_mbps, pageout_written_mbps} and standby.ratio.<a>_vs_<b>."""
     out: dict[str, Any] = {}
-    method = "median, order-statistic 95 % CI"
+    method = "median, order-statistic CI"
     keys = {"retouch_s": ("retouch_s", "s"), "retouch_s_per_2gb": ("per_ref_s", "s"),
             "pswpin_pages": ("pswpin", "pages"), "zswpin_pages": ("zswpin", "pages"),
             "majflt": ("majflt", "faults"), "pageout_mbps": ("pageout_mbps", "MB/s"),
@@ -251,7 +251,7 @@ def measurements(summary: pd.DataFrame, paired: dict[str, Estimate] | None = Non
                 out[f"{base}.{key}"] = entry(r[col], r[f"{col}_lo"], r[f"{col}_hi"], unit, r["n"], method)
     for name, e in (paired or {}).items():
         out[f"{NAME}.ratio.{name}"] = entry(e.value, e.ci_low, e.ci_high, "ratio", e.n,
-                                             "median of paired per-round ratios, order-statistic 95 % CI")
+                                             "median of paired per-round ratios, order-statistic CI")
     return out
 
 
@@ -288,6 +288,9 @@ def macros(summary: pd.DataFrame, cfg: dict[str, Any] | None, profile: str, skip
         m["StandbyFloodFactor"] = f"{float(cfg['flood_factor']):g}"
         m["StandbyFloodSwappiness"] = str(cfg.get("flood_swappiness", "n/a"))
     m["StandbyRejected"] = str(len(rejected_frame)) if rejected_frame is not None else "0"
+    # the coverage of the arms' and the ratios' order-statistic intervals at their n
+    m["StandbyIntervals"] = interval_name((list(summary["n"]) if len(summary) else [])
+                                          + [e.n for e in paired.values()], latex=True)
     for arm, word in WORDS.items():
         row = summary[summary["arm"] == arm] if len(summary) else summary
         if len(row):
@@ -346,7 +349,7 @@ def analyse(results_dir: Path | str, profile: str) -> harness.Analysis:
         res, res.describe(profile), summary, measurements(summary, paired) if len(summary) else {},
         macros(summary, cfg, profile, skipped, paired, rejected),
         harness.Table(table(summary, rejected), "lrrllrrr") if len(summary) else None, {NAME: figure},
-        shown={"paired ratios (value, 95 % CI, n)": harness.rounded(paired),
+        shown={f"paired ratios ({harness.ROUNDED})": harness.rounded(paired),
                "rejected trials": rejected[["trial_id", "arm", "invalid_reason"]] if len(rejected)
                else "no trial rejected",
                "outliers (Tukey)": harness.outliers(trials_, ["arm"], "retouch_s") if len(trials_) else trials_})
