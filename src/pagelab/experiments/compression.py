@@ -38,7 +38,7 @@ import pandas as pd
 from pagelab.core import plots, records
 from pagelab.core.latex import escape, fmt
 from pagelab.core.prose import ratio_sentence
-from pagelab.core.stats import Estimate, median_ci, paired_ratio_ci
+from pagelab.core.stats import Estimate, interval_name, median_ci, paired_ratio_ci
 from pagelab.core.units import parse_size
 from pagelab.experiments import harness
 from pagelab.experiments.harness import entry
@@ -265,7 +265,7 @@ UNITS = {"achieved_ratio": "ratio"}
 
 
 def summarise(frame: pd.DataFrame) -> pd.DataFrame:
-    """One row per configuration: n and, per metric of its arm, the median with its 95 %
+    """One row per configuration: n and, per metric of its arm, the median with its
     order-statistic CI (value, _lo, _hi)."""
     rows = []
     if "ratio" not in frame.columns:
@@ -322,10 +322,10 @@ def measurements(summary: pd.DataFrame, reference_ratio: float,
             for col in METRICS.get(r["arm"], []):
                 if np.isfinite(r[col]):
                     out[f"{base}.{col}"] = entry(r[col], r[f"{col}_lo"], r[f"{col}_hi"], UNITS.get(col, "MB/s"),
-                                                  r["n"], "median, order-statistic 95 % CI")
+                                                  r["n"], "median, order-statistic CI")
     for name, e in (paired or {}).items():
         out[f"{NAME}.ratio.{name}"] = entry(e.value, e.ci_low, e.ci_high, "ratio", e.n,
-                                             "median of paired per-round ratios, order-statistic 95 % CI")
+                                             "median of paired per-round ratios, order-statistic CI")
     return out
 
 
@@ -363,6 +363,9 @@ def macros(summary: pd.DataFrame, cfg: dict[str, Any] | None, profile: str, skip
     """Every number and every comparative sentence of the section."""
     paired = paired or {}
     m = {"CompressionProfile": profile, "CompressionStatus": escape(skipped or "ran")}
+    # the coverage of the configurations' and the ratios' order-statistic intervals at their n
+    m["CompressionIntervals"] = interval_name((list(summary["n"]) if len(summary) else [])
+                                              + [e.n for e in paired.values()], latex=True)
     if cfg:
         m["CompressionWorkingSetMiB"] = f"{parse_size(cfg['working_set']) / 2**20:g}"
         m["CompressionReferenceRatio"] = f"{cfg['reference_ratio']:g}"
@@ -456,7 +459,7 @@ def analyse(results_dir: Path | str, profile: str) -> harness.Analysis:
         macros(summary, cfg, profile, skipped, paired, corpus, rejected_),
         harness.Table(table(summary, rejected_), "lllrrrllll") if len(summary) else None,
         {NAME: lambda: plots.compression_figure(summary, profile, skipped, references)},
-        shown={"paired ratios (value, 95 % CI, n)": harness.rounded(paired),
+        shown={f"paired ratios ({harness.ROUNDED})": harness.rounded(paired),
                "rejected trials": rejected_[["trial_id", "arm", "algorithm", "invalid_reason"]]
                if len(rejected_) else "no trial rejected",
                "outliers (Tukey, codec arm)": harness.outliers(codec, ["arm", "algorithm"], "compress_mbps")
