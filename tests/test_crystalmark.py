@@ -322,9 +322,11 @@ def test_the_span_the_disk_model_needs_for_a_score_is_read_off_its_curve():
                               "lo": lo, "hi": hi}])
 
     within = cm.model_sentence(summary(7.0, 9.0), modelled, 6.0)
-    assert "8.00\\,MB/s, within the 95" in within and "first 0.316\\,GB of its 1.00\\,GB" in within
-    assert "8.00\\,MB/s, below the 95" in cm.model_sentence(summary(8.5, 9.0), modelled, 6.0)
-    assert "8.00\\,MB/s, above the 95" in cm.model_sentence(summary(6.5, 7.0), modelled, 6.0)
+    # the interval is named by the coverage median_rank gives at its n: 93.75 % at n = 5
+    assert "8.00\\,MB/s, within the 93.75\\,\\% interval" in within and "over 5 trials" in within
+    assert "first 0.316\\,GB of its 1.00\\,GB" in within
+    assert "8.00\\,MB/s, below the 93.75" in cm.model_sentence(summary(8.5, 9.0), modelled, 6.0)
+    assert "8.00\\,MB/s, above the 93.75" in cm.model_sentence(summary(6.5, 7.0), modelled, 6.0)
     assert "no span of the modelled disk is as slow as the seed's 3.00" in cm.model_sentence(
         summary(7.0, 9.0), modelled, 3.0)
     assert "the seed's 9.00\\,MB/s (7.28\\,ms a read) is faster than the model gives even over the test file" in \

@@ -37,7 +37,7 @@ import pandas as pd
 from pagelab.core import plots, records
 from pagelab.core.latex import escape, fmt
 from pagelab.core.prose import ratio_sentence
-from pagelab.core.stats import Estimate, median_ci, paired_ratio_ci
+from pagelab.core.stats import Estimate, coverage_label, interval_name, median_ci, median_rank, paired_ratio_ci
 from pagelab.core.units import parse_duration, parse_size
 from pagelab.experiments import harness
 from pagelab.experiments.harness import entry
@@ -192,7 +192,7 @@ def load(results_dir: Path | str) -> pd.DataFrame:
 
 def summarise(frame: pd.DataFrame) -> pd.DataFrame:
     """Long form: one row per arm and test, the median of the trials' best sets with its
-    order-statistic 95 % CI."""
+    order-statistic CI."""
     rows = []
     for arm in [a for a in ARMS if a in set(frame["arm"])]:
         g = frame[frame["arm"] == arm]
@@ -354,6 +354,9 @@ def macros(summary: pd.DataFrame, rat: dict[str, Estimate], cfg: dict[str, Any],
 
     return {
         "CrystalmarkProfile": profile,
+        # the coverage of the medians' and the ratios' order-statistic intervals at their n
+        "CrystalmarkIntervals": interval_name((list(summary["n"]) if len(summary) else [])
+                                              + [e.n for e in rat.values()], latex=True),
         "CrystalmarkSizeMiB": fmt(parse_size(cfg["size"]) / 2**20),
         "CrystalmarkSets": str(cfg["sets"]),
         "CrystalmarkRejected": str(int(rejected["rejected"].sum())) if rejected is not None and len(rejected) else "0",
@@ -455,8 +458,8 @@ def span_for_rate(modelled: dict[str, Any], mbps: float) -> float | None:
 
 def model_sentence(summary: pd.DataFrame, modelled: dict[str, Any] | None, seed_mbps: float) -> str:
     """What the bare disk's model says of Random Read 64K, from the data: its rate over the test
-    file beside ours (within, above or below our interval), and the span of the disk over which
-    it would give the seed's score."""
+    file beside ours (within, above or below our interval, named by its coverage at its n), and
+    the span of the disk over which it would give the seed's score."""
     s = summary[(summary["arm"] == "hdd") & (summary["test"] == "rand_read_64k")]
     if modelled is None or "seconds_by_span" not in modelled or not len(s):
         return "The disk model's expectation for the test file was not recorded with this run"
@@ -467,7 +470,8 @@ def model_sentence(summary: pd.DataFrame, modelled: dict[str, Any] | None, seed_
     per_read_ms = modelled["seconds_by_span"][str(size)] * 1e3
     text = (f"By the disk's model, {modelled['bs'] // 1024}\\,KiB random reads within the {fmt(size / 2**20)}\\,MiB "
             f"test file take {fmt(per_read_ms)}\\,ms each, {fmt(model)}\\,MB/s, {where} the "
-            f"95\\,\\% interval of the {fmt(r['mbps'])}\\,MB/s we measured ({fmt(r['lo'])}--{fmt(r['hi'])})")
+            f"{coverage_label(median_rank(int(r['n']))[1], latex=True)} interval of the {fmt(r['mbps'])}\\,MB/s "
+            f"we measured over {int(r['n'])} trials ({fmt(r['lo'])}--{fmt(r['hi'])})")
     span = span_for_rate(modelled, seed_mbps)
     seed = f"the seed's {fmt(seed_mbps)}\\,MB/s ({fmt(modelled['bs'] / (seed_mbps * 1e6) * 1e3)}\\,ms a read)"
     disk = f"its {fmt(capacity / 1e9)}\\,GB" if capacity else "the disk"
@@ -510,7 +514,7 @@ def analyse(results_dir: Path | str, profile: str) -> harness.Analysis:
         macros(summary, rat, cfg, profile, rejected, harness.read_json(out, "modelled.json"), phases),
         harness.Table(tab, "l" * len(tab.columns)), {NAME: figure},
         tables={"phases.tex": harness.Table(pt, "l" * len(pt.columns))},
-        shown={"Random Read 64K, reused over fresh, per round (value, 95 % CI, n)": harness.rounded(rat),
+        shown={f"Random Read 64K, reused over fresh, per round ({harness.ROUNDED})": harness.rounded(rat),
                "the tier's counters after each phase (medians)": phases,
                "rejected trials": harness.rejected(out)[["trial_id", "arm", "invalid_reason"]],
                "outliers (Tukey)": harness.outliers(trials_, ["arm"], "rand_read_64k_best_mbps")
