@@ -22,7 +22,7 @@ import pandas as pd
 
 from pagelab.core import plots
 from pagelab.core.latex import escape, fmt
-from pagelab.core.stats import median_ci
+from pagelab.core.stats import interval_name, median_ci
 from pagelab.core.units import parse_size
 from pagelab.experiments import harness
 from pagelab.experiments.harness import entry
@@ -108,8 +108,8 @@ load = harness.load
 
 
 def summarise(frame: pd.DataFrame) -> pd.DataFrame:
-    """Per access order and page-cluster: the median page-in rate with its order-statistic 95 %
-    CI over the counted trials, and the medians of the per-fault cost and counters."""
+    """Per access order and page-cluster: the median page-in rate with its order-statistic CI
+    over the counted trials, and the medians of the per-fault cost and counters."""
     rows = []
     for (order, pc), g in frame.groupby(["access", "page_cluster"], sort=True):
         e = median_ci(g["pagein_mbps"])
@@ -174,7 +174,9 @@ def macros(summary: pd.DataFrame, cfg: dict[str, Any] | None, profile: str, skip
          "PageinReadaheadRandom": readahead_sentence(summary, "random"),
          "PageinReadaheadSeq": readahead_sentence(summary, "seq"),
          "PageinEvictedPct": (f"{100 * float(summary['evicted_share'].min()):.0f}"
-                              if len(summary) and "evicted_share" in summary else "n/a")}
+                              if len(summary) and "evicted_share" in summary else "n/a"),
+         # the coverage of the medians' order-statistic intervals at their n
+         "PageinIntervals": interval_name(list(summary["n"]) if len(summary) else [], latex=True)}
     if cfg:
         m["PageinWorkingSetMiB"] = fmt(parse_size(cfg["working_set"]) / 2**20)
         m["PageinDevice"] = escape(cfg["device"])
