@@ -22,7 +22,7 @@ import pandas as pd
 from pagelab.core import fit as _fit
 from pagelab.core import plots, records
 from pagelab.core.latex import escape, fmt
-from pagelab.core.stats import median_ci
+from pagelab.core.stats import coverage_label, interval_name, median_ci
 from pagelab.core.units import format_size, parse_duration, parse_size
 from pagelab.experiments import harness
 from pagelab.experiments.harness import clean_dir
@@ -187,7 +187,7 @@ def device_word(device: str) -> str | None:
 
 def summarise(frame: pd.DataFrame, seed: int = 0) -> pd.DataFrame:
     """Per block size (of one device's trials): n, the median over trials of the mean service
-    time and of the throughput, with order-statistic 95 % CIs."""
+    time and of the throughput, with order-statistic CIs."""
     rows = []
     for bs, g in frame.groupby("bs"):
         t = median_ci(g["seconds_per_io"])
@@ -263,6 +263,8 @@ def macros(summary: pd.DataFrame, result: _fit.FitResult, prov: dict[str, Any],
         "SeekmodelSeedBandwidthMBps": fmt(SEED_BW_BYTES / MB),
         "SeekmodelDisk": escape(f"{disk.get('model', 'unknown')} ({disk.get('disk', '?')})"),
         "SeekmodelKernel": escape(prov.get("machine", {}).get("kernel", "unknown")),
+        # the fit's parameters carry t-intervals at this nominal level (fit.nls), not an exact coverage
+        "SeekmodelFitLevel": coverage_label(result.level, latex=True),
     }
     if len(row64):
         r = row64.iloc[0]
@@ -296,13 +298,16 @@ def device_macros(device: str, summary: pd.DataFrame, result: _fit.FitResult,
 
 
 def measurements(summary: pd.DataFrame, result: _fit.FitResult, device: str = "own") -> dict[str, Any]:
-    """What the claims checker reads: results/seekmodel/measurements.json."""
+    """What the claims checker reads: results/seekmodel/measurements.json. The fit's parameters
+    carry their t-interval's nominal level as their coverage (n counts the fitted points); the
+    medians' order-statistic intervals have the coverage of their n (claims.coverage)."""
     t, bw = result["t_access"], result["bandwidth"]
+    how = {"method": "weighted least-squares fit, t-interval", "coverage": result.level}
     out: dict[str, Any] = {
         f"{NAME}.{device}.t_access_us": {"value": t.value * 1e6, "ci_low": t.ci_low * 1e6,
-                                         "ci_high": t.ci_high * 1e6, "unit": "us", "n": result.n},
+                                         "ci_high": t.ci_high * 1e6, "unit": "us", "n": result.n, **how},
         f"{NAME}.{device}.bandwidth_mbps": {"value": bw.value / MB, "ci_low": bw.ci_low / MB,
-                                            "ci_high": bw.ci_high / MB, "unit": "MB/s", "n": result.n},
+                                            "ci_high": bw.ci_high / MB, "unit": "MB/s", "n": result.n, **how},
     }
     if device == OWN:  # the seed's own arithmetic (CM2), recomputed: a check of the model, not of a disk
         out[f"{NAME}.seed_model.rr64k_mbps"] = {"value": seed_model_mbps(), "unit": "MB/s", "n": 1}
@@ -424,6 +429,9 @@ def analyse(results_dir: Path | str, profile: str) -> harness.Analysis:
     models64k = compare_64k(summaries, fits, modelled, rpm)
     m["SeekmodelSeedRotationSixtyFourKMBps"] = fmt(seed_model_with_rotation_mbps(rpm))
     m.update(span_macros(curve))
+    # the coverage of every median's order-statistic interval (block sizes and spans) at its n
+    m["SeekmodelIntervals"] = interval_name([n for s in summaries.values() for n in s["n"]]
+                                            + (list(curve["n"]) if len(curve) else []), latex=True)
     tab = pd.concat([table(summaries[d], fits[d]).assign(Device=d) for d in found])
     tab = tab[["Device"] + [c for c in tab.columns if c != "Device"]]
     meas: dict[str, Any] = {}
