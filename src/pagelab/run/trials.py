@@ -175,8 +175,9 @@ class Stopping:
 
 
 def precise_enough(values: list[float], ci_pct: float) -> tuple[bool, float, float]:
-    """Is the 95 % order-statistic CI of the median within +- ci_pct % of the median (the
-    larger of its two sides)? Below 6 values that interval is [min, max]."""
+    """Is the order-statistic CI of the median (median_ci: coverage at least 0.95 from 6 values,
+    median_rank's at n) within +- ci_pct % of the median (the larger of its two sides)? Below 6
+    values that interval is [min, max], of the lower coverage it has (0.9375 at n = 5)."""
     est = median_ci(values)
     half = max(est.value - est.ci_low, est.ci_high - est.value)
     return half <= abs(est.value) * ci_pct / 100.0, est.value, half
@@ -201,8 +202,8 @@ def run_adaptive(
 ) -> tuple[list[dict[str, Any]], list[Stopping]]:
     """Run n_min repetitions of every configuration (interleaved, seeded), then add rounds of
     one more repetition for each configuration that has fewer than n_min valid trials or whose
-    primary metric is not yet precise enough (95 % CI of the median wider than +- ci_pct % of
-    it), until all are or n_max valid trials exist. Only valid trials count; a configuration
+    primary metric is not yet precise enough (precise_enough: the median's order-statistic CI
+    wider than +- ci_pct % of it), until all are or n_max valid trials exist. Only valid trials count; a configuration
     with more invalid trials than max(n_min, 3) stops the run (TrialFailed): the manipulation
     does not happen on this machine, and more trials would not make it happen.
 
