@@ -9,7 +9,7 @@ import numpy as np
 from conftest import REPO
 from pagelab.core import stats
 
-NUMBERS = {"two": 2, "three": 3, "four": 4, "five": 5, "six": 6, "seven": 7, "eight": 8}
+NUMBERS = {"two": 2, "three": 3, "four": 4, "five": 5, "six": 6, "seven": 7, "eight": 8, "nine": 9}
 
 
 def statistics_paragraph() -> str:
@@ -43,6 +43,11 @@ def test_the_method_names_the_interval_the_code_computes():
     assert stats.median_rank(below - 1)[1] < 0.95 <= stats.median_rank(below)[1]
     est = stats.median_ci(x[: below - 1])
     assert (est.ci_low, est.ci_high) == (x[0], x[below - 2])  # the trials' range
+    # every coverage the paragraph states at a number of trials is the one the code computes there
+    stated = re.findall(r"([\d.]+)\\,\\% at (\w+)(?: trials)?", par)
+    assert stated, par
+    for pct, n in stated:
+        assert stats.coverage_label(stats.median_rank(NUMBERS.get(n, n))[1], latex=True) == f"{pct}\\,\\%", (pct, n)
 
 
 def test_the_check_fails_on_a_bootstrap_method_paragraph(monkeypatch):
