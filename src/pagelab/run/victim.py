@@ -10,14 +10,17 @@ from __future__ import annotations
 
 import json
 import signal
+import struct
 import subprocess
 import tempfile
+import threading
 import time
 from contextlib import nullcontext
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from pagelab.run import progress
 from pagelab.run.devices import poll_faults
 from pagelab.run.tools import hog_run_cmd, hog_victim_cmd
 from pagelab.run.trials import TrialFailed
@@ -40,6 +43,7 @@ class Victim:
     def __enter__(self) -> Victim:
         self.workdir.mkdir(parents=True, exist_ok=True)
         self.go.unlink(missing_ok=True)
+        progress.phase("fill")
         self.proc = subprocess.Popen(self.command, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
                                      preexec_fn=self.cgroup.preexec() if self.cgroup else None)
         deadline = time.monotonic() + self.timeout
@@ -61,6 +65,7 @@ class Victim:
     def trim(self) -> dict[str, float]:
         """Page the whole working set out; wall and CPU seconds of the call (compression, for
         zswap and zram, runs in the caller's context), and the bytes then in swap."""
+        progress.phase("trim")
         t0, c0 = time.monotonic(), time.thread_time()
         mm.pageout(self.pid, int(self.info["address"]), int(self.info["size"]))
         wall, cpu = time.monotonic() - t0, time.thread_time() - c0
@@ -69,6 +74,7 @@ class Victim:
     def retouch(self) -> dict[str, Any]:
         """Send go; wait for the re-touch and verification; the victim's JSON report."""
         assert self.proc is not None
+        progress.phase("re-touch")
         self.go.touch()
         try:
             out, err = self.proc.communicate(timeout=self.timeout)
@@ -140,6 +146,31 @@ def out_and_back_reason(evicted_share: float, read_back_share: float, need: floa
     return None
 
 
+def _reporting_rounds(procs: list[subprocess.Popen[str]], barrier: Path | None, count: int, rounds: int,
+                      timeout: float) -> list[tuple[str, str]]:
+    """Each hog's output (communicate's); meanwhile the round the hogs are in, from the
+    barrier's count of arrivals (barrier.c: round r is done at (r + 1) x count), is reported as
+    the trial's phase once a second."""
+    progress.phase("hogs", 1, rounds, "round")
+    stop = threading.Event()
+
+    def watch() -> None:
+        while barrier is not None and not stop.wait(1.0):
+            try:
+                arrived = struct.unpack("<I", barrier.read_bytes()[:4])[0]
+            except (OSError, struct.error):
+                continue
+            progress.phase("hogs", min(rounds, arrived // count + 1), rounds, "round")
+
+    watcher = threading.Thread(target=watch, daemon=True)
+    watcher.start()
+    try:
+        return [p.communicate(timeout=timeout) for p in procs]
+    finally:
+        stop.set()
+        watcher.join()
+
+
 def push_out(cgroup: Cgroup, size: int, rounds: int = 1, count: int = 1, timeout: float = 1800.0,
              oom_wait_limit_s: float = 120.0) -> HogRun:
     """Runs `count` `hog run`s of `size` bytes side by side in `cgroup`, each `rounds` times
@@ -160,7 +191,7 @@ def push_out(cgroup: Cgroup, size: int, rounds: int = 1, count: int = 1, timeout
         with OomWatchdog(cgroup, oom_wait_limit_s) as wd:
             procs = [subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
                                       preexec_fn=cgroup.preexec()) for _ in range(count)]
-            outs = [p.communicate(timeout=timeout) for p in procs]
+            outs = _reporting_rounds(procs, Path(tmp) / "barrier" if tmp else None, count, rounds, timeout)
     poll_faults()   # a paging device's faults, read while it is still mounted
     run.seconds = time.monotonic() - t0
     run.oom_kills = cgroup.oom_kills() - kills0
