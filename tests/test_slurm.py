@@ -3,12 +3,15 @@ this machine by workflow/scripts/local_slurm.py, three nodes each in network, UT
 namespaces of its own, and the fleet's light configuration submitted through the real Snakemake
 slurm executor with workflow/profiles/slurm.
 
-One fleet, run twice. In the first run, node3's job is cancelled with scancel as soon as it runs,
-and node2 is set DOWN while its last job runs; the run reports both as failed jobs (CANCELLED,
-NODE_FAIL) and the other jobs complete. Then node2 is resumed and the rerun runs exactly those
-two jobs; the merge has one row per node. Meanwhile squeue is watched: every trial job is seen
-running on its own node, exclusively; Slurm's own start and end times show that no two jobs shared
-a node and that the nodes ran side by side. Last, the cluster is stopped and nothing of it is left.
+One fleet, run three times. In the first run, node3's job is cancelled with scancel as soon as it
+runs, and node2 is set DOWN while its last job runs; the run reports both as failed jobs
+(CANCELLED, NODE_FAIL) and the other jobs complete. The second run, with node2 still down, is what
+a later submission of the same run gets where Slurm has accounting and the plugin has learnt the
+failed node (its --exclude list, given here with --slurm-exclude-failed-nodes, since this cluster
+has no accounting): node2's job is refused by sbatch at once and node3's runs. Then node2 is
+resumed and the third run runs exactly node2's job; the merge has one row per node. Meanwhile
+squeue is watched: every trial job is seen running on its own node, exclusively; Slurm's own start
+and end times show that no two jobs shared a node and that the nodes ran side by side. Last, the cluster is stopped and nothing of it is left.
 Slow (about two minutes): `pipeline`. Before it, quick and without a cluster: local_slurm.py uses
 and removes only a directory it made, and refuses any other."""
 
@@ -262,17 +265,22 @@ def slurm_fleet(slurm_cluster, env):
     finally:
         watch.stop.set()
         watch.join()
+    queue_first = subprocess.run(SQUEUE, capture_output=True, text=True, env=e, timeout=30).stdout
+    # node2 still down and on the plugin's --exclude list, as after a NODE_FAIL with accounting
+    excluded = snakemake(repo, e, "fleet_trials", "--keep-going", "--slurm-exclude-failed-nodes", "node2")
     resumed = subprocess.run(["scontrol", "update", "NodeName=node2", "State=RESUME"], capture_output=True,
                              text=True, env=e, timeout=30)
-    queue_first = subprocess.run(SQUEUE, capture_output=True, text=True, env=e, timeout=30).stdout
+    queue_excluded = subprocess.run(SQUEUE, capture_output=True, text=True, env=e, timeout=30).stdout
     rerun = snakemake(repo, e, "fleet_trials", "--keep-going")
     merged = snakemake(repo, e, "fleet_merge")
     queue = subprocess.run(SQUEUE, capture_output=True, text=True, env=e, timeout=30).stdout
     jobcomp = (root / "jobcomp.txt").read_text() if (root / "jobcomp.txt").exists() else ""
-    print(f"\nslurm fleet: first run {first.seconds:.1f} s, rerun {rerun.seconds:.1f} s, "
+    print(f"\nslurm fleet: first run {first.seconds:.1f} s, with node2 excluded {excluded.seconds:.1f} s, "
+          f"rerun {rerun.seconds:.1f} s, "
           f"merge {merged.seconds:.1f} s\nsqueue -t all:\n{queue}")
     stopped = local_slurm("stop", str(root), check=False)
-    yield {"repo": repo, "first": first, "rerun": rerun, "merged": merged, "watch": watch, "resumed": resumed,
+    yield {"repo": repo, "first": first, "excluded": excluded, "queue_excluded": queue_excluded,
+           "rerun": rerun, "merged": merged, "watch": watch, "resumed": resumed,
            "queue_first": queue_first, "queue": queue, "jobcomp": jobcomp, "stopped": stopped,
            "before": before, "after": state_show(env), "left": leftovers(root, slurm_cluster)}
     shutil.rmtree(repo.parent, ignore_errors=True)
@@ -323,7 +331,10 @@ def test_no_two_trial_jobs_shared_a_node_and_the_nodes_ran_side_by_side(slurm_fl
 
 
 @pipeline
-def test_scancel_and_a_node_set_down_are_failed_jobs_and_the_rerun_runs_only_them(slurm_fleet):
+def test_scancel_and_a_node_set_down_are_failed_jobs_and_the_reruns_run_only_them(slurm_fleet):
+    """The failed jobs; then a run with node2 down and excluded (a later submission of a run that
+    learnt the failed node from accounting): node2's job is refused by sbatch at once, node3's
+    runs; then, node2 resumed, a plain rerun runs node2's job and nothing else."""
     first, rerun, watch = slurm_fleet["first"], slurm_fleet["rerun"], slurm_fleet["watch"]
     text = first.stdout + first.stderr
     assert not watch.errors, watch.errors
@@ -336,11 +347,22 @@ def test_scancel_and_a_node_set_down_are_failed_jobs_and_the_rerun_runs_only_the
     assert slurm_fleet["resumed"].returncode == 0, slurm_fleet["resumed"].stderr
     first_rows = queue_rows(slurm_fleet["queue_first"])
     assert first_rows[cancelled[0]]["state"] == "CANCELLED" and first_rows[downed[0]]["state"] == "NODE_FAIL"
-    completed = {job_of(r["comment"]) for r in first_rows.values() if r["state"] == "COMPLETED"}
+    completed = {job_of(r["comment"]) for r in first_rows.values()
+                 if r["state"] == "COMPLETED" and job_of(r["comment"])}   # trial jobs (not the native build)
     assert completed == set(JOBS) - {("node3", "seekmodel"), tuple(downed[1].split("/"))}, first_rows
-    # The rerun: exactly the two failed jobs, as new Slurm jobs, and nothing else.
+    # With node2 excluded: both failed jobs planned; node2's refused by sbatch, node3's run.
+    excluded = slurm_fleet["excluded"]
+    text = excluded.stdout + excluded.stderr
+    assert excluded.returncode != 0 and job_count(text, "fleet_trial") == 2, text[-3000:]
+    assert "--nodelist=node2 --exclusive" in text and "--exclude=node2" in text, text[-4000:]
+    assert "SLURM sbatch failed. The error message was 'sbatch: error: Batch job submission failed: " \
+           "Invalid node name specified'" in text, text[-4000:]
+    second = {job_of(r["comment"]): r["state"] for j, r in queue_rows(slurm_fleet["queue_excluded"]).items()
+              if j not in first_rows and job_of(r["comment"])}
+    assert second == {("node3", "seekmodel"): "COMPLETED"}, second
+    # The rerun: exactly node2's failed job, as a new Slurm job, and nothing else.
     assert rerun.returncode == 0, rerun.stdout[-3000:] + rerun.stderr[-4000:]
-    assert job_count(rerun.stdout + rerun.stderr, "fleet_trial") == 2
+    assert job_count(rerun.stdout + rerun.stderr, "fleet_trial") == 1
     new = {job_of(r["comment"]) for j, r in queue_rows(slurm_fleet["queue"]).items()
            if j not in first_rows and job_of(r["comment"])}
     assert new == {("node3", "seekmodel"), tuple(downed[1].split("/"))}, new

@@ -292,7 +292,10 @@ def check_dir(root: Path, must_exist: bool = True) -> bool:
 def make_dir(root: Path) -> None:
     """Make `root` (its parents as needed) and write the marker in it; `root` must not exist."""
     root.parent.mkdir(parents=True, exist_ok=True)
-    os.mkdir(root, 0o755)      # FileExistsError if something appeared meanwhile: never reused
+    try:
+        os.mkdir(root, 0o755)
+    except FileExistsError:    # something appeared there since the check: never reused
+        raise RefusedError(f"local_slurm: {root}: appeared while the cluster was being set up; refusing it") from None
     os.chmod(root, 0o755)
     fd = os.open(root / MARKER, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW, 0o644)
     with os.fdopen(fd, "w") as fh:
