@@ -1,6 +1,7 @@
 """The state module on the real kernel: every change is undone, also after SIGKILL at any point
 (fault injection at every change point of a trial-sized scenario), and restore is idempotent."""
 
+import csv
 import os
 import re
 import signal
@@ -620,3 +621,97 @@ def test_programs_a_killed_run_started_are_ended_by_the_recovery(journal):
         assert time.monotonic() < deadline, f"pid {child} still runs"
         time.sleep(0.01)
     assert state.show() == before
+
+
+OWNER = ("import sys, time; from pathlib import Path\n"
+         "from pagelab.run import devices; from pagelab.system import state\n"
+         "with state.session() as st:\n"
+         "    cg = st.cgroup('faults', memory_limit=64 << 20)\n"
+         "    disk = devices.emulated_swap(st, 'zero', Path(sys.argv[1]), 16 << 20)\n"
+         "    print(cg.path('memory'), disk.mountpoint, disk.loop, flush=True)\n"
+         "    time.sleep(120)\n")
+
+
+def test_what_a_live_owner_holds_is_never_an_orphan(own_journal, disk_tmp, native_build, tmp_path):
+    """Another owner's cgroup, emulator mount, loop device and swap (its own journal, alive):
+    they carry its pid in their names (pagelab-<pid>-faults, mnt-<pid>) and its journal is
+    registered, so `orphans` of this journal names none of them, also with the registration
+    gone; `clear-orphans` refuses while the owner holds the lock. Once it is killed they are
+    orphans, and its journal's restore clears them."""
+    before = state.show()
+    other = tmp_path / "other.jsonl"
+    p = subprocess.Popen([sys.executable, "-c", OWNER, str(disk_tmp / "dev")], stdout=subprocess.PIPE, text=True,
+                         env={**os.environ, "PAGELAB_JOURNAL": str(other)})
+    try:
+        group, mnt, loop = p.stdout.readline().split()
+        assert Path(group).name == f"pagelab-{p.pid}-faults" and Path(mnt).name == f"mnt-{p.pid}"
+        assert [o["pid"] for o in state.live_owners()] == [p.pid]
+        assert state.orphans() == []
+        (state.lock.OWNERS_DIR / f"{p.pid}.json").unlink()      # the names alone still tell
+        assert state.orphans() == []
+        clear = subprocess.run([str(VENV_BIN / "pagelab"), "state", "clear-orphans"], capture_output=True,
+                               text=True, env=dict(os.environ), timeout=60)
+        assert clear.returncode == 1 and f"(pid {p.pid}: " in clear.stderr, clear.stderr
+        assert group in state.cgroups() and mnt in state.mounts() and loop in state.active_swaps()
+    finally:
+        p.kill()
+        p.wait()
+    found = "\n".join(o.what for o in state.orphans())
+    assert f"cgroup {group}" in found and f"FUSE mount of the emulator on {mnt}" in found, found
+    assert f"loop device {loop}" in found, found
+    undo = subprocess.run([str(VENV_BIN / "pagelab"), "state", "restore"], capture_output=True, text=True,
+                          env={**os.environ, "PAGELAB_JOURNAL": str(other)}, timeout=120)
+    assert undo.returncode == 0, undo.stderr
+    assert state.orphans() == [] and state.show() == before
+
+
+def test_the_state_tests_run_beside_a_real_run_without_touching_it(own_journal, disk_tmp, tmp_path, native_build):
+    """A real `pagelab trial pagein` (a run, its own journal) in progress; beside it this whole
+    file runs (every test skips, naming the run: clear-orphans among them), `pagelab state
+    clear-orphans` refuses naming it, by a test or by hand, and `orphans` names nothing of
+    it. The run finishes with every trial valid and the machine as before."""
+    import json
+
+    from pagelab.system import config
+
+    if not os.path.exists("/dev/fuse"):
+        pytest.skip("no /dev/fuse")
+    cfg = {**config.load(overrides={"profile": "quick"})["pagein"], "orders": ["random"],
+           "page_clusters": [0], "scratch_dir": str(disk_tmp / "scratch")}
+    (tmp_path / "config.json").write_text(json.dumps(cfg))
+    before = state.show()
+    env = {**os.environ, "PAGELAB_JOURNAL": str(tmp_path / "run.jsonl")}
+    env.pop("PAGELAB_STATE_ROLE")
+    run = subprocess.Popen([str(VENV_BIN / "pagelab"), "trial", "pagein", "--config", str(tmp_path / "config.json"),
+                            "--output", str(tmp_path / "out")], stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                           text=True, env=env)
+    deadline = time.monotonic() + 60
+    while not any(f"mnt-{run.pid}" in m for m in state.mounts()):    # a trial's disk is up
+        assert run.poll() is None and time.monotonic() < deadline, run.communicate()[1][-2000:]
+        time.sleep(0.02)
+    assert state.holder().pid == run.pid and state.holder().role == "run"
+    beside = subprocess.run([str(VENV_BIN / "pytest"), "-v", "-rs", "-p", "no:cacheprovider", str(Path(__file__)),
+                             "-k", "not beside_a_real_run and not every_point"],
+                            capture_output=True, text=True, cwd=REPO, env={**os.environ, "COLUMNS": "2000"},
+                            timeout=300)
+    assert beside.returncode == 0, beside.stdout[-3000:]
+    assert re.search(r"=+ \d+ skipped, \d+ deselected in", beside.stdout), beside.stdout[-3000:]  # none ran
+    skipped = [ln for ln in beside.stdout.splitlines() if "::test_" in ln and " SKIPPED " in ln]
+    assert len(skipped) >= 20 and all(f"(pid {run.pid}: " in ln for ln in skipped), beside.stdout[-3000:]
+    assert any("test_state_no_journal_explains" in ln for ln in skipped)
+    for role in ("test", "run"):
+        e = {**os.environ, "PAGELAB_STATE_ROLE": role}
+        clear = subprocess.run([str(VENV_BIN / "pagelab"), "state", "clear-orphans"], capture_output=True,
+                               text=True, env=e, timeout=60)
+        assert clear.returncode == 1 and f"(pid {run.pid}: " in clear.stderr, (role, clear.stderr)
+    assert state.orphans() == []
+    assert run.poll() is None, "the run ended before the tests beside it: make it longer"
+    _, err = run.communicate(timeout=300)
+    assert run.returncode == 0, err[-3000:]
+    trials = list(csv.DictReader(open(tmp_path / "out" / "trials.csv")))
+    assert all(t["status"] == "ok" for t in trials), trials
+    valid = [t for t in trials if t["valid"] == "True"]
+    assert len(valid) == cfg["repetitions"]["n_min"], trials  # its trials, counted
+    assert all("failed" not in t["invalid_reason"] for t in trials), [t["invalid_reason"] for t in trials]
+    assert state.show() == before
+    assert not (tmp_path / "run.jsonl").exists()
