@@ -158,8 +158,11 @@ def test_headlines_by_host_figure_and_section(tmp_path):
         ("a", "seekmodel.x", 2.0), ("a", "seekmodel.y", 7.0), ("b", "seekmodel.x", 3.0)]
     fig = plots.intervals_by_host(heads)
     panels = [ax for ax in fig.axes if ax.get_visible()]
-    assert [ax.get_title() for ax in panels] == ["seekmodel.x", "seekmodel.y"]
-    tex = fleet.section(fleet.merge(plan_, tmp_path, tmp_path / "logs"), plan_, "fleet/headlines.pdf")
+    # each panel names its intervals by the coverage they have at n = 5, never a typed 95 %
+    assert [ax.get_title() for ax in panels] == ["seekmodel.x (93.75 % CI)", "seekmodel.y (93.75 % CI)"]
+    merged = fleet.merge(plan_, tmp_path, tmp_path / "logs")
+    assert merged.set_index("host").loc["b", "median:seekmodel.x"] == "3.00 [1.50, 3.50] (93.75 %)"
+    tex = fleet.section(merged, plan_, "fleet/headlines.pdf")
     assert "\\includegraphics[width=\\textwidth]{fleet/headlines.pdf}" in tex and "\\label{fig:fleet}" in tex
     shown = subprocess.run([str(VENV_BIN / "pagelab"), "fleet", "show"], cwd=REPO, capture_output=True,
                            text=True, timeout=60)
@@ -232,7 +235,8 @@ def test_the_merge_has_one_row_per_host(three_hosts):
         assert r["completed"].split() == EXPERIMENTS
         assert r["label:disk"] == "virtio"
         medians = {k: v for k, v in r.items() if k.startswith("median:")}
-        assert medians and all(re.match(r"^\S+ \[\S+, \S+\]$", v) for v in medians.values()), medians
+        # each interval named by its coverage at its n ("(93.75 %)"), a fit's by its nominal level
+        assert medians and all(re.match(r"^\S+ \[\S+, \S+\] \([\d.]+ %\)$", v) for v in medians.values()), medians
         assert sum(int(r[f"verdict:{v}"]) for v in ("reproduced", "not reproduced", "inconclusive",
                                                      "by construction", "not applicable here")) > 0
     assert rows[0]["vs_baseline"] == "baseline"

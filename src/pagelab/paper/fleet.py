@@ -366,22 +366,26 @@ def headline_keys(plan_: dict[str, Any], per_host: dict[str, dict[str, Any]], li
 
 
 def _fmt(entry: dict[str, Any] | None) -> str:
+    """A measurement as the merge shows it: "1.56 [1.00, 2.02] (93.75 %)", its interval named by
+    the coverage it has at its n (claims.coverage, as the verdict table names it)."""
     from pagelab.core.latex import fmt
+    from pagelab.core.stats import coverage_label
+    from pagelab.paper import claims
 
     if not entry or entry.get("value") is None:
         return ""
     lo, hi = entry.get("ci_low"), entry.get("ci_high")
     s = fmt(entry["value"])
     if lo is not None and hi is not None:
-        s += f" [{fmt(lo)}, {fmt(hi)}]"
+        s += f" [{fmt(lo)}, {fmt(hi)}] ({coverage_label(claims.coverage(entry))})"
     return s
 
 
 def merge(plan_: dict[str, Any], results: Path | str = "results/fleet", logs: Path | str = "results/logs/fleet",
           noise: float | None = None):  # noqa: ANN201  (a DataFrame)
     """One row per host: labels, status, completed and missing experiments, headline medians with
-    their 95 % CIs, the comparison with the baseline host (counts of same/faster/slower/different)
-    and the verdict counts of the claims of the experiments the host ran."""
+    their CIs, each named by its coverage (_fmt), the comparison with the baseline host (counts of
+    same/faster/slower/different) and the verdict counts of the claims of the experiments the host ran."""
     import pandas as pd
 
     from pagelab.analysis import compare
@@ -431,16 +435,19 @@ def merge(plan_: dict[str, Any], results: Path | str = "results/fleet", logs: Pa
 
 def headlines(plan_: dict[str, Any], results: Path | str = "results/fleet"):  # noqa: ANN201  (a DataFrame)
     """The headline measurements (`headline_keys`) by host, long form: host, measurement,
-    value, ci_low, ci_high, unit; a host without the measurement has no row."""
+    value, ci_low, ci_high, unit, and the interval's coverage at its n (claims.coverage); a host
+    without the measurement has no row."""
     import pandas as pd
+
+    from pagelab.paper import claims
 
     results = Path(results)
     per_host = {h["name"]: _measurements(results, h["name"], h["experiments"]) for h in plan_["hosts"]}
     rows = [{"host": host, "measurement": k, "value": e["value"], "ci_low": e["ci_low"],
-             "ci_high": e["ci_high"], "unit": e.get("unit", "")}
+             "ci_high": e["ci_high"], "unit": e.get("unit", ""), "coverage": claims.coverage(e)}
             for k in headline_keys(plan_, per_host) for host, m in per_host.items()
             if isinstance(e := m.get(k), dict) and e.get("value") is not None]
-    return pd.DataFrame(rows, columns=["host", "measurement", "value", "ci_low", "ci_high", "unit"])
+    return pd.DataFrame(rows, columns=["host", "measurement", "value", "ci_low", "ci_high", "unit", "coverage"])
 
 
 def missing_hosts(frame) -> list[str]:  # noqa: ANN001
@@ -469,8 +476,9 @@ def section(frame, plan_: dict[str, Any], figure: str | None = None) -> str:  # 
     if figure:
         out += ("\\begin{figure*}[htbp]\n\\centering\n"
                 f"\\includegraphics[width=\\textwidth]{{{figure}}}\n"
-                "\\caption{The headline measurements by host: medians with 95\\,\\% intervals "
-                "(each host's own trials).}\n\\label{fig:fleet}\n\\end{figure*}\n")
+                "\\caption{The headline measurements by host: medians with their intervals (each "
+                "host's own trials), each panel named by the coverage its intervals have at their n.}\n"
+                "\\label{fig:fleet}\n\\end{figure*}\n")
     show = frame.copy()
     verdict_cols = [c for c in show.columns if c.startswith("verdict:")]
     show["verdicts"] = [", ".join(f"{int(r[c])} {c.split(':', 1)[1]}" for c in verdict_cols if int(r[c]))
@@ -481,8 +489,9 @@ def section(frame, plan_: dict[str, Any], figure: str | None = None) -> str:  # 
     tex.columns = [escape(c.split(":", 1)[-1]) for c in cols]
     body = tex.style.hide(axis="index").to_latex(hrules=True, column_format="l" * len(cols))
     return out + ("\\begin{table*}[htbp]\n\\centering\\scriptsize\n" + body +
-                  "\\caption{The fleet by host: status, headline medians with 95\\,\\% intervals, the comparison "
-                  "with the baseline host and the verdict counts.}\n\\label{tab:fleet}\n\\end{table*}\n")
+                  "\\caption{The fleet by host: status, headline medians with their intervals and, in "
+                  "parentheses, each interval's coverage at its n, the comparison with the baseline host and "
+                  "the verdict counts.}\n\\label{tab:fleet}\n\\end{table*}\n")
 
 
 def write_merge(plan_path: Path | str, results: Path | str, csv_path: Path | str, tex_path: Path | str,
