@@ -370,7 +370,12 @@ def test_a_restore_while_the_device_stopped_answering_ends_within_the_command_ti
         t0 = time.monotonic()
     took = time.monotonic() - t0
     try:
-        assert victim.proc.wait(timeout=30) in (-signal.SIGKILL, -signal.SIGBUS)
+        out, _ = victim.proc.communicate(timeout=30)
+        # The cgroup's undo reaps the tasks it kills (waitpid on those that are this process's
+        # children, as the victim is); Popen then finds no status to collect and says 0. A
+        # victim that ended its re-touch would have written its report: none was written.
+        assert victim.proc.returncode in (-signal.SIGKILL, -signal.SIGBUS) or (
+            victim.proc.returncode == 0 and out == ""), (victim.proc.returncode, out[-500:])
     finally:
         victim.__exit__(None, None, None)
     assert state.show() == before
