@@ -13,6 +13,8 @@
 #   make check-crash       the signal sweeps: trials stopped by SIGTERM and SIGKILL at 100 points,
 #                          and by SIGTERM at every change point of two emulated trials; state
 #                          and scratch checked after each (docs/reliability.md)
+#   make check-flaky       the timing-sensitive tests 20 times beside a CPU hog on one core;
+#                          prints how many failed (docs/testing.md)
 #   make clean             remove results/ and build outputs (keeps the venv)
 SHELL := /bin/bash
 PYTHON ?= python3
@@ -52,7 +54,7 @@ $(if $(REFUSAL),$(error $(REFUSAL)))
 endif
 export PATH := $(BIN):$(PATH)
 
-.PHONY: all paper setup system venv config native test check-crash bench clean distclean
+.PHONY: all paper setup system venv config native test check-crash check-flaky bench clean distclean
 
 all: paper
 
@@ -94,9 +96,9 @@ native:
 	@$(MAKE) -s -C native
 
 # The tests need the native tools and the test set of packages on every route.
-test: PACKAGE_SET := test
+test check-flaky: PACKAGE_SET := test
 check-crash bench: PACKAGE_SET := measure
-test check-crash bench: system venv config native
+test check-flaky check-crash bench: system venv config native
 
 test:
 	$(VENV)/bin/pytest
@@ -106,6 +108,11 @@ test:
 # Too long for make test (which runs four of its stops): tests/test_crash_sweep.py.
 check-crash:
 	PAGELAB_CHECK_CRASH=1 $(VENV)/bin/pytest -s tests/test_crash_sweep.py tests/test_state.py -k 'sweep or sigterm_at_every_point'
+
+# The tests that judge time (workflow/scripts/check_flaky.py lists them), FLAKY_RUNS times
+# (20) while a busy loop holds one core; exits 1 if any run had a failure.
+check-flaky:
+	$(VENV)/bin/python workflow/scripts/check_flaky.py
 
 # The native tools against their peers (fio, cat, MAP_POPULATE), side by side in one run.
 bench:
