@@ -17,6 +17,8 @@
   pagelab fleet cells EXPERIMENT --plan JSON [--results DIR] [--output DIR]
                                                              the hosts' shares of a split run (payoff's grid), merged
   pagelab fleet lock HOST -- COMMAND...                      COMMAND holding the host's lock (a fleet job)
+  pagelab fleet plan [--hosts N] [--profile P] [--recording DIR]
+                                                             the jobs in LPT order and the predicted wall time
   pagelab pipeline write-json --output FILE JSON             a rule's params, written atomically
   pagelab pipeline tidy EXPERIMENT --config JSON --results DIR --output PARQUET
                                                              the checked Parquet table of the trials
@@ -256,6 +258,44 @@ def cmd_fleet_cells(args: argparse.Namespace) -> int:
         print(f"pagelab fleet: {exc}", file=sys.stderr)
         return 1
     print(f"pagelab fleet: {args.experiment}: every host's share merged into {dest}")
+    return 0
+
+
+def cmd_fleet_plan(args: argparse.Namespace) -> int:
+    """The fleet's jobs (the configured fleet's, or the profile's matrix on N identical hosts) in
+    LPT order from recorded durations, and the predicted wall time (pagelab.run.fleetplan)."""
+    from pagelab.experiments import payoff
+    from pagelab.experiments.harness import descriptor
+    from pagelab.run import fleetplan
+
+    if args.hosts is not None:
+        fleetplan.graham_bound(args.hosts)   # N < 1: refused before anything is read
+        profile = args.profile or "quick"
+        source = args.recording or fleetplan.recording(profile, args.machine)
+        experiments = [e for e in _config.experiments() if (Path(source) / e / "trials.csv").is_file()]
+
+        def label(params: dict[str, Any]) -> str:
+            try:
+                return payoff.cell_of(params).label
+            except (KeyError, TypeError, ValueError) as exc:
+                raise fleetplan.PlanError(f"{source}: a payoff trial record names no cell ({exc})") from exc
+
+        # payoff's run is the one the fleet splits (Experiment.split), cell by cell
+        split = {e: label for e in experiments if e == payoff.NAME and descriptor(e).split is not None}
+        cells = fleetplan.profile_cells(source, experiments, split)
+        hosts = [f"host{i + 1}" for i in range(args.hosts)]
+        what = f"the {profile} profile on {args.hosts} identical host(s)"
+    else:
+        cfg = fleet.raw_config(args.configfile)
+        hosts = [h["name"] for h in fleet.hosts(cfg)]
+        if not hosts:
+            raise fleetplan.PlanError("the config names no fleet hosts (fleet.hosts): give --hosts N")
+        profile = args.profile or fleet.fleet_block(cfg)["profile"]
+        source = args.recording or fleetplan.recording(profile, args.machine)
+        cells, split = fleetplan.job_cells(fleet.jobs(cfg), source), {}
+        what = f"the fleet's {len(cells)} job(s) ({profile} profile) on its {len(hosts)} host(s)"
+    plan = fleetplan.lpt(cells, hosts)
+    sys.stdout.write(fleetplan.table(plan, f"Fleet plan: {what}, durations from {source}", args.within, list(split)))
     return 0
 
 
@@ -569,6 +609,18 @@ def parser() -> argparse.ArgumentParser:
     fk.add_argument("host")
     fk.add_argument("job", nargs=argparse.REMAINDER, metavar="-- COMMAND", help="the command and its arguments")
     fk.set_defaults(func=cmd_fleet_lock)
+    fp = fsub.add_parser("plan", help="the jobs in LPT order (longest first) from recorded durations, and the "
+                                      "predicted wall time")
+    fp.add_argument("--hosts", type=int, default=None, metavar="N",
+                    help="the profile's matrix on N identical hosts (default: the configured fleet's hosts)")
+    fp.add_argument("--profile", default=None, help="default: quick, or the fleet's profile")
+    fp.add_argument("--recording", default=None, type=Path, metavar="DIR",
+                    help="the durations' source (default: data/recorded/<this machine>/<profile>)")
+    fp.add_argument("--machine", default=None, help="the recording's machine (default: this one)")
+    fp.add_argument("--within", type=float, default=3600.0, metavar="SECONDS",
+                    help="say whether the prediction is within this, and if not what bounds it (default 3600)")
+    fp.add_argument("--configfile", default=None, metavar="FILE", help="config file (default: config/config.yaml)")
+    fp.set_defaults(func=cmd_fleet_plan)
 
     _add_claims(sub).set_defaults(func=cmd_claims)
 

@@ -1,0 +1,268 @@
+"""A fleet planned from recorded durations (`pagelab fleet plan`): which job runs where and when,
+and the wall time that predicts.
+
+The unit is the *cell*: what the fleet schedules as one job. A cell is one experiment's trials on
+one host (one `fleet_trial` job), or, for an experiment whose run the fleet splits between hosts
+(payoff's `cells`), one cell of its design. A cell's duration is what its trials took in a
+recorded run: each trial's end minus its start, plus the pauses between consecutive trials
+shorter than STOP_GAP_S (the run's own bookkeeping between trials); a longer pause is a run that
+was stopped and resumed, not the job's time. The trial records are read by
+pagelab.run.timing.read_records (`pagelab time` reads them the same way).
+
+The schedule is Graham's LPT rule (R. L. Graham, "Bounds on multiprocessing timing anomalies",
+SIAM J. Appl. Math. 17(2), 1969): the cells sorted longest first, each given to the host that is
+free first among those allowed to run it. On N identical hosts its makespan is at most
+(4/3 - 1/(3N)) times the optimum, and never below the lower bound max(longest cell, total / N).
+A cell may be restricted to some hosts (a fleet host's own `experiments`, or a job that must run
+on its host); LPT then picks the least-loaded allowed host, and the bound above no longer holds.
+Every job costs JOB_OVERHEAD_S on top of its trials, and every run RUN_OVERHEAD_S once.
+Not for: running anything; workflow/rules/fleet.smk submits the jobs in the plan's order.
+"""
+
+from __future__ import annotations
+
+import datetime as _dt
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from pagelab.run.recording import RecordingError, machine_slug, recorded_dir
+from pagelab.system.config import PROFILES
+
+# A pause between two trials longer than this is a stopped and resumed run (pagelab time names
+# such gaps too), not the job's own time.
+STOP_GAP_S = 60.0
+# What one fleet job costs beyond its trials, measured on the local three-node Slurm cluster
+# (workflow/scripts/local_slurm.py, tests/test_slurm.py's light matrix, five jobs): the Slurm
+# job's elapsed time (jobcomp.txt: start to end) minus its trials' span (first start to last
+# end), plus the wait between one job's end and the next job's start on the same node. That is
+# Python's and `pagelab fleet trial`'s start, `pagelab state recover`, the trial process's
+# set-up before its first trial, and Slurm's scheduling pass.
+JOB_OVERHEAD_S = 6.0
+# What one run costs once, measured there too: Snakemake's start (parsing, the DAG, the native
+# build and config jobs) to the first submission, and the last job's end to Snakemake's exit (its
+# status checks).
+RUN_OVERHEAD_S = 14.0
+
+
+class PlanError(RecordingError):
+    """Bad input to the plan (no recording, no hosts, N < 1): exit 2, one line, as a bad
+    recording. (Not timing.TimingError: the Snakefile imports this module while it is parsed, and
+    timing imports pandas; read_records is imported where it is used.)"""
+
+
+@dataclass(frozen=True)
+class Cell:
+    """One job of the fleet: `name` (experiment, experiment[cell], or host/experiment for a job
+    bound to its host), its recorded seconds, and
+    the hosts allowed to run it (empty: any)."""
+    name: str
+    seconds: float
+    hosts: tuple[str, ...] = ()
+
+
+@dataclass
+class Slot:
+    cell: Cell
+    host: str
+    start: float
+    end: float
+
+
+@dataclass
+class Plan:
+    hosts: list[str]
+    slots: list[Slot]                                  # in submission order (LPT's)
+    overhead: float
+    run_overhead: float
+    loads: dict[str, float] = field(default_factory=dict)
+
+    @property
+    def makespan(self) -> float:
+        return max(self.loads.values(), default=0.0)
+
+    @property
+    def wall(self) -> float:
+        """The predicted wall time: the busiest host's jobs, and the run's own start and end."""
+        return self.makespan + self.run_overhead
+
+    @property
+    def lower_bound(self) -> float:
+        """No schedule of these jobs on these hosts ends before this: the longest job, and the
+        total shared evenly (the hosts' restrictions not counted)."""
+        costs = [s.end - s.start for s in self.slots]
+        return max(max(costs, default=0.0), sum(costs) / max(1, len(self.hosts)))
+
+    @property
+    def bottleneck(self) -> Slot | None:
+        """The last job of the busiest host (the one that ends the run)."""
+        return max(self.slots, key=lambda s: (s.end, -self.slots.index(s)), default=None)
+
+
+def lpt(cells: Sequence[Cell], hosts: Sequence[str], overhead: float = JOB_OVERHEAD_S,
+        run_overhead: float = RUN_OVERHEAD_S) -> Plan:
+    """Graham's LPT: cells longest first (ties by name), each to the allowed host free first
+    (ties by the hosts' order). A cell no host may run is a PlanError."""
+    if len(hosts) < 1:
+        raise PlanError(f"a fleet needs at least one host, not {len(hosts)}")
+    if len(set(hosts)) != len(hosts):
+        raise PlanError("a host is named twice")
+    loads = {h: 0.0 for h in hosts}
+    slots = []
+    for c in sorted(cells, key=lambda c: (-c.seconds, c.name, c.hosts)):
+        allowed = [h for h in hosts if not c.hosts or h in c.hosts]
+        if not allowed:
+            raise PlanError(f"{c.name}: none of its hosts ({', '.join(c.hosts)}) is in the fleet")
+        host = min(allowed, key=lambda h: (loads[h], hosts.index(h)))
+        start = loads[host]
+        loads[host] = start + c.seconds + overhead
+        slots.append(Slot(c, host, start, loads[host]))
+    return Plan(list(hosts), slots, overhead, run_overhead, loads)
+
+
+def graham_bound(n_hosts: int) -> float:
+    """LPT's worst case over the optimum on n identical hosts: 4/3 - 1/(3n) (Graham 1969)."""
+    if n_hosts < 1:
+        raise PlanError(f"--hosts must be at least 1, not {n_hosts}")
+    return 4 / 3 - 1 / (3 * n_hosts)
+
+
+def _ts(text: Any) -> float:
+    return _dt.datetime.fromisoformat(str(text)).timestamp()
+
+
+def trial_seconds(recs: list[dict[str, Any]]) -> float:
+    """The time a job spent on these trials: each trial's end minus its start, plus the pauses
+    between consecutive trials shorter than STOP_GAP_S."""
+    try:
+        spans = sorted((_ts(r["start"]), _ts(r["end"])) for r in recs if r.get("start") and r.get("end"))
+    except ValueError as exc:
+        raise PlanError(f"a trial's start or end is no time ({exc})") from exc
+    total = sum(max(0.0, e - s) for s, e in spans)
+    total += sum(g for (_, e), (s, _) in zip(spans, spans[1:]) if 0 < (g := s - e) < STOP_GAP_S)
+    return total
+
+
+def durations(directory: Path | str, cell_of: Callable[[dict[str, Any]], str] | None = None) -> dict[str, float]:
+    """An experiment's recorded durations from its results directory (trials.csv and its trial
+    records): {"": seconds} for the whole run, or per cell when `cell_of` names a record's cell
+    (from its `params`, else the record itself)."""
+    from pagelab.run.timing import TimingError, read_records
+
+    d = Path(directory)
+    if not (d / "trials.csv").is_file():
+        raise PlanError(f"{d}: no trials.csv (no recording of it)")
+    try:
+        recs = read_records(d)
+    except TimingError as exc:
+        raise PlanError(str(exc)) from exc
+    if not recs:
+        raise PlanError(f"{d / 'trials.csv'}: no trials")
+    if cell_of is None:
+        return {"": trial_seconds(recs)}
+    groups: dict[str, list[dict[str, Any]]] = {}
+    for r in recs:
+        groups.setdefault(cell_of(r.get("params") or r), []).append(r)
+    return {k: trial_seconds(v) for k, v in groups.items()}
+
+
+def table(plan: Plan, title: str, target: float | None = None, splittable: Sequence[str] = ()) -> str:
+    """The plan as printed: the jobs in submission order with host, start and end, each host's
+    load, the predicted wall time, and, when it exceeds `target`, what bounds it."""
+    from pagelab.run.progress import duration
+    head = ["order", "cell", "host", "start", "end"]
+    rows = [[str(i + 1), s.cell.name, s.host, duration(s.start), duration(s.end)] for i, s in enumerate(plan.slots)]
+    widths = [max(len(h), *(len(r[i]) for r in rows)) if rows else len(h) for i, h in enumerate(head)]
+    fmt = lambda cells: "  ".join(c.ljust(w) if i < 3 else c.rjust(w)  # noqa: E731
+                                  for i, (c, w) in enumerate(zip(cells, widths, strict=True))).rstrip()
+    lines = [title, "", fmt(head), *[fmt(r) for r in rows], ""]
+    for h in plan.hosts:
+        names = [s.cell.name for s in plan.slots if s.host == h]
+        lines.append(f"{h}: {duration(plan.loads[h])} ({len(names)} job(s){': ' if names else ''}{', '.join(names)})")
+    lines.append(f"predicted wall time: {duration(plan.wall)} (the busiest host {duration(plan.makespan)} "
+                 f"+ the run's start and end {duration(plan.run_overhead)}; per job {duration(plan.overhead)})")
+    lines.append(f"lower bound of any schedule: {duration(plan.lower_bound + plan.run_overhead)}; "
+                 f"LPT is at most {graham_bound(len(plan.hosts)):.4g} x the optimum on identical hosts")
+    if target is not None:
+        lines.append(verdict(plan, target, splittable))
+    return "\n".join(lines) + "\n"
+
+
+def verdict(plan: Plan, target: float, splittable: Sequence[str] = ()) -> str:
+    """Whether the prediction meets `target`, and if not, what bounds it: a job longer than the
+    target on its own (which only splitting it could shorten), the total work shared evenly
+    (which only more hosts could), or else the busiest host's load (LPT's own loss)."""
+    from pagelab.run.progress import duration
+
+    if plan.wall <= target:
+        return f"within {duration(target)}: yes"
+    why = []
+    longest = max(plan.slots, key=lambda s: s.end - s.start)
+    if longest.end - longest.start + plan.run_overhead > target:
+        base = longest.cell.name.split("[")[0]
+        how = ("its cells are separate jobs already" if "[" in longest.cell.name else
+               "its cells can be split between hosts" if base in splittable else
+               "it cannot be split: it has no cells to divide between hosts")
+        why.append(f"{longest.cell.name}, one job of {duration(longest.end - longest.start)} with its overhead, "
+                   f"is longer than that on its own ({how})")
+    total = sum(s.end - s.start for s in plan.slots)
+    if total / len(plan.hosts) + plan.run_overhead > target:
+        need = int(-(-total // max(1.0, target - plan.run_overhead)))
+        why.append(f"the total of {duration(total)} shared by {len(plan.hosts)} host(s) is "
+                   f"{duration(total / len(plan.hosts))} each: at least {need} hosts are needed")
+    if not why:
+        last = plan.bottleneck
+        why.append(f"{last.host}'s load ({duration(plan.loads[last.host])}, ending with {last.cell.name})")
+    return f"within {duration(target)}: no; bounded by " + "; and ".join(why)
+
+def this_machine() -> str:
+    """This machine's name under data/recorded/ (pagelab.run.recording.machine_slug)."""
+    from pagelab.system import provenance
+
+    return machine_slug({"machine": provenance.machine(), "disk": provenance.block_device_of(".")})
+
+
+def recording(profile: str, machine: str | None = None) -> Path:
+    """data/recorded/<machine>/<profile> (machine: this one by default); PlanError when the profile
+    is unknown or there is no such recording."""
+    if profile not in PROFILES:
+        raise PlanError(f"no profile named {profile!r} (have: {', '.join(PROFILES)})")
+    machine = machine or this_machine()
+    d = recorded_dir() / machine / profile
+    if not d.is_dir():
+        known = sorted(str(p.relative_to(recorded_dir())) for p in recorded_dir().glob("*/*") if p.is_dir()) \
+            if recorded_dir().is_dir() else []
+        raise PlanError(f"no recording of profile {profile!r} on {machine} ({recorded_dir()}; recorded: "
+                        f"{', '.join(known) or 'none'})")
+    return d
+
+
+def profile_cells(source: Path | str, experiments: Sequence[str],
+                  cell_of: dict[str, Callable[[dict[str, Any]], str]] | None = None) -> list[Cell]:
+    """The cells of a profile's matrix on identical hosts: each experiment's run as one cell, or,
+    for an experiment in `cell_of` (a run the fleet can split), one cell per cell of its design
+    (`experiment[cell]`), with their durations in `source` (<source>/<experiment>/)."""
+    out = []
+    for e in experiments:
+        split = (cell_of or {}).get(e)
+        for label, secs in durations(Path(source) / e, split).items():
+            out.append(Cell(f"{e}[{label}]" if split else e, secs))
+    return out
+
+
+def job_cells(jobs: Sequence[tuple[str, str]], source: Path | str) -> list[Cell]:
+    """The configured fleet's jobs, each bound to its host (`host/experiment`), with their
+    durations from `source`: <source>/<host>/<experiment>/ (an earlier fleet run's results) when
+    there, else <source>/<experiment>/ (a recording)."""
+    out = []
+    for host, e in jobs:
+        d = Path(source) / host / e
+        d = d if (d / "trials.csv").is_file() else Path(source) / e
+        out.append(Cell(f"{host}/{e}", durations(d)[""], (host,)))
+    return out
+
+
+def priorities(plan: Plan) -> dict[str, int]:
+    """Each cell's place in the submission order (0 first), by name."""
+    return {s.cell.name: i for i, s in enumerate(plan.slots)}

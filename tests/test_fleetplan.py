@@ -1,0 +1,124 @@
+"""The fleet's plan (pagelab.run.fleetplan, `pagelab fleet plan`): Graham's LPT with its known
+answers and its worst-case bound, the durations read from trial records, the plan of the recorded
+profiles, and bad input refused with one line and exit 2. Quick: nothing is run."""
+
+from __future__ import annotations
+
+import itertools
+import random
+import subprocess
+
+import pytest
+
+from conftest import REPO, VENV_BIN
+from pagelab.run import fleetplan
+from pagelab.run.fleetplan import Cell, lpt
+
+
+def makespan(times, n):
+    return lpt([Cell(f"c{i}", t) for i, t in enumerate(times)], [f"h{j}" for j in range(n)], 0, 0).makespan
+
+
+def optimum(times, n):
+    """The best makespan, by trying every assignment (small cases only)."""
+    best = float("inf")
+    for hosts in itertools.product(range(n), repeat=len(times)):
+        loads = [0.0] * n
+        for t, h in zip(times, hosts, strict=True):
+            loads[h] += t
+        best = min(best, max(loads))
+    return best
+
+
+def test_lpt_known_answer():
+    """5, 4, 3, 3, 3 on 2 hosts: LPT puts 5 and 4 apart, then 3 on the 4 (7), 3 on the 5 (8), 3 on
+    the 7: 10, where {5, 4} and {3, 3, 3} give 9."""
+    assert makespan([5, 4, 3, 3, 3], 2) == 10
+    assert optimum([5, 4, 3, 3, 3], 2) == 9
+    assert 10 <= fleetplan.graham_bound(2) * 9
+
+
+@pytest.mark.parametrize("n", [2, 3, 4, 5])
+def test_lpt_meets_grahams_bound_exactly_on_his_worst_case(n):
+    """Graham's instance: 2n-1, 2n-1, 2n-2, 2n-2, ..., n+1, n+1, n, n, n on n hosts: LPT ends at
+    4n-1 and the optimum at 3n, the ratio 4/3 - 1/(3n)."""
+    times = [t for k in range(2 * n - 1, n, -1) for t in (k, k)] + [n, n, n]
+    assert makespan(times, n) == 4 * n - 1
+    assert (4 * n - 1) / (3 * n) == pytest.approx(fleetplan.graham_bound(n))
+    if n <= 3:
+        assert optimum(times, n) == 3 * n
+
+
+def test_lpt_within_the_bound_of_the_optimum_on_random_cases():
+    rng = random.Random(1969)
+    for _ in range(60):
+        n = rng.randint(1, 3)
+        times = [rng.randint(1, 20) for _ in range(rng.randint(1, 7))]
+        ms, opt = makespan(times, n), optimum(times, n)
+        assert max(max(times), sum(times) / n) <= opt <= ms <= fleetplan.graham_bound(n) * opt + 1e-9
+
+
+def test_lpt_order_overhead_and_allowed_hosts():
+    """Longest first; each job pays the overhead; a job bound to a host goes there even when
+    another host is free; the run's overhead is added once."""
+    cells = [Cell("a", 10), Cell("b", 30, ("h2",)), Cell("c", 20), Cell("d", 5, ("h2",))]
+    plan = lpt(cells, ["h1", "h2"], overhead=1, run_overhead=7)
+    assert [s.cell.name for s in plan.slots] == ["b", "c", "a", "d"]
+    assert [(s.host, s.start, s.end) for s in plan.slots] == [
+        ("h2", 0, 31), ("h1", 0, 21), ("h1", 21, 32), ("h2", 31, 37)]
+    assert plan.makespan == 37 and plan.wall == 44
+    assert fleetplan.priorities(plan) == {"b": 0, "c": 1, "a": 2, "d": 3}
+    with pytest.raises(fleetplan.PlanError, match="none of its hosts"):
+        lpt([Cell("x", 1, ("h9",))], ["h1"])
+    with pytest.raises(fleetplan.PlanError, match="at least one host"):
+        lpt([Cell("x", 1)], [])
+    with pytest.raises(fleetplan.PlanError, match="at least 1"):
+        fleetplan.graham_bound(0)
+
+
+def test_durations_sum_the_trials_and_leave_out_a_stop(tmp_path):
+    """Trial times plus the short pauses between them; a pause over STOP_GAP_S is a stopped run."""
+    d = tmp_path / "exp"
+    d.mkdir()
+    rows = [("t1", "2026-01-01T00:00:00+00:00", "2026-01-01T00:00:10+00:00"),
+            ("t2", "2026-01-01T00:00:12+00:00", "2026-01-01T00:00:20+00:00"),   # 2 s pause: counted
+            ("t3", "2026-01-01T01:00:00+00:00", "2026-01-01T01:00:05+00:00")]   # an hour later: a stop
+    (d / "trials.csv").write_text("trial_id,start,end\n" + "".join(f"{a},{b},{c}\n" for a, b, c in rows))
+    assert fleetplan.durations(d) == {"": pytest.approx(10 + 2 + 8 + 5)}
+    with pytest.raises(fleetplan.PlanError, match="no trials.csv"):
+        fleetplan.durations(tmp_path / "none")
+
+
+def pagelab(*args):
+    return subprocess.run([str(VENV_BIN / "pagelab"), "fleet", "plan", *args], cwd=REPO, capture_output=True,
+                          text=True, timeout=120)
+
+
+def recorded_machine() -> str:
+    return next(p.parent.name for p in sorted((REPO / "data/recorded").glob("*/full")))
+
+
+def test_the_full_profile_on_three_hosts_is_bounded_by_readyboost():
+    """The recorded full profile on 3 hosts: readyboost, one experiment over an hour with no cells,
+    bounds it; payoff is planned cell by cell."""
+    out = pagelab("--hosts", "3", "--profile", "full", "--machine", recorded_machine())
+    assert out.returncode == 0, out.stderr
+    lines = out.stdout.splitlines()
+    assert lines[0].startswith("Fleet plan: the full profile on 3 identical host(s)")
+    assert lines[3].split()[:3] == ["1", "readyboost", "host1"]          # the longest first
+    assert sum(" payoff[" in ln for ln in lines) >= 2
+    assert any(ln.startswith("predicted wall time: 1:") for ln in lines), out.stdout
+    last = lines[-1]
+    assert last.startswith("within 1:00:00: no; bounded by readyboost") and "cannot be split" in last, last
+
+
+@pytest.mark.parametrize("args, why", [
+    (["--hosts", "0"], "--hosts must be at least 1, not 0"),
+    (["--hosts", "2", "--profile", "huge"], "no profile named 'huge'"),
+    (["--hosts", "2", "--machine", "no-such-machine"], "no recording of profile 'quick' on no-such-machine"),
+    ([], "names no fleet hosts"),
+])
+def test_bad_input_is_one_line_and_exit_2(args, why):
+    out = pagelab(*args)
+    assert out.returncode == 2 and out.stdout == "", out.stdout + out.stderr
+    assert len(out.stderr.strip().splitlines()) == 1 and why in out.stderr, out.stderr
