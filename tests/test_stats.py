@@ -196,3 +196,24 @@ def test_the_typed_level_check_finds_every_spelling():
         assert typed_levels(f"medians with {typed}", []), typed
     assert not typed_levels("within 1.95 %, at 0.95, 93.75 % CI", [])
     assert not typed_levels("its nominal 95 % t-intervals", ["nominal 95 % t-intervals"])
+
+
+def test_figures_name_their_intervals_by_the_coverage_at_n():
+    """A figure's legend names the medians' intervals by the coverage median_rank gives at the
+    summary's n, and the payoff map's ratios by the coverage their rows carry."""
+    import pandas as pd
+
+    from pagelab.core import plots
+
+    summary = pd.DataFrame({"arm": ["a", "b"], "n": [5, 5], "v": [1.0, 2.0], "lo": [0.5, 1.5], "hi": [1.5, 2.5]})
+    fig = plots.bars_ci(summary, "arm", "v", "lo", "hi")
+    assert "median, 93.75 % CI, n = 5" in [t.get_text() for t in fig.axes[0].get_legend().get_texts()]
+    fig = plots.bars_ci(summary.assign(n=[5, 6]), "arm", "v", "lo", "hi")
+    assert "median, CI 93.75 % (n = 5), 96.88 % (n = 6)" in [t.get_text() for t in fig.axes[0].get_legend().get_texts()]
+    rows = pd.DataFrame({"bare_back_s": [2.0], "bare_back_s_lo": [1.0], "bare_back_s_hi": [3.0],
+                         "tier_back_s": [1.0], "tier_back_s_lo": [0.5], "tier_back_s_hi": [1.5],
+                         "ratio": [0.5], "ratio_lo": [0.4], "ratio_hi": [0.6], "ratio_coverage": [median_rank(6)[1]]})
+    fig = plots.payoff_map({"RAM": (rows, ["1x"])}, 0.05)
+    legends = [t.get_text() for ax in fig.axes if ax.get_legend() for t in ax.get_legend().get_texts()]
+    assert "tier / bare, 96.88 % CI" in legends
+    plots.plt.close("all")
