@@ -691,3 +691,38 @@ def test_the_summary_counts_the_claims_not_measurable_here():
     assert "two are not measurable here (the criterion was met when the clock started" in s, s
     assert claims.macros(t)["VerdictsNotMeasurable"] == "2"
     assert "not measurable" not in claims.summary_sentence(pd.DataFrame({"verdict": [claims.REPRODUCED]}))
+
+
+def test_the_findings_say_in_words_which_claims_held_and_which_did_not():
+    """The abstract's and the conclusion's sentence: each claim reproduced, not reproduced or
+    inconclusive by its id and its words from claims.csv (asides dropped, a point's published
+    figure kept), those not measurable by id, the rest counted; never the summary's wording."""
+    import pandas as pd
+
+    t = pd.DataFrame({
+        "id": ["A", "B", "C", "D", "E", "F", "G", "AS"],
+        "claim": ["observed page-in rate (at most)", "recovery, no cache", "a ratio of two rates",
+                  "an order", "a cited input", "a server's rate", "another order", "A's twin"],
+        "published": ["2 MB/s", "155 s", "0.3 ratio", "a < b order", "1 ms", "500 MB/s", "b < c order", "2 MB/s"],
+        "kind": ["range", "point", "ratio", "order", "point", "point", "order", "range"],
+        "source": ["seed000", "seed000", "seed004", "seed000", "seed003", "seed004", "seed000", "seed000"],
+        "sensitivity": ["", "", "", "", "", "", "", "A"],
+        "verdict": [claims.REPRODUCED, claims.NOT_REPRODUCED, claims.INCONCLUSIVE, claims.NOT_MEASURABLE,
+                    claims.BY_CONSTRUCTION, claims.NOT_APPLICABLE, claims.NOT_MEASURABLE, claims.NOT_REPRODUCED]})
+    s = claims.findings_sentence(t)
+    assert s == ("One claim held (reproduced here): observed page-in rate (A: at most 2 MB/s). One did not hold "
+                 "(not reproduced): recovery, no cache (B: 155 s). One remains open (inconclusive; more trials "
+                 "could settle it): a ratio of two rates (C). Two were not measurable here, censored in most "
+                 "trials: D and G. Of the rest, one holds by construction and one could not be judged in this "
+                 "run."), s
+    assert s != claims.summary_sentence(t) and "AS" not in s   # a sensitivity row is not a claim
+    mac = claims.macros(t)
+    assert mac["VerdictsSources"] == "three" and mac["VerdictFindings"] == s
+    none = claims.findings_sentence(t[t["verdict"] != claims.REPRODUCED])
+    assert none.startswith("No claim held (none is reproduced here). One did not hold"), none
+    # the claims the paper judges come from the sources claims.csv names, each a refs.bib entry
+    c = load_claims()
+    named = set(c.loc[c["sensitivity"].fillna("").str.strip() == "", "source"])
+    assert claims.sources(c) == len(named) > 0
+    bib = (root() / "paper" / "refs.bib").read_text()
+    assert all(f"{{{key}," in bib for key in named), named

@@ -47,6 +47,7 @@ import html as _html
 import json
 import math
 import os
+import re
 import shutil
 import subprocess
 import sys
@@ -281,6 +282,7 @@ def judge_all(claims: pd.DataFrame, measurements: dict[str, dict[str, Any]], ski
     rows = []
     for claim in claims.to_dict("records"):
         rows.append({"id": claim["id"], "published": f"{claim['value']} {claim['unit']}",
+                     "claim": claim.get("claim") or "", "source": claim.get("source") or "",
                      "experiment": claim["experiment"], "measurement": claim["measurement"],
                      "sensitivity": (claim.get("sensitivity") or "").strip(),
                      **judge(claim, measurements, skipped, profile)})
@@ -340,10 +342,83 @@ def summary_sentence(table: pd.DataFrame) -> str:
     return f"Of the {len(table)} published claims, " + ", ".join(parts[:-1]) + " and " + parts[-1] + "."
 
 
+def _described(row: pd.Series) -> str:
+    """A claim named for a reader: its words from claims.csv without their asides, then its id
+    and, where it is one number or range, the published figure with the aside's bound ("at
+    most", "at least", "up to"): "observed page-in rate (PG2: at most 2 MB/s)"."""
+    claim = str(row.get("claim") or "")
+    words = " ".join(re.sub(r"\s*\([^()]*\)", "", claim).split()).strip(" ,;")
+    figure = ""
+    published_ = str(row.get("published") or "")
+    if str(row.get("kind") or "point") in ("point", "range") and published_ and not published_.endswith(" ratio"):
+        asides = " ".join(re.findall(r"\(([^()]*)\)", claim))
+        bound_ = next((b for b in ("at most", "at least", "up to") if b in asides), "")
+        figure = f": {bound_ + ' ' if bound_ else ''}{published_}"
+    return f"{words} ({row['id']}{figure})" if words else str(row["id"])
+
+
+def _listed(items: list[str]) -> str:
+    """Items joined as English: "a, b and c", or "a; b and c" where the items hold commas."""
+    sep = "; " if any("," in i for i in items) else ", "
+    return items[0] if len(items) == 1 else sep.join(items[:-1]) + " and " + items[-1]
+
+
+def findings_sentence(table: pd.DataFrame) -> str:
+    """Which published claims held and which did not, in words, for the abstract and the
+    conclusion (the counts of every verdict are the summary sentence's, said once in the claims
+    section): each claim reproduced, not reproduced or inconclusive by its words and id, those
+    not measurable by their ids, the rest as counts (empty for a table without ids). Sensitivity
+    rows are not claims."""
+    t = primary(table)
+    if "id" not in t:
+        return ""
+    by = {v: t[t["verdict"] == v] for v in VERDICTS}
+
+    def n_(v: str) -> int:
+        return len(by[v])
+
+    def listed(v: str) -> str:
+        return _listed([_described(r) for _, r in by[v].iterrows()])
+
+    def one(v: str, singular: str, plural: str) -> str:
+        return singular if n_(v) == 1 else plural
+
+    out = []
+    if n_(REPRODUCED):
+        out.append(f"{_num(n_(REPRODUCED)).capitalize()} {one(REPRODUCED, 'claim', 'claims')} held (reproduced "
+                   f"here): {listed(REPRODUCED)}.")
+    else:
+        out.append("No claim held (none is reproduced here).")
+    if n_(NOT_REPRODUCED):
+        out.append(f"{_num(n_(NOT_REPRODUCED)).capitalize()} did not hold (not reproduced): {listed(NOT_REPRODUCED)}.")
+    if n_(INCONCLUSIVE):
+        out.append(f"{_num(n_(INCONCLUSIVE)).capitalize()} {one(INCONCLUSIVE, 'remains', 'remain')} open "
+                   f"(inconclusive; more trials could settle {one(INCONCLUSIVE, 'it', 'them')}): "
+                   f"{listed(INCONCLUSIVE)}.")
+    if n_(NOT_MEASURABLE):
+        out.append(f"{_num(n_(NOT_MEASURABLE)).capitalize()} {one(NOT_MEASURABLE, 'was', 'were')} not measurable "
+                   f"here, censored in most trials: {_listed(list(by[NOT_MEASURABLE]['id']))}.")
+    rest = ([f"{_num(n_(BY_CONSTRUCTION))} {one(BY_CONSTRUCTION, 'holds', 'hold')} by construction"]
+            if n_(BY_CONSTRUCTION) else []) + \
+           ([f"{_num(n_(NOT_APPLICABLE))} could not be judged in this run"] if n_(NOT_APPLICABLE) else [])
+    if rest:
+        out.append(f"Of the rest, {' and '.join(rest)}.")
+    return " ".join(out)
+
+
+def sources(table: pd.DataFrame) -> int:
+    """How many articles the published claims come from (claims.csv's source column)."""
+    if "source" not in table:
+        return 0
+    return int(primary(table)["source"].astype(str).str.strip().replace("", pd.NA).dropna().nunique())
+
+
 def macros(table: pd.DataFrame) -> dict[str, str]:
-    """The counts and the summary sentence for the abstract and the conclusion."""
+    """The counts; the summary sentence, said once, in the claims section; the findings in
+    words and the number of source articles, for the abstract and the conclusion."""
     c = counts(table)
     return {"VerdictsTotal": str(len(primary(table))), "VerdictsReproduced": str(c[REPRODUCED]),
+            "VerdictFindings": escape(findings_sentence(table)), "VerdictsSources": _num(sources(table)),
             "VerdictsNotReproduced": str(c[NOT_REPRODUCED]), "VerdictsInconclusive": str(c[INCONCLUSIVE]),
             "VerdictsByConstruction": str(c[BY_CONSTRUCTION]), "VerdictsNotApplicable": str(c[NOT_APPLICABLE]),
             "VerdictsNotMeasurable": str(c[NOT_MEASURABLE]),
