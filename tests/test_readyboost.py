@@ -87,9 +87,14 @@ def test_paired_ratios_interaction_and_sentences_follow_the_data():
     # would divide by a censored value, so that ratio is not formed at all
     assert "hdd_after_vs_hdd" not in rat
     m = rb.macros(rb.summarise(f), rat, None, "quick", None)
-    assert m["ReadyboostPrefetchTierSentence"].endswith("recovery was faster")
+    # each finding in words; its ratio and interval are a row of the comparison table
+    assert m["ReadyboostPrefetchTierSentence"] == ("Behind the tier, with prefetching between the rounds recovery "
+                                                   "was faster than with the agent restoring only after them")
     assert "as the seed's explanation says" in m["ReadyboostInteractionSentence"]
-    assert "93.75\\,\\% CI" in m["ReadyboostInteractionSentence"]   # n = 5: [min, max], 93.75 %
+    assert "CI" not in m["ReadyboostInteractionSentence"] and "0.299" not in m["ReadyboostInteractionSentence"]
+    row = next(r for r in m["ReadyboostComparisons"].splitlines() if r.startswith("interaction, recovery"))
+    assert row == "interaction, recovery (RBX) & 0.299 & 0.299--0.299 (93.75\\,\\%) & 5 \\\\", row
+    assert "by the seed's own recovery criterion the explanation held" in m["ReadyboostExplanationVerdict"]
     # The same data with prefetching as good on the bare disk: no interaction is shown.
     rat2 = rb.ratios(frame(0.77, 0.23, inter=0.23 / 0.77))
     m2 = rb.macros(rb.summarise(frame(0.77, 0.23, inter=0.23 / 0.77)), rat2, None, "quick", None)

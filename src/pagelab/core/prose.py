@@ -37,3 +37,35 @@ def ratio_sentence(est: Estimate, subject: str, other: str, above: str, below: s
     else:
         tail = "the interval contains 1, so no difference is shown"
     return f"{subject} {fmt(est.value)} times {other} ({ci}): {tail}"
+
+
+def finding(est: Estimate, subject: str, above: str, below: str, than: str) -> str:
+    """One finding in words, its numbers left to the table that holds them (comparison_rows):
+    "<subject> <above|below> <than>" where the paired ratio's interval lies wholly above or below
+    1, "<subject> not shown to be <above> or <below> <than>" where it contains 1. E.g. "behind
+    the tier, recovery was" + "faster" + "than on the bare disk"."""
+    if est.ci_low > 1:
+        return f"{subject} {above} {than}"
+    if est.ci_high < 1:
+        return f"{subject} {below} {than}"
+    return f"{subject} not shown to be {above} or {below} {than}"
+
+
+def comparison_rows(rows: list[tuple[str, Estimate | None, str]]) -> str:
+    """A comparison table's body: per row its label, the median of the paired ratios, its
+    interval with the coverage it has at its n, and the rounds behind it; where more than half
+    the rounds are censored, "not measurable" and how many, never a median. The third item of
+    a row is what a censored row says (e.g. "met at the hogs' end"), or ""."""
+    out = []
+    for label, est, censored in rows:
+        if est is None:
+            out.append(f"{label} & \\multicolumn{{3}}{{l}}{{no round had both arms}} \\\\")
+        elif est.censored * 2 > est.n:
+            why = f": {censored}" if censored else ""
+            out.append(f"{label} & \\multicolumn{{2}}{{l}}{{not measurable ({est.censored} of {est.n} "
+                       f"censored{why})}} & {est.n} \\\\")
+        else:
+            ci = f"{bound(est.ci_low)}--{bound(est.ci_high)} ({coverage_label(est.coverage, latex=True)})"
+            cens = f", {est.censored} cens." if est.censored else ""
+            out.append(f"{label} & {fmt(est.value)} & {ci} & {est.n}{cens} \\\\")
+    return "\n".join(out)

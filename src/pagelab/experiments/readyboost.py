@@ -73,22 +73,22 @@ import pandas as pd
 
 from pagelab.core import plots
 from pagelab.core.latex import escape, fmt
-from pagelab.core.prose import bound, ratio_sentence
+from pagelab.core.prose import comparison_rows, finding
 from pagelab.core.stats import (
     AT_START,
     OVER_WATCH,
     Estimate,
     censored_median_ci,
     censored_ratio,
-    coverage_label,
     interval_name,
 )
 from pagelab.core.units import parse_size
 from pagelab.experiments import harness
 from pagelab.experiments.harness import entry
 from pagelab.run import trials
-from pagelab.run.devices import EmulatedDisk, emulated_swap, profile_value
+from pagelab.run.devices import EmulatedDisk, profile_value
 from pagelab.run.superfetch import Agent, swap_devices
+from pagelab.run.systemdisk import IMAGE, SystemDisk, layout, prepare_image, system_disk
 from pagelab.run.tools import cacheflood_cmd, run_json
 from pagelab.run.victim import Victim, out_and_back_reason, push_out
 from pagelab.system import counters, mm, state
@@ -110,7 +110,9 @@ ARMS = list(ARM)
 EMULATED = ("hdd", "tier", "zswap")  # swap devices on the emulator (FUSE)
 REQUIRED_COLUMNS = ["result.recovery_s", "result.evicted_share", "result.retouch_s",
                     "result.counters.retouch.vmstat.pgmajfault"]
-SCALARS = ["recovery_s", "settle_s", "cached_s", "back_s", "retouch_s", "restore_window_s",
+SCALARS = ["recovery_s", "settle_s", "cached_s", "back_s", "file_back_s", "retouch_s", "restore_window_s",
+           "pagein_mbps", "pagein_mbps_retouch", "seek_share_restore", "seek_share_retouch",
+           "swap_area_read_bytes_restore", "fs_area_read_bytes_restore", "file_back_bytes",
            "evicted_share", "readback_share", "restore_share", "out_at_end_pages",
            "hogs_killed", "oom_kills", "oom_wait_s", "hog_s", "pswpout_hogs",
            "majflt", "minflt", "pswpin", "zswpin",
@@ -128,6 +130,8 @@ MAX_REWRITTEN = 0.01     # of the pages the agent asked for while the hogs ran
 BUSY_THRESHOLD = 0.3     # seed 000: "average disk time <= 30%"
 CACHED_SHARE = 0.1       # seed 000: "cached >= 300MB" of its 3 GB
 BACK_SHARE = 0.01        # the working set is back when at most 1 % of it is still out of RAM
+FILE_BACK_SHARE = 0.9    # the file cache is back when the group's page cache is 90 % of what it was before the hogs
+SEED_FILE_SHARE = 1600 / 3000   # the seed's 1.6 GB of cached files in its 3 GB: the file set unless set
 PAGE = os.sysconf("SC_PAGE_SIZE")
 
 
@@ -166,11 +170,13 @@ class Design:
 
 def design(cfg: dict[str, Any]) -> Design:
     """The profile's sizes; unset ones follow the scaled design: a working set of a third of
-    the RAM, hogs of two thirds each, no file cache, the re-touch in address order."""
+    the RAM, hogs of two thirds each, a file set of the seed's 1.6 GB in 3 GB (SEED_FILE_SHARE of
+    the RAM, whole pages), the re-touch in address order."""
     ram = parse_size(cfg["ram"])
     d = Design(ram=ram,
                working_set=parse_size(cfg["working_set"]) if cfg.get("working_set") else ram // 3,
-               file_cache=parse_size(cfg["file_cache"]) if cfg.get("file_cache") else 0,
+               file_cache=(parse_size(cfg["file_cache"]) if cfg.get("file_cache")
+                           else int(SEED_FILE_SHARE * ram) // PAGE * PAGE),
                hog=parse_size(cfg["hog_size"]) if cfg.get("hog_size") else 2 * (ram // 3),
                order=cfg.get("retouch_order") or "seq")
     where = f"{NAME}.{cfg.get('profile', 'quick')}"
@@ -240,6 +246,45 @@ def back_time(samples: list[tuple[float, float]], working_set: float, share: flo
     return first_time(samples, lambda out: out <= share * working_set)
 
 
+def file_back_time(samples: list[tuple[float, float]], before: float, share: float = FILE_BACK_SHARE) -> float:
+    """When the file cache was back: the first time the group's page cache (memory.stat file)
+    was at least `share` of `before`, what it was before the hogs (NaN without a file cache).
+    `samples` are (seconds since the hogs ended, bytes)."""
+    if not before:
+        return float("nan")
+    return first_time(samples, lambda cache: cache >= share * before)
+
+
+def value_at(samples: list[tuple[float, float]], t: float) -> float:
+    """The first sample's value at or after `t` (the last one's if none is that late)."""
+    for ts, value in samples:
+        if ts >= t - 1e-9:
+            return value
+    return samples[-1][1] if samples else float("nan")
+
+
+def pagein_rate(samples: list[tuple[float, float]], back: float, watch: float) -> float:
+    """The page-in rate during the restore in MB/s (1e6 B/s, the seed's "below 2MB per second"):
+    the swap area's bytes read from the hogs' end until the working set was back (`back`, s),
+    over that time; over the whole watch when it never came back (NaN `back`); NaN when it was
+    back at the start (nothing to read). `samples` are (seconds since the hogs ended, bytes read
+    from the swap area so far)."""
+    if not samples or back == 0:
+        return float("nan")
+    until = back if back == back else watch
+    if not until > 0:
+        return float("nan")
+    return (value_at(samples, until) - samples[0][1]) / until / 1e6
+
+
+def seek_share(device: dict[str, float]) -> float:
+    """Of the emulated disk's reads in a phase (its counters' delta), the share that needed a
+    seek: the model moved the head by at least one track (simdisk's by_op.read.seeks; a read
+    the drive's track buffer or the flash tier served needs none). NaN without reads."""
+    reads = device.get("by_op.read.ios", 0.0)
+    return device.get("by_op.read.seeks", float("nan")) / reads if reads else float("nan")
+
+
 def recovery_time(settle: float, cached: float) -> float:
     """The seed's recovery: whichever of its two criteria is met first (NaN: neither)."""
     met = [t for t in (settle, cached) if t == t]
@@ -295,16 +340,27 @@ def modelled(profile: str) -> bool:
     return profile_value(profile, "model") != "zero"
 
 
-def busy_source(arm: Arm, disk: EmulatedDisk | None, swap_path: Path | None) -> Callable[[], float] | None:
-    """The swap device's busy seconds so far: the emulator's service time (what Resource
-    Monitor's disk time is drawn from), else the block device's io_ticks (zram, this machine's
-    disk)."""
-    if disk is not None:
+def busy_source(sd: SystemDisk | None, modelled_time: bool, swap_path: Path | None) -> Callable[[], float] | None:
+    """The system disk's busy seconds so far: the whole emulated device's service time, page-ins
+    and file reads alike (what Resource Monitor's disk time is drawn from); a disk with no
+    modelled time is busy as its loop devices are (io_ticks, both areas); without a system disk
+    (no file set) the swap device's io_ticks (zram, this machine's disk)."""
+    if sd is not None and modelled_time:
+        disk = sd.device
         return lambda: float(disk.stats().get("time_ns", {}).get("service", 0)) / 1e9
-    devs = swap_devices(swap_path) if swap_path else []
+    loops = [Path(p).name for p in (sd.swap, sd.fs_loop) if p is not None] if sd is not None else []
+    devs = loops or (swap_devices(swap_path) if swap_path else [])
     if not devs:
         return None
-    return lambda: counters.block_stat(devs[0]).get("io_ticks", 0.0) / 1e3
+    return lambda: sum(counters.block_stat(d).get("io_ticks", 0.0) for d in devs) / 1e3
+
+
+def swapin_source(sd: SystemDisk | None) -> Callable[[], float]:
+    """Bytes read from swap so far: the system disk's swap area (its loop device's counters),
+    else the kernel's pages swapped in from a device (vmstat pswpin: zram, a swap file)."""
+    if sd is not None and sd.swap is not None:
+        return lambda: sd.area_reads()["swap"]
+    return lambda: counters.vmstat().get("pswpin", 0.0) * PAGE
 
 
 def out_of_ram(cg: state.Cgroup) -> float:
@@ -348,27 +404,48 @@ def skip_reason(cfg: dict[str, Any]) -> str | None:
     return None
 
 
-def swap_for(st: state.State, cfg: dict[str, Any], arm: Arm, work: Path,
-             size: int, tier_overrides: dict[str, Any] | None = None) -> tuple[EmulatedDisk | None, Path]:
-    """Swap of `size` bytes for the arm: (the emulated disk or None, the swap device or file).
-    The tier starts empty in every trial: what it holds at the recovery it earned during the
-    trial's own hog rounds. `tier_overrides` replaces keys of the tier's profile (its
-    disk_profile and cache_profile: payoff's disk and stick)."""
-    if arm.swap in ("hdd", "zswap"):
-        disk = emulated_swap(st, cfg["disk_profile"], work / "dev", size)
-    elif arm.swap == "tier":
-        disk = emulated_swap(st, cfg["tier_profile"], work / "dev", size, overrides=tier_overrides)
-    elif arm.swap == "zram":
+def system_image(scratch: Path, size: int, file_set: int, seed: int) -> tuple[Path, Path]:
+    """The file set (made once on this machine's disk by cacheflood, kept across the run) and a
+    backing image holding it in the system disk's file system area for a swap area of `size`
+    bytes (systemdisk.prepare_image, one per layout, kept across the run): (image, file set)."""
+    lay = layout(size, file_set)
+    files = file_set_dir(scratch) / "files"
+    run_json(cacheflood_cmd(files, file_set, PAGE, seed=seed), timeout=3600)
+    image = file_set_dir(scratch) / f"{lay.swap_bytes}-{lay.fs_bytes}-{IMAGE}"
+    prepare_image(image, lay, files)
+    return image, files
+
+
+def swap_for(st: state.State, cfg: dict[str, Any], arm: Arm, work: Path, scratch: Path, size: int,
+             file_set: int, seed: int, tier_overrides: dict[str, Any] | None = None
+             ) -> tuple[SystemDisk | None, Path]:
+    """The seed machine's one system disk and swap of `size` bytes for the arm: (the system disk,
+    the swap device or file). The system disk (systemdisk.system_disk) is the emulated
+    hdd5400-2008, behind the flash tier in the tier arms, holding a swap area (the arm's swap
+    for hdd, tier and zswap) and the file set of `file_set` bytes; zram and this machine's own
+    disk swap elsewhere while the files stay on the system disk. Without a file set those two
+    arms have no system disk (None). The tier starts empty in every trial: what it holds at the
+    recovery it earned during the trial's own hog rounds. `tier_overrides` replaces keys of the
+    tier's profile (its disk_profile and cache_profile: payoff's disk and stick)."""
+    on_disk = arm.swap in ("hdd", "tier", "zswap")
+    sd = None
+    if on_disk or file_set:
+        image, _ = system_image(scratch, size, file_set, seed)
+        profile, overrides = ((cfg["tier_profile"], tier_overrides) if arm.swap == "tier"
+                              else (cfg["disk_profile"], None))
+        sd = system_disk(st, profile, work / "dev", layout(size, file_set), image, swap=on_disk,
+                         overrides=overrides)
+    if arm.swap == "zram":
         dev = st.zram(size, cfg["zram_algorithm"])
         st.swapon(dev)
-        return None, dev
-    else:
-        return None, st.swap_file(work / "swapfile", size)
+        return sd, dev
+    if arm.swap == "own":
+        return sd, st.swap_file(work / "swapfile", size)
     if arm.swap == "zswap":
         st.set_knob("zswap.compressor", cfg["zswap_compressor"])
         st.set_knob("zswap.enabled", "Y")
-    assert disk.loop is not None
-    return disk, disk.loop
+    assert sd is not None and sd.swap is not None
+    return sd, sd.swap
 
 
 def settle_window(cfg: dict[str, Any]) -> float:
@@ -403,7 +480,8 @@ def run_trial(st: state.State, cfg: dict[str, Any], trial: trials.Trial, scratch
     # dropped, not written, when pushed out again.
     swap_size = 4 * ram
     with harness.work_dir(scratch / f"{NAME}-{trial.trial_id}") as work, st.scope():
-        disk, swap_dev = swap_for(st, cfg, arm, work, swap_size, tier_overrides)
+        sd, swap_dev = swap_for(st, cfg, arm, work, scratch, swap_size, d.file_cache, trial.seed, tier_overrides)
+        disk = sd.device if sd else None
         tier0 = disk.stats().get("device", {}) if disk and arm.swap == "tier" else {}
         cg = st.cgroup(NAME, memory_limit=ram)
         extra = {"device": disk.flat_stats} if disk else {}
@@ -411,9 +489,10 @@ def run_trial(st: state.State, cfg: dict[str, Any], trial: trials.Trial, scratch
         window = settle_window(cfg)
         with Victim(ws, f"ratio:{cfg['fill_ratio']}", trial.seed, work / "victim", cg, order=d.order,
                     timeout=3600) as v:
-            cache0 = read_file_cache(cg, d.file_cache, file_set_dir(scratch), trial.seed) if d.file_cache else 0
+            files = sd.files if sd else None
+            cache0 = read_file_cache(cg, d.file_cache, files, trial.seed) if files else 0
             agent = (Agent(v.pid, cg.path("memory"), work / "agent", mode=arm.agent,
-                           devices=swap_devices(swap_dev), files=file_set_dir(scratch) if d.file_cache else None,
+                           devices=swap_devices(swap_dev), files=files,
                            poll_ms=float(cfg["agent_poll_ms"]), group=parse_size(cfg["agent_group"]),
                            max_rate=parse_size(str(cfg["agent_max_rate"])) if cfg.get("agent_max_rate") else 0,
                            done_below=int(BACK_SHARE * ws),
@@ -427,9 +506,12 @@ def run_trial(st: state.State, cfg: dict[str, Any], trial: trials.Trial, scratch
                 # smaps' Swap also counts the process's own stack and heap: capped at the whole set
                 evicted = min(1.0, mm.swapped_bytes(v.pid) / ws)
                 out_end = out_of_ram(cg)
-                sources = {"cached": lambda: victim_cached(cg, v.pid), "out": lambda: out_of_ram(cg)}
-                # a disk with no modelled time is busy as its loop device is (io_ticks), on both arms
-                busy = busy_source(arm, disk if modelled(cfg["disk_profile"]) else None, swap_dev)
+                sources = {"cached": lambda: victim_cached(cg, v.pid), "out": lambda: out_of_ram(cg),
+                           "file": lambda: float(file_bytes(cg)), "swapin": swapin_source(sd)}
+                if sd is not None and sd.fs_loop is not None:
+                    sources["fsread"] = lambda: sd.area_reads()["fs"]
+                # a disk with no modelled time is busy as its loop devices are (io_ticks), on both arms
+                busy = busy_source(sd, modelled(cfg["disk_profile"]), swap_dev)
                 if busy:
                     sources["busy"] = busy
                 with RecoverySampler(sources, period_s=max(0.02, window / 5)) as sampler:
@@ -438,11 +520,21 @@ def run_trial(st: state.State, cfg: dict[str, Any], trial: trials.Trial, scratch
                     agent_s = watch_recovery(cfg, agent, sampler)
                 s2 = c.snapshot()
                 report = agent.stop() if agent else {}
+            swapin = swapin_source(sd)
+            in2 = swapin()
             rep = v.retouch()
+            in3 = swapin()
             s3 = c.snapshot()
         hogs, restore, retouch = c.delta(s0, s1), c.delta(s1, s2), c.delta(s2, s3)
         settle = settle_time(sampler.samples.get("busy", []), window) if window else float("nan")
         cached = cached_time(sampler.samples["cached"], ram)
+        back = back_time(sampler.samples["out"], ws)
+        retouch_s = rep["retouch"]["ns"] / 1e9
+
+        def area_read(name: str) -> float:
+            got = sampler.samples.get(name, [])
+            return got[-1][1] - got[0][1] if got else float("nan")
+
         result = {
             "arm": name, "swap": arm.swap, "agent": arm.agent or "none", "ram": ram, "working_set": ws,
             "command": v.command, "agent_command": agent.command if agent else None,
@@ -456,10 +548,22 @@ def run_trial(st: state.State, cfg: dict[str, Any], trial: trials.Trial, scratch
             "cache_dropped_share": (1 - cache1 / cache0) if cache0 else float("nan"),
             # the seed's recovery, from the hogs' end, nothing touching the victim
             "settle_s": settle, "cached_s": cached, "recovery_s": recovery_time(settle, cached),
-            "back_s": back_time(sampler.samples["out"], ws), "restore_window_s": sampler.elapsed(),
+            "back_s": back, "restore_window_s": sampler.elapsed(),
+            # the file cache the group had before the hogs, back (its share FILE_BACK_SHARE)
+            "file_back_s": file_back_time(sampler.samples["file"], cache0),
+            "file_back_bytes": FILE_BACK_SHARE * cache0,
+            # the seed's premise: the page-in rate during the restore, and how scattered the reads were
+            "pagein_mbps": pagein_rate(sampler.samples["swapin"], back, sampler.elapsed()),
+            "pagein_mbps_retouch": (in3 - in2) / retouch_s / 1e6 if retouch_s > 0 else float("nan"),
+            "seek_share_restore": seek_share(restore.get("device", {})),
+            "seek_share_retouch": seek_share(retouch.get("device", {})),
+            "swap_area_read_bytes_restore": area_read("swapin"),
+            "fs_area_read_bytes_restore": area_read("fsread"),
+            "system_disk": ({"swap_bytes": sd.layout.swap_bytes, "fs_offset": sd.layout.fs_offset,
+                             "fs_bytes": sd.layout.fs_bytes, "swap_on_it": sd.swap is not None} if sd else None),
             "out_at_end_pages": out_end / PAGE,
             # the victim's re-touch after the restore: what a user returning to it waits
-            "retouch_s": rep["retouch"]["ns"] / 1e9, "majflt": rep["retouch"]["majflt"],
+            "retouch_s": retouch_s, "majflt": rep["retouch"]["majflt"],
             "minflt": rep["retouch"]["minflt"],
             "pswpin": retouch["vmstat"].get("pswpin", 0), "zswpin": retouch["vmstat"].get("zswpin", 0),
             # Pages the re-touch read from swap (disk, tier, zram or zswap): a page smaps counts as
@@ -538,14 +642,16 @@ def file_bytes(cg: state.Cgroup) -> int:
 
 
 def file_set_dir(scratch: Path) -> Path:
-    """The files whose pages play the seed machine's file cache, kept across the trials of a run."""
+    """The files whose pages play the seed machine's file cache (files/, made on this machine's
+    disk) and the system disk's images holding them (swap_for), kept across the trials of a run."""
     return Path(scratch).resolve() / f"{NAME}-file-cache"
 
 
 def read_file_cache(cg: state.Cgroup, size: int, where: Path, seed: int) -> int:
-    """Reads `size` bytes of files through the page cache from inside the group (cacheflood,
-    the set made cold first), as the seed machine's "1.6GB cache" of pages read before the
-    hogs; returns the group's page cache afterwards."""
+    """Reads `size` bytes of the file set in `where` (the system disk's file system) through the
+    page cache from inside the group (cacheflood, the set made cold first), as the seed
+    machine's "1.6GB cache" of pages read before the hogs; returns the group's page cache
+    afterwards."""
     run_json(cacheflood_cmd(where, size, size, seed=seed, cold=True), timeout=1800, preexec_fn=cg.preexec())
     return file_bytes(cg)
 
@@ -993,49 +1099,58 @@ def macros(summary: pd.DataFrame, rat: dict[str, Estimate], cfg: dict[str, Any] 
     word = {none: "the bare disk with the agent also between the rounds (the primary twin of the seed's "
                   "``without ReadyBoost'')",
             sens: "the bare disk with the agent restoring only after them (the sensitivity twin)"}
-    sentences = {
-        "ReadyboostLittleSentence": (f"tier_after_vs_{none}", "behind the tier with the agent restoring only "
-                                     "after the hogs, recovery took", f"as long as on {word[none]}", "slower",
-                                     "faster", "it was"),
-        "ReadyboostEnoughSentence": (f"tier_between_vs_{none}", "behind the tier with the agent also "
-                                     "prefetching between the rounds, recovery took", f"as long as on {word[none]}",
-                                     "slower", "faster", "it was"),
-        "ReadyboostLittleSensSentence": (f"tier_after_vs_{sens}", "behind the tier with the agent restoring only "
-                                         "after the hogs, recovery took", f"as long as on {word[sens]}", "slower",
-                                         "faster", "it was"),
-        "ReadyboostEnoughSensSentence": (f"tier_between_vs_{sens}", "behind the tier with the agent also "
-                                         "prefetching between the rounds, recovery took", f"as long as on {word[sens]}",
-                                         "slower", "faster", "it was"),
-        "ReadyboostBackTierSentence": ("back.tier_between_vs_tier_after", "behind the tier, prefetching between "
-                                       "the rounds made the restore of the working set take",
-                                       "as long as restoring only after them", "slower", "faster",
-                                       "the restore was"),
-        "ReadyboostBackEnoughSentence": ("back.tier_between_vs_hdd_between", "by the working set back, the tier "
-                                         "with the agent between the rounds took", "as long as the bare disk with "
-                                         "the agent between the rounds", "slower", "faster", "it was"),
-        "ReadyboostTotalEnoughSentence": ("total.tier_between_vs_hdd_between", "counting the hogs' rounds, the "
-                                          "tier with the agent between the rounds took", "as long as the bare disk "
-                                          "with the agent between the rounds", "slower", "faster", "it was"),
-        "ReadyboostPrefetchTierSentence": ("tier_between_vs_tier_after", "behind the tier, prefetching between "
-                                           "the rounds made recovery take", "as long as restoring only after them",
-                                           "slower", "faster", "recovery was"),
-        "ReadyboostPrefetchHddSentence": ("hdd_between_vs_hdd_after", "on the bare disk, prefetching between the "
-                                          "rounds made recovery take", "as long as restoring only after them",
-                                          "slower", "faster", "recovery was"),
-        "ReadyboostAgentSentence": ("retouch.hdd_after_vs_hdd", "on the bare disk, after the agent's restore the "
-                                    "victim's re-touch took", "as long as without the agent (plain Linux)",
-                                    "slower", "faster", "it was"),
-        "ReadyboostZswapSentence": ("zswap_vs_hdd_after", "with zswap in front of the disk, recovery took",
-                                    "as long as on the bare disk", "slower", "faster", "it was"),
-        "ReadyboostZramSentence": ("zram_vs_hdd_after", "on zram, recovery took", "as long as on the bare disk",
-                                   "slower", "faster", "it was"),
+    # One finding per comparison, in words; its ratio, interval and rounds are a row of the
+    # section's comparison table (ReadyboostComparisons), never repeated in the sentence.
+    findings = {
+        "ReadyboostLittleSentence": (f"tier_after_vs_{none}", "tier after / bare between (RBR2)",
+                                     "behind the tier with the agent restoring only after the hogs, recovery was",
+                                     f"than on {word[none]}"),
+        "ReadyboostEnoughSentence": (f"tier_between_vs_{none}", "tier between / bare between (RBR3)",
+                                     "behind the tier with the agent also prefetching between the rounds, recovery "
+                                     "was", f"than on {word[none]}"),
+        "ReadyboostLittleSensSentence": (f"tier_after_vs_{sens}", "tier after / bare after (RBR2S)",
+                                         "behind the tier with the agent restoring only after the hogs, recovery was",
+                                         f"than on {word[sens]}"),
+        "ReadyboostEnoughSensSentence": (f"tier_between_vs_{sens}", "tier between / bare after (RBR3S)",
+                                         "behind the tier with the agent also prefetching between the rounds, "
+                                         "recovery was", f"than on {word[sens]}"),
+        "ReadyboostPrefetchTierSentence": ("tier_between_vs_tier_after", "tier between / tier after",
+                                           "behind the tier, with prefetching between the rounds recovery was",
+                                           "than with the agent restoring only after them"),
+        "ReadyboostPrefetchHddSentence": ("hdd_between_vs_hdd_after", "bare between / bare after",
+                                          "on the bare disk, with prefetching between the rounds recovery was",
+                                          "than with the agent restoring only after them"),
+        "ReadyboostBackTierSentence": ("back.tier_between_vs_tier_after", "working set back: tier between / "
+                                       "tier after", "behind the tier, with prefetching between the rounds the "
+                                       "restore of the working set was", "than with the agent restoring only "
+                                       "after them"),
+        "ReadyboostBackEnoughSentence": ("back.tier_between_vs_hdd_between", "working set back: tier between / "
+                                         "bare between", "by the working set back, the tier with the agent between "
+                                         "the rounds was", "than the bare disk with the agent between the rounds"),
+        "ReadyboostTotalEnoughSentence": ("total.tier_between_vs_hdd_between", "hogs and working set back: tier "
+                                          "between / bare between", "counting the hogs' rounds, the tier with the "
+                                          "agent between the rounds was", "than the bare disk with it"),
+        "ReadyboostAgentSentence": ("retouch.hdd_after_vs_hdd", "re-touch: bare after / bare without the agent",
+                                    "on the bare disk, after the agent's restore the victim's re-touch was",
+                                    "than without the agent (plain Linux)"),
+        "ReadyboostZswapSentence": ("zswap_vs_hdd_after", "zswap / bare after",
+                                    "with zswap in front of the disk, recovery was", "than on the bare disk"),
+        "ReadyboostZramSentence": ("zram_vs_hdd_after", "zram / bare after", "on zram, recovery was",
+                                   "than on the bare disk"),
     }
-    for key, (r, subject, other, above, below, who) in sentences.items():
+    rows: list[tuple[str, Estimate | None, str]] = []
+    for key, (r, label, subject, than) in findings.items():
         e = rat.get(r)
+        why = ratio_censoring(frame, r) if frame is not None and e is not None else ""
+        rows.append((escape(label), e, escape(why)))
+        lead = subject[:1].upper() + subject[1:]   # each finding is a sentence of its own
         if measurable(e):
-            m[key] = ratio_sentence(e, subject, other, above, below, who)
+            assert e is not None
+            m[key] = finding(e, lead, "slower", "faster", than)
         else:
-            m[key] = f"{subject.rsplit(',', 1)[0]}, the ratio is {not_measurable_text(r, e, frame)}" if e else "n/a"
+            lead = lead.rsplit(",", 1)[0]
+            m[key] = (f"{lead}, the comparison is not measurable here: {e.censored} of {e.n} rounds censored"
+                      if e else f"{lead}, no round had both arms")
     m["ReadyboostFavoursSentence"] = favours_sentence(rat)
     m["ReadyboostExplanationVerdict"] = explanation_verdict(rat)
     for key, col, name in (("interaction", "recovery_s", "ReadyboostInteractionSentence"),
@@ -1051,6 +1166,11 @@ def macros(summary: pd.DataFrame, rat: dict[str, Estimate], cfg: dict[str, Any] 
             m[name] = (f"for {what}, the interaction of tier and prefetching between the rounds is not measurable "
                        "here" + (f": {inter.censored} of {inter.n} rounds had an arm censored" if inter else "")
                        + (f" (met at the hogs' end in most trials of {' and '.join(start)})" if start else ""))
+    for key, label in (("interaction", "interaction, recovery (RBX)"),
+                       ("back.interaction", "interaction, working set back")):
+        e = rat.get(key)
+        rows.append((label, e, escape(ratio_censoring(frame, key)) if frame is not None and e is not None else ""))
+    m["ReadyboostComparisons"] = comparison_rows(rows)
     return m
 
 
@@ -1058,7 +1178,7 @@ def explanation_held(inter: Estimate | None, enough: Estimate | None) -> str:
     """Whether the seed's explanation held by one measure, as RBX judges it: the interaction and
     the tier with the agent between the rounds over the no-ReadyBoost twin, both below 1."""
     if not (measurable(inter) and measurable(enough)):
-        return "could not be judged (censored: met when the clock started in most rounds)"
+        return "could not be judged, its rounds censored (met when the clock started) in most trials"
     assert inter is not None and enough is not None
     if inter.ci_high < 1 and enough.ci_high < 1:
         return "held"
@@ -1066,55 +1186,50 @@ def explanation_held(inter: Estimate | None, enough: Estimate | None) -> str:
                                                                      "over the bare disk with it")) if e.ci_low > 1]
     if failed:
         return f"did not hold ({' and '.join(failed)} above 1)"
-    return "was not settled (an interval contains 1)"
+    return "neither held nor failed (an interval contains 1)"
 
 
 def explanation_verdict(rat: dict[str, Estimate]) -> str:
-    """In plain words, for the abstract and the conclusion: whether the seed's explanation held
-    on this twin of "without ReadyBoost" (SEED_ARMS), by the seed's own recovery and by the
-    working set back in RAM."""
+    """In plain words, for the abstract, the section and the conclusion: whether the seed's
+    explanation held on this twin of "without ReadyBoost" (SEED_ARMS), by the seed's own
+    recovery and by the working set back in RAM; a clause whose subject is the explanation."""
     none = SEED_ARMS["none"]
     by_rec = explanation_held(rat.get("interaction"), rat.get(f"tier_between_vs_{none}"))
     by_back = explanation_held(rat.get("back.interaction"), rat.get(f"back.tier_between_vs_{none}"))
-    return (f"with the bare disk and the agent between the rounds as the seed's ``without ReadyBoost'', the seed's "
-            f"explanation (prefetching between the rounds shortens recovery behind the flash cache more than on the "
-            f"bare disk) {by_rec} by the seed's own recovery criterion, and {by_back} by the time until the working "
-            "set was back in RAM")
+    return ("taking the bare disk with the agent also between the rounds as the seed's ``without ReadyBoost'', "
+            f"by the seed's own recovery criterion the explanation {by_rec}, and by the time until the working set "
+            f"was back in RAM it {by_back}")
 
 
 def favours_sentence(rat: dict[str, Estimate]) -> str:
     """Whether the seed's own criterion favours an arm that prefetched while the hogs ran: the
-    ratio between and after behind the tier by the seed's recovery and by the working set back."""
+    ratio between and after behind the tier by the seed's recovery and by the working set back
+    (both rows of the comparison table), in words."""
     rec, back = rat.get("tier_between_vs_tier_after"), rat.get("back.tier_between_vs_tier_after")
     if not (measurable(rec) and measurable(back)):
         return ("behind the tier, the seed's criterion and the working set back cannot both be compared between "
                 "prefetching between the rounds and restoring after them (one of them is censored)")
     assert rec is not None and back is not None
-    head = (f"behind the tier, prefetching between the rounds over restoring after them was {fmt(rec.value)} "
-            f"({coverage_label(rec.coverage, latex=True)} CI {bound(rec.ci_low)}--{bound(rec.ci_high)}) by the seed's "
-            f"criterion and {fmt(back.value)} ({coverage_label(back.coverage, latex=True)} CI {bound(back.ci_low)}--"
-            f"{bound(back.ci_high)}) by the working set back")
     if rec.ci_high < back.ci_low:
-        return head + ": the seed's criterion favours the arm that prefetched while the hogs ran, beyond what " \
-                      "the working set's return shows"
+        return ("the seed's criterion favours the arm that prefetched while the hogs ran, beyond what the working "
+                "set's return shows")
     if rec.ci_low > back.ci_high:
-        return head + ": the seed's criterion disfavours the arm that prefetched while the hogs ran"
-    return head + ": the two intervals overlap, so the seed's criterion is not shown to favour either arm"
+        return "the seed's criterion disfavours the arm that prefetched while the hogs ran"
+    return ("the two ratios' intervals overlap, so the seed's criterion is not shown to favour either arm beyond "
+            "what the working set's return shows")
 
 
 def interaction_sentence(e: Estimate, what: str = "recovery") -> str:
-    """The factorial's verdict on the seed's explanation, from the interaction's CI."""
-    ci = (f"median of {e.n} paired rounds, {coverage_label(e.coverage, latex=True)} CI "
-          f"{bound(e.ci_low)}--{bound(e.ci_high)}")
-    head = (f"for {what}, the interaction of tier and prefetching between the rounds, (tier between / bare "
-            f"between) / (tier after / bare after), was {fmt(e.value)} ({ci})")
+    """The factorial's verdict on the seed's explanation, from the interaction's CI, in words
+    (the interaction, (tier between / bare between) / (tier after / bare after), is a row of the
+    comparison table)."""
     if e.ci_high < 1:
-        return head + ": prefetching between the rounds shortened it behind the tier beyond its effect " \
-                      "on the bare disk, as the seed's explanation says"
+        return (f"for {what}, prefetching between the rounds shortened it behind the tier beyond its effect on the "
+                "bare disk, as the seed's explanation says")
     if e.ci_low > 1:
-        return head + ": prefetching between the rounds did less behind the tier than on the bare disk, " \
-                      "against the seed's explanation"
-    return head + ": the interval contains 1, so the data show no interaction"
+        return (f"for {what}, prefetching between the rounds did less behind the tier than on the bare disk, "
+                "against the seed's explanation")
+    return f"for {what}, the interaction's interval contains 1, so the data show no interaction"
 
 
 FIGURE_TIMES = ("settle_s", "cached_s", "back_s", "hog_s", "total_s")
