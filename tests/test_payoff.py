@@ -218,7 +218,7 @@ def test_the_analysis_pairs_rounds_within_a_cell_and_says_where_the_tier_stops_p
         claims.NOT_MEASURABLE
     assert payoff.table(s.reset_index()).set_index("RAM").loc["1.33x", "Bare back (s)"] == "0 (by construction)"
     macros = payoff.macros(s.reset_index(), adv, cfg, "full", None)
-    assert "along the paging disk" in macros["PayoffAxesSentence"]
+    assert macros["PayoffAxesSentence"].startswith("Along the paging disk, the tier ")
     assert "it stopped paying at ssd-x25m-2008" in macros["PayoffAxesSentence"]
     assert "the interval contains 1" in macros["PayoffSsdSentence"]
 

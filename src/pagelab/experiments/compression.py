@@ -396,9 +396,10 @@ def macros(summary: pd.DataFrame, cfg: dict[str, Any] | None, profile: str, skip
         ratio_sentence(paired[key], "lzo's decompression rate was", "its compression rate in the same trials",
                        "faster", "slower", "decompression was", compact=True) if key in paired else "n/a")
     others = [k for k in paired if k.startswith("codec.") and k.endswith(f".vs_{REFERENCE_ALGORITHM}")]
-    m["CompressionCodecVsLzoSentence"] = "; ".join(
-        ratio_sentence(paired[k], f"{k.split('.')[1]} compressed at", "lzo's rate", "faster", "slower",
-                       f"{k.split('.')[1]} was", compact=True) for k in sorted(others)) or "n/a"
+    # one sentence per algorithm, never strung together with semicolons
+    m["CompressionCodecVsLzoSentence"] = ". ".join(
+        ratio_sentence(paired[k], f"Against lzo, {k.split('.')[1]} compressed at", "lzo's rate", "faster",
+                       "slower", f"{k.split('.')[1]} was", compact=True) for k in sorted(others)) or "n/a"
     swap = summary[summary["arm"] != "codec"] if len(summary) else summary
     if cfg and len(swap):
         sref = swap[np.isclose(swap["ratio"], cfg["reference_ratio"])]

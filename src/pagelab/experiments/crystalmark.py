@@ -350,7 +350,7 @@ def macros(summary: pd.DataFrame, rat: dict[str, Estimate], cfg: dict[str, Any],
 
     def sentence(key: str, subject: str, other: str) -> str:
         return ratio_sentence(rat[key], subject, other, "inflated the score", "lowered the score",
-                              "reuse") if key in rat else "n/a"
+                              "reuse", compact=True) if key in rat else "n/a"
 
     return {
         "CrystalmarkProfile": profile,

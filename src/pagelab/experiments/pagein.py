@@ -151,20 +151,19 @@ def table(summary: pd.DataFrame, rejected: pd.DataFrame | None = None) -> pd.Dat
 
 def readahead_sentence(summary: pd.DataFrame, order: str = "random") -> str:
     """Whether Linux's read-around (page-cluster 3) moved the page-in rate of `order` against
-    one page per fault (page-cluster 0), from the two intervals; written from the data."""
+    one page per fault (page-cluster 0), from the two intervals; written from the data, in
+    words (the rates and their intervals are the table's, and the section's text gives the rates)."""
     rows = {int(r["page_cluster"]): r for _, r in summary[summary["access"] == order].iterrows()} \
         if len(summary) else {}
     if 0 not in rows or 3 not in rows:
         return "n/a"
     a, b = rows[0], rows[3]
+    which = {"random": "random-order", "seq": "address-order"}.get(order, f"{order}-order")
     if b["lo"] > a["hi"]:
-        verdict = f"read-around made {order}-order page-in faster: the two intervals do not overlap"
-    elif b["hi"] < a["lo"]:
-        verdict = f"read-around made {order}-order page-in slower: the two intervals do not overlap"
-    else:
-        verdict = "the two intervals overlap, so read-around shows no effect on this order"
-    return (f"{fmt(b['mbps'])} MB/s with page-cluster 3 against {fmt(a['mbps'])} MB/s with page-cluster 0 "
-            f"(95\\,\\% CIs {fmt(b['lo'])}--{fmt(b['hi'])} and {fmt(a['lo'])}--{fmt(a['hi'])}): {verdict}")
+        return f"read-around made {which} page-in faster, the two intervals apart"
+    if b["hi"] < a["lo"]:
+        return f"read-around made {which} page-in slower, the two intervals apart"
+    return f"the two intervals overlap, so read-around shows no effect on {which} page-in"
 
 
 def macros(summary: pd.DataFrame, cfg: dict[str, Any] | None, profile: str, skipped: str | None,

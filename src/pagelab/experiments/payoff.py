@@ -414,13 +414,17 @@ def level_text(factor: str, value: Any) -> str:
     return f"{float(value):g}x" if factor == "ram_x" else str(value)
 
 
+AXIS_WORDS = {"pays": "paid", "costs": "cost time", "noise": "stayed in the noise band",
+              "n/a": "had nothing to recover"}
+
+
 def axis_sentence(factor: str, rows: pd.DataFrame) -> str:
-    """Where along one factor the tier stopped paying, from the ratios' CIs (never typed)."""
-    verdicts = [(level_text(factor, r[factor]), pays(r["ratio_lo"], r["ratio_hi"]), r) for _, r in rows.iterrows()]
-    parts = [f"{escape(lvl)} {fmt(r['ratio'])} [{fmt(r['ratio_lo'])}, {fmt(r['ratio_hi'])}] ({v})"
-             if v != "n/a" else f"{escape(lvl)} n/a (nothing to recover on the bare disk)" for lvl, v, r in verdicts]
-    stop = next((lvl for lvl, v, _ in verdicts if v != "pays"), None)
-    head = f"along the {FACTOR_WORDS[factor]}, the tier's ratio to the bare disk was " + "; ".join(parts)
+    """Where along one factor the tier stopped paying, from the ratios' CIs (never typed): one
+    sentence in words, the ratios and their intervals being the payoff table's and figure's."""
+    verdicts = [(level_text(factor, r[factor]), pays(r["ratio_lo"], r["ratio_hi"])) for _, r in rows.iterrows()]
+    parts = [f"{AXIS_WORDS[v]} at {escape(lvl)}" for lvl, v in verdicts]
+    stop = next((lvl for lvl, v in verdicts if v != "pays"), None)
+    head = f"Along the {FACTOR_WORDS[factor]}, the tier " + ", ".join(parts)
     if stop is None:
         return head + ": it paid at every level"
     if stop == verdicts[0][0]:
@@ -552,8 +556,8 @@ def macros(summary: pd.DataFrame, adv: dict[str, Estimate], cfg: dict[str, Any] 
                  PayoffLevels=escape("; ".join(f"{FACTOR_WORDS[f]}: " + ", ".join(level_text(f, v) for v in vs)
                                                for f, vs in levels(cfg).items())))
     sl = axes(summary, cfg) if cfg and len(summary) else {}
-    m["PayoffAxesSentence"] = ("; ".join(axis_sentence(f, rows) for f, rows in sl.items())
-                               if sl else "no factor was varied in this run")
+    m["PayoffAxesSentence"] = (". ".join(axis_sentence(f, rows) for f, rows in sl.items())
+                               if sl else "No factor was varied in this run")
     ram_built = False
     if cfg and len(summary):
         more = dataclasses.replace(center(cfg), ram_x=MORE_RAM).label
@@ -572,7 +576,7 @@ def macros(summary: pd.DataFrame, adv: dict[str, Estimate], cfg: dict[str, Any] 
                    "in that RAM, so nothing was pushed out" if key == "ram_first" and ram_built else
                    f"{subject.rsplit(',', 1)[0]}, the ratio is not measurable here: {e.censored} of {e.n} rounds "
                    "censored" if e.censored * 2 > e.n else
-                   ratio_sentence(e, subject, other, "slower", "faster", who))
+                   ratio_sentence(e, subject, other, "slower", "faster", who, compact=True))
     return m
 
 
