@@ -97,12 +97,17 @@ def test_paper_prints_the_access_time_the_notebook_fitted(built):
     tex = (built / "results/claims/verdicts.tex").read_text()
     for col in ("Published", "Window", "Ours/Pub", "Verdict", "Note"):
         assert col in tex
-    # The abstract's and the conclusion's counts are the table's.
+    # The summary's counts are the table's, said once (the claims section); the abstract and the
+    # conclusion name in words the claims that held and those that did not.
     import pandas as pd
 
     expected = _claims.summary_sentence(pd.DataFrame(verdicts))
     flat = " ".join(re.sub(r"-\s*\n\s*", "", text).split())
-    assert flat.count(expected.split(" (")[0]) >= 2, expected  # abstract, claims section, conclusion
+    assert flat.count(expected.split(" (")[0]) == 1, expected
+    held = [v["id"] for v in verdicts if v["verdict"] == _claims.REPRODUCED and not v.get("sensitivity")]
+    opening = flat.split("Introduction")[0]
+    assert ("held (reproduced here)" in opening or "No claim held" in opening), opening
+    assert all(f"({i}" in opening for i in held), (held, opening)
     assert "??" not in text
     # The method section's datasheet values are the named profiles' own (config/devices/).
     import yaml
