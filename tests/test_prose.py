@@ -1,7 +1,11 @@
 """The compact comparison sentence: the interval without how it was made, which a section says
 once for all its comparisons."""
 
-from pagelab.core.prose import ratio_sentence
+import math
+import re
+from pathlib import Path
+
+from pagelab.core.prose import comparison_rows, finding, ratio_sentence
 from pagelab.core.stats import Estimate
 
 
@@ -16,9 +20,6 @@ def test_the_compact_sentence_keeps_the_interval_and_the_words_from_the_data():
 
 
 # --------------------------------------------------------------------------- the paper's sections
-import re  # noqa: E402
-from pathlib import Path  # noqa: E402
-
 SECTIONS = Path(__file__).resolve().parents[1] / "paper" / "sections"
 # a macro that holds a generated sentence: \ReadyboostLittleSentence, \PayoffAxesSentence, ...
 _SENTENCE = r"\\[A-Za-z]+(?:Sentences?|Verdict)\b(?:\{\})?"
@@ -64,3 +65,21 @@ def test_the_verdict_summary_is_said_once_and_the_findings_in_words_open_and_clo
         assert "\\VerdictFindings" in blocks and "\\ReadyboostExplanationVerdict" in blocks, name
     assert "Five" not in (SECTIONS / "abstract.tex").read_text()
     assert "\\VerdictsSources" in (SECTIONS / "abstract.tex").read_text()
+
+
+def test_a_finding_is_words_and_its_numbers_are_a_table_row():
+    faster = Estimate(0.36, 0.29, 0.43, 5, "paired ratio, order statistics", 0.9375)
+    slower = Estimate(2.0, 1.5, 2.5, 5, "paired ratio, order statistics", 0.9375)
+    straddles = Estimate(1.02, 0.97, 1.08, 5, "paired ratio, order statistics", 0.9375)
+    words = ("On zram, recovery was", "slower", "faster", "than on the bare disk")
+    assert finding(faster, *words) == "On zram, recovery was faster than on the bare disk"
+    assert finding(slower, *words) == "On zram, recovery was slower than on the bare disk"
+    assert finding(straddles, *words) == "On zram, recovery was not shown to be slower or faster than on the bare disk"
+    assert not re.search(r"\d", finding(faster, *words))
+    censored = Estimate(0.0, -math.inf, 1.2, 5, "paired ratio, censored", 0.9375, censored=4)
+    rows = comparison_rows([("zram / bare", faster, ""), ("tier / bare", censored, "met at the start"),
+                            ("zswap / bare", None, "")]).splitlines()
+    assert rows[0] == "zram / bare & 0.360 & 0.290--0.430 (93.75\\,\\%) & 5 \\\\"
+    assert rows[1] == ("tier / bare & \\multicolumn{2}{l}{not measurable (4 of 5 censored: met at the start)} "
+                       "& 5 \\\\")   # never a median of censored rounds
+    assert rows[2] == "zswap / bare & \\multicolumn{3}{l}{no round had both arms} \\\\"

@@ -422,7 +422,11 @@ def axis_sentence(factor: str, rows: pd.DataFrame) -> str:
     """Where along one factor the tier stopped paying, from the ratios' CIs (never typed): one
     sentence in words, the ratios and their intervals being the payoff table's and figure's."""
     verdicts = [(level_text(factor, r[factor]), pays(r["ratio_lo"], r["ratio_hi"])) for _, r in rows.iterrows()]
-    parts = [f"{AXIS_WORDS[v]} at {escape(lvl)}" for lvl, v in verdicts]
+    grouped: dict[str, list[str]] = {}   # levels by verdict, in the factor's order
+    for lvl, v in verdicts:
+        grouped.setdefault(v, []).append(escape(lvl))
+    parts = [f"{AXIS_WORDS[v]} at " + (lvls[0] if len(lvls) == 1 else ", ".join(lvls[:-1]) + " and " + lvls[-1])
+             for v, lvls in grouped.items()]
     stop = next((lvl for lvl, v in verdicts if v != "pays"), None)
     head = f"Along the {FACTOR_WORDS[factor]}, the tier " + ", ".join(parts)
     if stop is None:

@@ -1141,16 +1141,13 @@ def macros(summary: pd.DataFrame, rat: dict[str, Estimate], cfg: dict[str, Any] 
     rows: list[tuple[str, Estimate | None, str]] = []
     for key, (r, label, subject, than) in findings.items():
         e = rat.get(r)
-        why = ratio_censoring(frame, r) if frame is not None and e is not None else ""
-        rows.append((escape(label), e, escape(why)))
-        lead = subject[:1].upper() + subject[1:]   # each finding is a sentence of its own
+        rows.append((escape(label), e, ""))   # which arm was censored, and how: the ended item and the arm table
         if measurable(e):
             assert e is not None
-            m[key] = finding(e, lead, "slower", "faster", than)
+            m[key] = finding(e, subject[:1].upper() + subject[1:], "slower", "faster", than)  # a sentence
         else:
-            lead = lead.rsplit(",", 1)[0]
-            m[key] = (f"{lead}, the comparison is not measurable here: {e.censored} of {e.n} rounds censored"
-                      if e else f"{lead}, no round had both arms")
+            m[key] = (f"Whether {subject} slower or faster {than} is not measurable here: "
+                      + (f"{e.censored} of {e.n} rounds censored" if e else "no round had both arms"))
     m["ReadyboostFavoursSentence"] = favours_sentence(rat)
     m["ReadyboostExplanationVerdict"] = explanation_verdict(rat)
     for key, col, name in (("interaction", "recovery_s", "ReadyboostInteractionSentence"),
@@ -1169,7 +1166,7 @@ def macros(summary: pd.DataFrame, rat: dict[str, Estimate], cfg: dict[str, Any] 
     for key, label in (("interaction", "interaction, recovery (RBX)"),
                        ("back.interaction", "interaction, working set back")):
         e = rat.get(key)
-        rows.append((label, e, escape(ratio_censoring(frame, key)) if frame is not None and e is not None else ""))
+        rows.append((label, e, ""))
     m["ReadyboostComparisons"] = comparison_rows(rows)
     return m
 
