@@ -103,10 +103,14 @@ def test_a_sentence_changes_when_the_data_says_the_opposite() -> None:
     as_measured = sentences(TIMES)["StandbyZswapVsFloodedSentence"]
     opposite = {**TIMES, "zswap": TIMES["flooded"], "flooded": TIMES["zswap"]}
     swapped = sentences(opposite)["StandbyZswapVsFloodedSentence"]
-    assert as_measured.endswith("with zswap it was faster")
-    assert swapped.endswith("with zswap it was slower")
+    assert as_measured == "With zswap the re-touch was faster than after the flood with swap on disk"
+    assert swapped == "With zswap the re-touch was slower than after the flood with swap on disk"
     mixed = sentences({**TIMES, "zswap": [0.44, 0.52, 0.47, 0.49, 0.45]})["StandbyZswapVsFloodedSentence"]
-    assert mixed.endswith("no difference is shown")
+    assert mixed == ("With zswap the re-touch was not shown to be slower or faster than after the flood with swap "
+                     "on disk")
+    # the numbers are the comparison table's row, not the sentence's
+    row = next(r for r in sentences(TIMES)["StandbyComparisons"].splitlines() if r.startswith("zswap / flooded"))
+    assert " & 5 \\\\" in row and "(93.75\\,\\%)" in row, row
 
 
 def test_ratio_sentence_says_its_interval_and_coverage() -> None:

@@ -39,16 +39,16 @@ def ratio_sentence(est: Estimate, subject: str, other: str, above: str, below: s
     return f"{subject} {fmt(est.value)} times {other} ({ci}): {tail}"
 
 
-def finding(est: Estimate, subject: str, above: str, below: str, than: str) -> str:
+def finding(est: Estimate, subject: str, above: str, below: str, than: str, unchanged: str = "") -> str:
     """One finding in words, its numbers left to the table that holds them (comparison_rows):
     "<subject> <above|below> <than>" where the paired ratio's interval lies wholly above or below
-    1, "<subject> not shown to be <above> or <below> <than>" where it contains 1. E.g. "behind
-    the tier, recovery was" + "faster" + "than on the bare disk"."""
+    1, "<subject> not shown to be <above> or <below> <than>" (or `unchanged`, where given) where
+    it contains 1. E.g. "behind the tier, recovery was" + "faster" + "than on the bare disk"."""
     if est.ci_low > 1:
-        return f"{subject} {above} {than}"
+        return f"{subject} {above} {than}".rstrip()
     if est.ci_high < 1:
-        return f"{subject} {below} {than}"
-    return f"{subject} not shown to be {above} or {below} {than}"
+        return f"{subject} {below} {than}".rstrip()
+    return unchanged or f"{subject} not shown to be {above} or {below} {than}".rstrip()
 
 
 def comparison_rows(rows: list[tuple[str, Estimate | None, str]]) -> str:

@@ -37,7 +37,7 @@ import pandas as pd
 
 from pagelab.core import plots, records
 from pagelab.core.latex import escape, fmt
-from pagelab.core.prose import ratio_sentence
+from pagelab.core.prose import comparison_rows, finding
 from pagelab.core.stats import Estimate, interval_name, median_ci, paired_ratio_ci
 from pagelab.core.units import parse_size
 from pagelab.experiments import harness
@@ -392,14 +392,19 @@ def macros(summary: pd.DataFrame, cfg: dict[str, Any] | None, profile: str, skip
             m[f"CompressionLzo{k}"] = "n/a"
     m["CompressionCodecAlgorithms"] = escape(", ".join(codec["algorithm"])) if len(codec) else "n/a"
     key = f"codec.{REFERENCE_ALGORITHM}.decompress_vs_compress"
+    # Each comparison in words, one sentence each (never strung together with semicolons); its
+    # ratio, interval and rounds are a row of CompressionComparisons.
     m["CompressionDecompressVsCompressSentence"] = (
-        ratio_sentence(paired[key], "lzo's decompression rate was", "its compression rate in the same trials",
-                       "faster", "slower", "decompression was", compact=True) if key in paired else "n/a")
-    others = [k for k in paired if k.startswith("codec.") and k.endswith(f".vs_{REFERENCE_ALGORITHM}")]
-    # one sentence per algorithm, never strung together with semicolons
+        finding(paired[key], "Per trial, lzo's decompression was", "faster", "slower", "than its compression")
+        if key in paired else "n/a")
+    others = sorted(k for k in paired if k.startswith("codec.") and k.endswith(f".vs_{REFERENCE_ALGORITHM}"))
     m["CompressionCodecVsLzoSentence"] = ". ".join(
-        ratio_sentence(paired[k], f"Against lzo, {k.split('.')[1]} compressed at", "lzo's rate", "faster",
-                       "slower", f"{k.split('.')[1]} was", compact=True) for k in sorted(others)) or "n/a"
+        finding(paired[k], f"Against lzo, {k.split('.')[1]} compressed", "faster", "slower", "",
+                f"Against lzo, {k.split('.')[1]} was not shown to compress faster or slower") for k in others) \
+        or "n/a"
+    m["CompressionComparisons"] = comparison_rows(
+        ([(f"{REFERENCE_ALGORITHM}: decompression / compression (MCR)", paired[key], "")] if key in paired else [])
+        + [(f"{escape(k.split('.')[1])} / {REFERENCE_ALGORITHM}: compression", paired[k], "") for k in others])
     swap = summary[summary["arm"] != "codec"] if len(summary) else summary
     if cfg and len(swap):
         sref = swap[np.isclose(swap["ratio"], cfg["reference_ratio"])]

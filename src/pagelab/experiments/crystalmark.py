@@ -36,7 +36,7 @@ import pandas as pd
 
 from pagelab.core import plots, records
 from pagelab.core.latex import escape, fmt
-from pagelab.core.prose import ratio_sentence
+from pagelab.core.prose import comparison_rows, finding
 from pagelab.core.stats import Estimate, coverage_label, interval_name, median_ci, median_rank, paired_ratio_ci
 from pagelab.core.units import parse_duration, parse_size
 from pagelab.experiments import harness
@@ -348,9 +348,16 @@ def macros(summary: pd.DataFrame, rat: dict[str, Estimate], cfg: dict[str, Any],
         s = summary[(summary["arm"] == arm) & (summary["test"] == test)]
         return fmt(s.iloc[0]["mbps"]) if len(s) else "n/a"
 
-    def sentence(key: str, subject: str, other: str) -> str:
-        return ratio_sentence(rat[key], subject, other, "inflated the score", "lowered the score",
-                              "reuse", compact=True) if key in rat else "n/a"
+    def sentence(key: str, where: str) -> str:
+        """Reused against fresh in words; the ratio is a row of CrystalmarkComparisons."""
+        return finding(rat[key], f"{where}, reusing the test file", "inflated Random Read 64K's score",
+                       "lowered Random Read 64K's score", "against a fresh one",
+                       f"{where}, reusing the test file was not shown to change Random Read 64K's score") \
+            if key in rat else "n/a"
+
+    pairs = (("tiered_reused_vs_tiered", "Behind the emulated flash tier", "emulated tier, reused / fresh (CMW)"),
+             ("buffered_reused_vs_buffered", "Through this machine's page cache", "page cache, reused / fresh"),
+             ("direct_reused_vs_direct", "With O\\_DIRECT on this machine's disk", "O\\_DIRECT, reused / fresh"))
 
     return {
         "CrystalmarkProfile": profile,
@@ -371,12 +378,10 @@ def macros(summary: pd.DataFrame, rat: dict[str, Estimate], cfg: dict[str, Any],
         "CrystalmarkTierStick": escape(tier_stick(cfg) or "none"),
         "CrystalmarkPhaseSentence": phase_sentence(phases),
         "CrystalmarkTierModelSentence": tier_model_sentence(modelled, summary),
-        "CrystalmarkTierSentence": sentence("tiered_reused_vs_tiered", "behind the emulated flash tier, Random "
-                                            "Read 64K of the reused file scored", "the fresh one's"),
-        "CrystalmarkPageCacheSentence": sentence("buffered_reused_vs_buffered", "through the page cache, the "
-                                                 "reused file scored", "the fresh one's"),
-        "CrystalmarkDirectSentence": sentence("direct_reused_vs_direct", "with O\\_DIRECT on this disk, the "
-                                              "reused file scored", "the fresh one's"),
+        "CrystalmarkTierSentence": sentence(*pairs[0][:2]),
+        "CrystalmarkPageCacheSentence": sentence(*pairs[1][:2]),
+        "CrystalmarkDirectSentence": sentence(*pairs[2][:2]),
+        "CrystalmarkComparisons": comparison_rows([(label, rat.get(key), "") for key, _, label in pairs]),
     }
 
 

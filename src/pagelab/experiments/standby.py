@@ -42,7 +42,7 @@ import pandas as pd
 
 from pagelab.core import plots
 from pagelab.core.latex import escape, fmt
-from pagelab.core.prose import ratio_sentence
+from pagelab.core.prose import comparison_rows, finding
 from pagelab.core.stats import Estimate, interval_name, median_ci, paired_ratio_ci
 from pagelab.core.units import parse_size
 from pagelab.experiments import harness
@@ -311,21 +311,24 @@ def macros(summary: pd.DataFrame, cfg: dict[str, Any] | None, profile: str, skip
             for k in ("N", "RetouchS", "PerTwoGBS", "PerTwoGBLoS", "PerTwoGBHiS", "Majflt", "Pswpin", "PswpinPct",
                       "PageoutMBps", "PageoutLoMBps", "PageoutHiMBps", "WrittenMBps"):
                 m[f"Standby{word}{k}"] = "n/a"
-    texts = {  # subject, the other arm, who; a ratio above 1 is "slower", below 1 "faster"
-        "zswap_vs_flooded": ("with zswap the re-touch took", "as long as after the flood with swap on disk",
-                             "with zswap it was"),
-        "zram_vs_flooded": ("with swap on zram the re-touch took", "as long as with swap on disk",
-                            "on zram it was"),
-        "flooded_vs_trim_only": ("after the flood the re-touch took", "as long as right after the trim",
-                                 "after the flood it was"),
-        "flooded_default_vs_flooded": ("at the default swappiness the re-touch took",
-                                       "as long as at the flood swappiness", "at the default it was"),
+    # One finding per comparison, in words (a ratio above 1 is "slower"); its ratio, interval and
+    # rounds are a row of the section's comparison table (StandbyComparisons).
+    texts = {  # the table's label, the subject, the other arm
+        "flooded_vs_trim_only": ("flooded / trimmed only", "After the flood the re-touch was",
+                                 "than right after the trim"),
+        "zswap_vs_flooded": ("zswap / flooded (SBR)", "With zswap the re-touch was",
+                             "than after the flood with swap on disk"),
+        "zram_vs_flooded": ("zram / flooded", "With swap on zram the re-touch was", "than with swap on disk"),
+        "flooded_default_vs_flooded": ("flooded at the default swappiness / flooded",
+                                       "At the default swappiness the re-touch was", "than at the flood swappiness"),
     }
-    for key, (subject, other, who) in texts.items():
+    rows: list[tuple[str, Estimate | None, str]] = []
+    for key, (label, subject, other) in texts.items():
         a, b = key.split("_vs_")
         name = f"Standby{WORDS[a]}Vs{WORDS[b]}Sentence"
-        m[name] = ratio_sentence(paired[key], subject, other, "slower", "faster", who, compact=True) \
-            if key in paired else "n/a"
+        m[name] = finding(paired[key], subject, "slower", "faster", other) if key in paired else "n/a"
+        rows.append((label, paired.get(key), ""))
+    m["StandbyComparisons"] = comparison_rows(rows)
     return m
 
 
