@@ -39,7 +39,7 @@ import pandas as pd
 
 from pagelab.core import plots
 from pagelab.core.latex import escape, fmt
-from pagelab.core.prose import ratio_sentence
+from pagelab.core.prose import finding
 from pagelab.core.stats import Estimate, censored_median_ci, censored_ratio, interval_name
 from pagelab.core.units import parse_size
 from pagelab.experiments import harness, readyboost
@@ -566,21 +566,23 @@ def macros(summary: pd.DataFrame, adv: dict[str, Estimate], cfg: dict[str, Any] 
     if cfg and len(summary):
         more = dataclasses.replace(center(cfg), ram_x=MORE_RAM).label
         ram_built = bool((summary.loc[summary["cell"] == more, "bare_built"]).any())
-    words = {"ssd": ("with the SSD, the working set took", "as long to come back behind the tier as on the bare SSD",
-                     "it was"),
-             "ram_first": ("on the bare disk with one more RAM module (1.33x), the working set took",
-                           "as long to come back as behind the tier at the seed's RAM", "it was"),
-             "fast_stick": ("behind the tier with the fast stick, the working set took",
-                            "as long to come back as with the seed's stick", "it was")}
-    for key, (subject, other, who) in words.items():
+    # The advice in words (a ratio above 1: the working set came back more slowly); the ratios
+    # with their intervals are the verdict table's rows PO1-PO3 (and PO1's the payoff table's).
+    words = {"ssd": ("with the SSD, the working set", "behind the tier than on the bare SSD"),
+             "ram_first": ("on the bare disk with one more RAM module (1.33x), the working set",
+                           "than behind the tier at the seed's RAM"),
+             "fast_stick": ("behind the tier with the fast stick, the working set", "than with the seed's stick")}
+    for key, (subject, than) in words.items():
         name = "Payoff" + "".join(p.capitalize() for p in key.split("_")) + "Sentence"
         e = adv.get(key)
+        lead = subject.rsplit(",", 1)[0]
         m[name] = ("this run has no such pair of cells" if e is None else
-                   f"{subject.rsplit(',', 1)[0]}, the ratio is 0 by construction: the working set and both hogs fit "
+                   f"{lead}, the ratio is 0 by construction: the working set and both hogs fit "
                    "in that RAM, so nothing was pushed out" if key == "ram_first" and ram_built else
-                   f"{subject.rsplit(',', 1)[0]}, the ratio is not measurable here: {e.censored} of {e.n} rounds "
+                   f"{lead}, the ratio is not measurable here: {e.censored} of {e.n} rounds "
                    "censored" if e.censored * 2 > e.n else
-                   ratio_sentence(e, subject, other, "slower", "faster", who, compact=True))
+                   finding(e, f"{subject} came back", "more slowly", "faster", than,
+                           f"{subject} was not shown to come back faster or more slowly {than}"))
     return m
 
 
