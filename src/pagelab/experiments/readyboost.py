@@ -827,7 +827,7 @@ def ended_sentence(row: pd.Series) -> str:
     parts = [f"{what} in {k} of {int(row['n'])} trial{'s' if row['n'] != 1 else ''}" for what, k in counts]
     tail = ""
     if any("at the start" in w for w, _ in counts) and row["recovery_s_censored"] * 2 > row["recovery_s_n"]:
-        tail = " (censored: the seed's criterion was met when the clock started, so it cannot time this arm)"
+        tail = " (censored)"   # the section says once what that means for the arm
     return f"{escape(row['arm'].replace('_', ' '))}: recovery ended by " + ", ".join(parts) + tail
 
 
