@@ -26,6 +26,11 @@ int seek_curve_fit(struct seek_curve *curve, double t_tt, double t_avg, double t
 	return 0;
 }
 
+bool needs_seek(double from, double to)
+{
+	return fabs(to - from) >= 1;
+}
+
 double seek_time_for_distance(const struct seek_curve *curve, double x)
 {
 	x = clamp01(x);

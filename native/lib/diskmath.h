@@ -26,6 +26,8 @@
 #ifndef NATIVE_DISKMATH_H
 #define NATIVE_DISKMATH_H
 
+#include <stdbool.h>
+
 struct seek_curve {
 	double track_to_track;  /* s, the limit as x -> 0+ */
 	double linear;          /* s per full stroke: b */
@@ -45,6 +47,13 @@ struct zoned_disk {
  * distance over (0, 1] (c < 0 or b + c/2 < 0).
  */
 int seek_curve_fit(struct seek_curve *curve, double t_tt, double t_avg, double t_full);
+
+/*
+ * Whether moving the head from track `from` to track `to` (continuous track indices) is a
+ * seek: a move of at least one whole track. Within a track the head only waits for the
+ * platter; the stats count a request as needing a seek when its model charged seek time.
+ */
+bool needs_seek(double from, double to);
 
 /* Seek time for distance x (fraction of full stroke, clamped to [0, 1]). */
 double seek_time_for_distance(const struct seek_curve *curve, double x);

@@ -57,6 +57,7 @@ struct io_times {
 
 struct op_totals {
 	uint64_t ios, bytes;
+	uint64_t seeks;                 /* requests whose model charged seek time (needs_seek) */
 	uint64_t queue, device_wait, overhead, seek, rotation, transfer, gc, fault, service, measured;
 };
 

@@ -191,7 +191,8 @@ static double media_access(struct hdd *h, uint64_t pos, uint64_t len, double t, 
 {
 	double target = track_of(h, (double)pos);
 	double distance = fabs(target - h->head_track);
-	double seek = distance < 1 ? 0 : 1e9 * seek_time_for_distance(&h->seek, distance / h->tracks);
+	double seek = !needs_seek(h->head_track, target) ? 0 :
+		1e9 * seek_time_for_distance(&h->seek, distance / h->tracks);
 	double arrive = t + seek;
 	double wait = (target - floor(target)) - fmod(arrive, h->rev_ns) / h->rev_ns;
 	double end_track = track_of(h, (double)(pos + len));

@@ -48,6 +48,7 @@ void account(struct daemon *d, const struct io_request *r, const struct io_times
 
 	t->ios++;
 	t->bytes += r->length;
+	t->seeks += c->seek_ns > 0;
 	t->queue += start - arrival;
 	t->device_wait += c->queue_ns;
 	t->overhead += c->overhead_ns;
@@ -138,6 +139,8 @@ char *stats_json(struct daemon *d, size_t *len)
 	json_kv_uint(&j, "flushes", d->ops[IO_FLUSH].ios);
 	json_kv_uint(&j, "read_bytes", d->ops[IO_READ].bytes);
 	json_kv_uint(&j, "write_bytes", d->ops[IO_WRITE].bytes);
+	json_kv_uint(&j, "read_seeks", d->ops[IO_READ].seeks);
+	json_kv_uint(&j, "write_seeks", d->ops[IO_WRITE].seeks);
 	json_kv_uint(&j, "cache_hits", d->cache_hits);
 	json_kv_uint(&j, "cache_partial_hits", d->cache_partial_hits);
 	json_kv_uint(&j, "cache_misses", d->cache_misses);
@@ -150,6 +153,7 @@ char *stats_json(struct daemon *d, size_t *len)
 		json_kv_object_begin(&j, op_names[op]);
 		json_kv_uint(&j, "ios", d->ops[op].ios);
 		json_kv_uint(&j, "bytes", d->ops[op].bytes);
+		json_kv_uint(&j, "seeks", d->ops[op].seeks);
 		json_kv_object_begin(&j, "time_ns");
 		write_times(&j, &d->ops[op]);
 		json_object_end(&j);

@@ -116,9 +116,18 @@ static void test_mean_seek(void)
 	      "a 128 MB span seeks little farther than track-to-track (%.4f ms)", short_stroke / MS);
 }
 
+static void test_needs_seek(void)
+{
+	CHECK(!needs_seek(10.2, 10.9) && !needs_seek(10.9, 10.2), "a move within a track is no seek");
+	CHECK(needs_seek(10.0, 11.0) && needs_seek(11.5, 10.5), "a move of one whole track is a seek");
+	CHECK(needs_seek(0, 1e5), "a long move is a seek");
+	CHECK(!needs_seek(42.0, 42.0), "no move is no seek");
+}
+
 int main(void)
 {
 	test_seek_curve();
+	test_needs_seek();
 	test_zones();
 	test_mean_seek();
 	return 0;

@@ -111,11 +111,11 @@ class BusySampler:
 
 def emulated_disk(st: state.State, profile: str, workdir: Path, size: int | None = None,
                   overrides: dict[str, Any] | None = None, cache_state: Path | None = None,
-                  trace: Path | None = None) -> EmulatedDisk:
+                  trace: Path | None = None, backing: Path | None = None) -> EmulatedDisk:
     """Mount the emulated device `profile` (the first `size` bytes; default: its capacity) in
-    `workdir` (sparse backing file, mount point mnt-<owner>: the owner's id in the name, so no
-    other run counts it as an orphan while its owner lives); journaled, so the session or scope
-    unmounts it."""
+    `workdir` (sparse backing file `backing`, default workdir/backing.img; mount point
+    mnt-<owner>: the owner's id in the name, so no other run counts it as an orphan while its
+    owner lives); journaled, so the session or scope unmounts it."""
     if profile not in profile_names():
         raise state.StateError(f"no device profile {profile!r} in {profiles_dir()} "
                                f"(have: {', '.join(profile_names())})")
@@ -124,7 +124,7 @@ def emulated_disk(st: state.State, profile: str, workdir: Path, size: int | None
     mnt.mkdir(parents=True, exist_ok=True)
     ready = workdir / "simdisk-ready.json"
     ready.unlink(missing_ok=True)
-    cmd = simdisk_mount_cmd(mnt, profile, profiles_dir(), workdir / "backing.img", ready, size=size,
+    cmd = simdisk_mount_cmd(mnt, profile, profiles_dir(), Path(backing or workdir / "backing.img"), ready, size=size,
                             overrides=overrides, cache_state=cache_state, trace=trace)
     proc = st.daemon(cmd, mountpoint=mnt, ready=ready)
     disk = EmulatedDisk(profile, mnt, proc.pid)

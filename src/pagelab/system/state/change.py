@@ -157,21 +157,23 @@ class State(SignalHold):
         return Path(f"/dev/{device}")
 
     # -- loop devices -------------------------------------------------------------------------
-    def loop(self, backing: Path, direct_io: bool = True) -> Path:
-        """Attach a free loop device to `backing`. The device is picked before the journal line
+    def loop(self, backing: Path, direct_io: bool = True, offset: int = 0, sizelimit: int = 0) -> Path:
+        """Attach a free loop device to `backing`, from byte `offset` for `sizelimit` bytes (0:
+        to its end; both multiples of 512 with direct IO). The device is picked before the journal line
         (LOOP_CTL_GET_FREE) and attached after it (LOOP_CONFIGURE), both in this process, so
         the line names the device, its number and its disk sequence number before the attach
         (the attach is that number + 1; a detach moves it on again): the undo recognises this
         attach by that even when the backing file's file system no longer answers."""
         backing = Path(backing).resolve()
         st = os.stat(backing)
-        identity = {"backing": str(backing), "dev": _majmin(st.st_dev), "inode": st.st_ino}
+        identity = {"backing": str(backing), "dev": _majmin(st.st_dev), "inode": st.st_ino,
+                    **({"offset": offset, "sizelimit": sizelimit} if offset or sizelimit else {})}
         for _ in range(5):
             name = f"loop{_loop_get_free()}"
             entry = {"kind": "loop", "device": f"/dev/{name}", "rdev": _read(Path("/sys/block", name, "dev")),
                      "diskseq": _diskseq(name), **identity}
             try:
-                self._change(entry, lambda d=entry["device"]: _loop_configure(d, backing, direct_io))
+                self._change(entry, lambda d=entry["device"]: _loop_configure(d, backing, direct_io, offset, sizelimit))
                 break
             except _LoopTaken:  # another program took the device in between: not ours, try the next
                 with self.held():
@@ -184,6 +186,25 @@ class State(SignalHold):
             if dio != "1":
                 raise StateError(f"{dev}: direct IO requested but the kernel reports dio={dio}")
         return dev
+
+    # -- file systems ---------------------------------------------------------------------------
+    def mount_fs(self, device: Path, mountpoint: Path, fstype: str = "ext4", options: str = "") -> Path:
+        """Mount the file system on `device` (a loop device of this session) at `mountpoint`,
+        made here if missing; journaled by mount point and the device's number, so the undo
+        (or the recovery after kill -9) unmounts exactly it, before the device is detached."""
+        mountpoint = Path(mountpoint).resolve()
+        rdev = _read(Path("/sys/block", Path(device).name, "dev"))
+        entry = {"kind": "fsmount", "device": str(device), "rdev": rdev, "mountpoint": str(mountpoint),
+                 "fstype": fstype}
+
+        def act() -> None:
+            mountpoint.mkdir(parents=True, exist_ok=True)
+            out = subprocess.run(["mount", "-t", fstype] + (["-o", options] if options else [])
+                                 + [str(device), str(mountpoint)], capture_output=True, text=True, timeout=60)
+            if out.returncode != 0:
+                raise StateError(f"mounting {device} ({fstype}) on {mountpoint}: {out.stderr.strip()}")
+        self._change(entry, act)
+        return mountpoint
 
     # -- processes and mounts -----------------------------------------------------------------
     def daemon(self, cmd: list[str], mountpoint: Path | None = None, ready: Path | None = None,
@@ -317,8 +338,9 @@ def _loop_get_free() -> int:
         os.close(fd)
 
 
-def _loop_configure(device: str, backing: Path, direct_io: bool) -> None:
-    """Attach `backing` to `device` (what `losetup --direct-io` does, in one ioctl)."""
+def _loop_configure(device: str, backing: Path, direct_io: bool, offset: int = 0, sizelimit: int = 0) -> None:
+    """Attach `backing` to `device` (what `losetup --direct-io --offset --sizelimit` does, in one
+    ioctl)."""
     flags = os.O_RDWR | os.O_CLOEXEC
     try:
         bfd = os.open(backing, flags | (os.O_DIRECT if direct_io else 0))
@@ -327,7 +349,7 @@ def _loop_configure(device: str, backing: Path, direct_io: bool) -> None:
     try:
         lfd = os.open(device, os.O_RDWR | os.O_CLOEXEC)
         try:
-            info = _LOOP_INFO64.pack(0, 0, 0, 0, 0, 0, 0, 0, LO_FLAGS_DIRECT_IO if direct_io else 0,
+            info = _LOOP_INFO64.pack(0, 0, 0, offset, sizelimit, 0, 0, 0, LO_FLAGS_DIRECT_IO if direct_io else 0,
                                      os.fsencode(backing)[-63:], b"", b"", 0, 0)
             fcntl.ioctl(lfd, LOOP_CONFIGURE, _LOOP_CONFIG.pack(bfd, 0, info, *[0] * 8))
         except OSError as exc:

@@ -211,6 +211,9 @@ def cpu_latency_limit_now() -> int | None:
         return None
 
 
+LOOP_MAJOR = 7  # the loop driver's block major (Documentation/admin-guide/devices.txt)
+
+
 def show() -> dict[str, Any]:
     """The current settings of everything this package can change (no counters)."""
     zram = {}
@@ -226,6 +229,8 @@ def show() -> dict[str, Any]:
         "loop_devices": {dev: Path(f"/sys/block/{Path(dev).name}/loop/backing_file").read_text().strip()
                          for dev in loops_backed_by()},
         "fuse_mounts": mounts(),
+        "loop_mounts": sorted(f"{m.mountpoint} ({m.fstype} on {m.source})" for m in mountinfo()
+                              if m.fs.split(":")[0] == str(LOOP_MAJOR)),
         "cgroups": cgroups(),
         "cpu_latency_limit_us": cpu_latency_limit_now(),
         "journal": str(journal_path()) if journal_path().exists() else None,

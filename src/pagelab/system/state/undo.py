@@ -133,11 +133,39 @@ def _loop_is_ours(e: dict[str, Any]) -> bool:
     return ident is None or ident == (e["dev"], e["inode"])
 
 
+def _unmount_fs(mountpoint: str, rdev: str | None, what: str) -> None:
+    """Unmount the file system mounted at `mountpoint` from the device numbered `rdev` (every
+    mount of that device when `mountpoint` is empty); never lazily: a busy one is an error
+    naming what holds it."""
+    def found() -> list[Mount]:
+        return [m for m in mountinfo() if rdev and m.fs == rdev and (not mountpoint or m.mountpoint == mountpoint)]
+
+    def gone() -> bool:
+        for m in found():
+            try:
+                _syscall("umount2", os.fsencode(m.mountpoint), 0)
+            except OSError as exc:
+                if exc.errno not in (errno.EBUSY, errno.EINVAL, errno.ENOENT):
+                    raise StateError(f"unmounting {m.mountpoint} ({what}): {exc.strerror}") from exc
+        return not found()
+
+    if not _poll(gone, UNMOUNT_WAIT_S, 0.05):
+        m = found()[0]
+        raise StateError(f"{m.mountpoint} ({what}) is still mounted {UNMOUNT_WAIT_S:g} s on; "
+                         f"held by: {', '.join(_fs_holders(m)) or 'nothing found'}")
+
+
+def _undo_fsmount(e: dict[str, Any]) -> None:
+    _unmount_fs(e["mountpoint"], e.get("rdev"), f"{e.get('fstype', '?')} on {e['device']}")
+
+
 def _detach_loop(device: str, what: str) -> None:
-    """Swap off, detach (LOOP_CLR_FD), and wait for the detach: while something still has the
-    device open the kernel only marks it to detach on the last close."""
+    """Swap off, unmount a file system on it (this package's loop devices carry only its own),
+    detach (LOOP_CLR_FD), and wait for the detach: while something still has the device open
+    the kernel only marks it to detach on the last close."""
     if device in active_swaps():
         _swap_off(device)
+    _unmount_fs("", _read(Path("/sys/block", Path(device).name, "dev")), f"a file system on {device}")
     try:
         fd = os.open(device, os.O_RDONLY | os.O_CLOEXEC | os.O_NONBLOCK)
     except FileNotFoundError:
@@ -289,6 +317,7 @@ def _undo_scratch(e: dict[str, Any]) -> None:
 UNDO: dict[str, Callable[[dict[str, Any]], None]] = {
     "knob": _undo_knob, "swapon": _undo_swapon, "file": _undo_file, "zram": _undo_zram,
     "loop": _undo_loop, "daemon": _undo_daemon, "daemon_pid": _undo_daemon_pid, "mount": _undo_mount,
+    "fsmount": _undo_fsmount,
     "cgroup": _undo_cgroup, "run": _undo_cgroup, "workdir": _undo_workdir, "scratch": _undo_scratch,
     "action": lambda e: None,
 }
