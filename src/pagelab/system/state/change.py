@@ -189,7 +189,7 @@ class State(SignalHold):
 
     # -- file systems ---------------------------------------------------------------------------
     def mount_fs(self, device: Path, mountpoint: Path, fstype: str = "ext4", options: str = "") -> Path:
-        """Mount the file system on `device` (a loop device of this session) at `mountpoint`,
+        """Mount the file system on `device` (a loop device this State attached) at `mountpoint`,
         made here if missing; journaled by mount point and the device's number, so the undo
         (or the recovery after kill -9) unmounts exactly it, before the device is detached."""
         mountpoint = Path(mountpoint).resolve()
