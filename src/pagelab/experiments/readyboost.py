@@ -1175,7 +1175,7 @@ def explanation_held(inter: Estimate | None, enough: Estimate | None) -> str:
     """Whether the seed's explanation held by one measure, as RBX judges it: the interaction and
     the tier with the agent between the rounds over the no-ReadyBoost twin, both below 1."""
     if not (measurable(inter) and measurable(enough)):
-        return "could not be judged, its rounds censored (met when the clock started) in most trials"
+        return "could not be judged, as that measure was already met when the clock started in most rounds"
     assert inter is not None and enough is not None
     if inter.ci_high < 1 and enough.ci_high < 1:
         return "held"
