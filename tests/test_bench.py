@@ -38,7 +38,7 @@ def test_ratio_is_the_median_of_per_round_ratios_and_judged() -> None:
     assert row["ratio_ci"][0] <= 0.95 <= row["ratio_ci"][1]
     # six rounds: the CI is [0.9, 1.1] (97 %), across 0.97, so the verdict is this run's noise
     assert row["ratio_ci"] == [0.9, 1.1] and row["resolved"] is False
-    assert row["ci_coverage"] == 1 - 2 / 2**6 and "covers" not in run.interval(row)
+    assert row["ci_coverage"] == 1 - 2 / 2**6 and run.interval(row) == "[0.900, 1.100] (covers 96.88%)"
     assert run.verdict(row) == "NOT MET (CI straddles the target)"
 
 
@@ -122,7 +122,7 @@ def test_a_pread_time_context_follows_its_judged_case_and_is_skipped_with_it(
 def test_a_judged_case_has_the_rounds_for_a_95_percent_interval(tmp_path: Path) -> None:
     """The median of n rounds has an order-statistic interval of at most 1 - 2/2^n coverage
     (0.9375 at 5): a case with a target refuses fewer than 6 rounds, and a context case of fewer
-    prints how much its interval covers. Every case of every bench module is built (nothing runs)."""
+    prints how much its interval covers, as every case does. Every case of every bench module is built (nothing runs)."""
     run = load_run()
     assert run.min_rounds() == 6 and run.min_rounds(0.99) == 8
     with pytest.raises(ValueError, match=r"'few'.*5 rounds.*at least 6"):
@@ -132,7 +132,7 @@ def test_a_judged_case_has_the_rounds_for_a_95_percent_interval(tmp_path: Path) 
     context = run.Case(name="c", metric="m", ours=lambda: next(values), peer=lambda: 1.0,
                        peer_name="p", rounds=3).run()
     assert context["ratio_ci"] == [1.0, 3.0] and context["ci_coverage"] == 0.75
-    assert run.interval(context) == "[1.000, 3.000] (covers 75%)"
+    assert run.interval(context) == "[1.000, 3.000] (covers 75.00%)"
     judged = [case for mod in run.load_modules([]) for case in mod.cases(tmp_path) if case.target]
     assert len(judged) >= 14 and all(case.rounds >= 6 for case in judged)
 

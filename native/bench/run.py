@@ -2,10 +2,11 @@
 
 Each native/bench/bench_<tool>.py has `cases(scratch: Path) -> list[Case]`; every case runs
 its two commands interleaved A B, B A ... `rounds` times and reports the median of the per-round
-ratios ours/peer with its 95 % order-statistic CI (and the ratio of medians) and the target it
+ratios ours/peer with its order-statistic CI, printed with the coverage it has at that number of
+rounds (and the ratio of medians) and the target it
 must meet: the median is judged, and the CI says whether this run could resolve the target (a
 fio-against-itself case, where there is one, shows the same). A case with a target runs at least
-the 6 rounds whose median can have a 95 % interval at all (Case refuses fewer); a context case
+the 6 rounds whose median can have an interval covering LEVEL at all (Case refuses fewer); a context case
 of fewer rounds prints how much its [min, max] covers. Prints a table and
 writes results/bench/native.json (atomically).
 Benchmarks print figures; they are not timed tests (a shared machine is too noisy for that).
@@ -117,7 +118,7 @@ class Case:
     def __post_init__(self) -> None:
         # A judged case's interval must cover: the order-statistic CI of a median of n rounds
         # covers at most 1 - 2 / 2^n (0.9375 at n = 5, 0.75 at n = 3), so a judged case needs
-        # the rounds that reach LEVEL at all (6 at 95 %).
+        # the rounds that reach LEVEL at all (6 for LEVEL 0.95).
         if self.target and self.rounds < (least := min_rounds()):
             raise ValueError(f"bench case {self.name!r}: {self.rounds} rounds cannot give a "
                              f"{LEVEL:.0%} interval for its median; a case with a target needs "
@@ -189,12 +190,12 @@ def summary(rows: list[dict]) -> str:
 
 
 def interval(row: dict) -> str:
-    """The ratio's CI, with its coverage where that falls short of LEVEL (a context case of
+    """The ratio's CI with the coverage it has (below LEVEL only for a context case of
     few rounds)."""
     ci, cov = row.get("ratio_ci"), row.get("ci_coverage")
     if not ci:
         return ""
-    return f"[{ci[0]:.3f}, {ci[1]:.3f}]" + (f" (covers {cov:.0%})" if cov is not None and cov < LEVEL else "")
+    return f"[{ci[0]:.3f}, {ci[1]:.3f}]" + (f" (covers {cov:.2%})" if cov is not None else "")
 
 
 def load_modules(only: list[str]) -> list:
