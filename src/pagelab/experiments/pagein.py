@@ -104,9 +104,6 @@ def validity(params: dict[str, Any], result: dict[str, Any]) -> str | None:
     return out_and_back_reason(result["evicted_share"], result["pagein_share"], MIN_SHARE, "the hog")
 
 
-load = harness.load
-
-
 def summarise(frame: pd.DataFrame) -> pd.DataFrame:
     """Per access order and page-cluster: the median page-in rate with its order-statistic CI
     over the counted trials, and the medians of the per-fault cost and counters."""

@@ -629,4 +629,3 @@ EXPERIMENT = harness.Experiment(
     warmups=lambda cfg: configurations(cfg)[:1], prepare=_prepare, cleanup=_cleanup, split=split, check=check,
     requires=harness.Requirements(root=True, fuse=True))
 run = EXPERIMENT.run
-load = harness.load

@@ -699,9 +699,6 @@ def validity(params: dict[str, Any], result: dict[str, Any]) -> str | None:
     return None
 
 
-load = harness.load
-
-
 # --------------------------------------------------------------------------------------------
 # Analysis.
 

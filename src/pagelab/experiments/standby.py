@@ -194,7 +194,6 @@ SCALARS = ["retouch_s", "retouch_s_per_ref", "retouch_majflt", "retouch_minflt",
            "pswpout_trim", "pswpin_retouch", "zswpin_retouch", "zswpout_trim", "trim_s", "trim_written_s",
            "trim_pageout_mbps", "trim_written_mbps", "swapcached_before_retouch",
            "swapped_after_trim_bytes", "flood_bytes", "flood_target_bytes", "working_set"]
-load = harness.load
 
 
 def summarise(frame: pd.DataFrame) -> pd.DataFrame:
