@@ -287,7 +287,8 @@ def phase_sentence(phases: pd.DataFrame) -> str:
         a = "tiered"
         parts.append(f"with a fresh image it held {pct(at(a, 'rand_write_512k', 'held_share'))} when Random Read "
                      f"64K began and served {pct(at(a, 'rand_read_64k', 'hit_share'))} of its reads")
-    return "; ".join(parts)
+    # one sentence per arm; the first follows the section's colon, the next stands on its own
+    return ". ".join(p if i == 0 else p[:1].upper() + p[1:] for i, p in enumerate(parts))
 
 
 def tier_model_sentence(modelled: dict[str, Any] | None, summary: pd.DataFrame) -> str:
