@@ -120,3 +120,30 @@ def test_the_figure_shows_every_comparison_by_experiment_in_its_words_colour(tmp
     assert slower and all(y == pytest.approx(2.0, rel=0.05) for y in slower[0].get_offsets()[:, 1])
     compare.write_figure(rows, tmp_path / "f.pdf")
     assert (tmp_path / "f.pdf").read_bytes().startswith(b"%PDF") and (tmp_path / "f.png").stat().st_size > 0
+
+
+def test_an_experiment_of_this_checkout_is_grouped_by_its_descriptors_configurations(tmp_path):
+    """pagein's trials are grouped by the keys of its descriptor's configurations (a number
+    among them: the page cluster), read from the run's own config.json; a config.json without a
+    key the configurations read is refused, naming the file."""
+    from conftest import REFERENCE_RECORDING
+
+    from pagelab.experiments import harness
+    from pagelab.run.recording import recorded_dir
+
+    block = json.loads((recorded_dir() / REFERENCE_RECORDING / "pagein" / "config.json").read_text())
+    confs = harness.descriptor("pagein").configurations(block)
+    assert any(not isinstance(v, str) for c in confs for v in c.values())
+    rng = np.random.default_rng(5)
+    for side in ("A", "B"):
+        rows = [{"trial_id": f"t{i}", "order": i, "warmup": False, "status": "ok", "valid": True,
+                 "invalid_reason": "", **c, "pagein_mbps": rng.normal(1, 0.01)}
+                for i, c in enumerate(confs * 4)]
+        (tmp_path / side / "pagein").mkdir(parents=True)
+        pd.DataFrame(rows).to_csv(tmp_path / side / "pagein" / "trials.csv", index=False)
+        (tmp_path / side / "pagein" / "config.json").write_text(json.dumps(block))
+    got = {r.configuration for r in compare.compare(tmp_path / "A", tmp_path / "B")}
+    assert got == {", ".join(f"{k}={v}" for k, v in c.items()) for c in confs}
+    (tmp_path / "B" / "pagein" / "config.json").write_text("{}")
+    with pytest.raises(ValueError, match=r"B/pagein/config.json: no key"):
+        compare.compare(tmp_path / "A", tmp_path / "B")

@@ -18,7 +18,6 @@ for counts and ratios whose direction has no better side, "same" when no change 
 
 from __future__ import annotations
 
-import importlib
 import json
 import math
 from dataclasses import asdict, dataclass
@@ -33,6 +32,7 @@ from pagelab.core.latex import escape, fmt
 from pagelab.core.records import write_text_atomic
 from pagelab.experiments import harness
 from pagelab.run import recording
+from pagelab.system.config import experiments
 
 NOISE = 0.05
 # The ratio B/A's interval is a percentile bootstrap (stats.ratio_ci): its coverage is this nominal
@@ -76,18 +76,24 @@ def _experiments(d: Path) -> list[str]:
 
 
 def _trials(d: Path, name: str) -> tuple[pd.DataFrame, list[str]]:
-    """The counted trials and the names of the configuration columns."""
+    """The counted trials and the names of the configuration columns: for an experiment of this
+    checkout, the keys of its descriptor's configurations of the run's config.json; for one it
+    does not have (a run of another version), the columns that are neither bookkeeping nor
+    numbers. ValueError names a config.json that is missing or lacks a key the configurations
+    read."""
     frame, _ = harness.load(d / name)
-    keys: list[str] = []
-    cfg_path = d / name / "config.json"
-    try:
-        module = importlib.import_module(f"pagelab.experiments.{name}")
-        block = json.loads(cfg_path.read_text())
-        for conf in module.configurations(block):
-            keys += [k for k in conf if k not in keys]
-    except (ImportError, OSError, ValueError, KeyError):
+    if name not in experiments():
         keys = [c for c in frame.columns if c not in _BOOKKEEPING and not pd.api.types.is_numeric_dtype(frame[c])
                 and not pd.api.types.is_bool_dtype(frame[c])]
+        return frame, keys
+    block = harness.read_json(d / name, "config.json")
+    if not isinstance(block, dict):
+        raise ValueError(f"{d / name / 'config.json'}: missing or not a config block")
+    try:
+        confs = harness.descriptor(name).configurations(block)
+    except KeyError as exc:
+        raise ValueError(f"{d / name / 'config.json'}: no key {exc} (what {name}'s configurations read)") from exc
+    keys = list(dict.fromkeys(k for conf in confs for k in conf))
     return frame, [k for k in keys if k in frame.columns]
 
 
