@@ -12,7 +12,6 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from pagelab.core import plots
 from pagelab.experiments import payoff
 from pagelab.paper import fleet
 from pagelab.run import trials
@@ -231,7 +230,7 @@ def test_the_map_has_one_point_with_an_interval_per_cell():
     cells = [c] + [dataclasses.replace(c, disk=d) for d in ("hdd4200-2007", "ssd-x25m-2008")] + \
         [dataclasses.replace(c, stick=payoff.FAST_STICK)]
     frame = frame_of({x.label: ([10.0, 11, 12, 10, 11], [5.0, 6, 5, 7, 6]) for x in cells})
-    fig = plots.payoff_map(payoff.map_panels(payoff.summarise(frame), cfg), payoff.NOISE)
+    fig = payoff.map_figure(payoff.map_panels(payoff.summarise(frame), cfg), payoff.NOISE)
     ratio_axes = fig.axes[len(fig.axes) // 2:]
     points = 0
     for ax in ratio_axes:

@@ -285,7 +285,6 @@ def test_payoff_map_has_one_point_per_cell_with_an_interval(built):
     import csv
     import os
 
-    from pagelab.core import plots
     from pagelab.experiments import harness, payoff
 
     r = built / "results/payoff"
@@ -301,7 +300,7 @@ def test_payoff_map_has_one_point_per_cell_with_an_interval(built):
     for label in cells:
         e = m[f"payoff.cell.{label}.ratio"]
         assert e["n"] >= 5 and e["ci_low"] <= e["value"] <= e["ci_high"] and e["ci_high"] < float("inf"), e
-    fig = plots.payoff_map(payoff.map_panels(payoff.summarise(counted), cfg), payoff.NOISE)
+    fig = payoff.map_figure(payoff.map_panels(payoff.summarise(counted), cfg), payoff.NOISE)
     ratio_axes = fig.axes[len(fig.axes) // 2:]
     points = [len(c[0].get_xdata()) for ax in ratio_axes for c in ax.containers]
     assert sum(points) == len(cells)

@@ -204,6 +204,7 @@ def test_figures_name_their_intervals_by_the_coverage_at_n():
     import pandas as pd
 
     from pagelab.core import plots
+    from pagelab.experiments import payoff
 
     summary = pd.DataFrame({"arm": ["a", "b"], "n": [5, 5], "v": [1.0, 2.0], "lo": [0.5, 1.5], "hi": [1.5, 2.5]})
     fig = plots.bars_ci(summary, "arm", "v", "lo", "hi")
@@ -213,7 +214,7 @@ def test_figures_name_their_intervals_by_the_coverage_at_n():
     rows = pd.DataFrame({"bare_back_s": [2.0], "bare_back_s_lo": [1.0], "bare_back_s_hi": [3.0],
                          "tier_back_s": [1.0], "tier_back_s_lo": [0.5], "tier_back_s_hi": [1.5],
                          "ratio": [0.5], "ratio_lo": [0.4], "ratio_hi": [0.6], "ratio_coverage": [median_rank(6)[1]]})
-    fig = plots.payoff_map({"RAM": (rows, ["1x"])}, 0.05)
+    fig = payoff.map_figure({"RAM": (rows, ["1x"])}, 0.05)
     legends = [t.get_text() for ax in fig.axes if ax.get_legend() for t in ax.get_legend().get_texts()]
     assert "tier / bare, 96.88 % CI" in legends
     plots.plt.close("all")

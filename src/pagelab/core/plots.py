@@ -1,4 +1,5 @@
-"""One seaborn look for every figure, and the figure kinds the notebooks share.
+"""One seaborn look for every figure, and the figure kinds the notebooks share (an experiment's
+own figure is drawn in its module, from these).
 
 Figures carry units in their labels and CIs as error bars; the notebook names the profile
 in the caption through the paper's macros.
@@ -161,44 +162,6 @@ def bars_grouped(summary: pd.DataFrame, x: str, y: str, lo: str, hi: str, hue: s
     return fig
 
 
-def compression_figure(summary: pd.DataFrame, profile: str, skipped: str | None,
-                       references: dict[str, float]) -> plt.Figure:
-    """compression's figure: left, the codec arm's compress and decompress speeds per compressor
-    (medians with CI whiskers) against the published values `references` (claim id -> MB/s);
-    right, the swap arms' page-in rate against the fill ratio. A message when neither ran."""
-    codec = summary[summary["arm"] == "codec"] if len(summary) else summary
-    swap = summary[summary["arm"] != "codec"] if len(summary) else summary
-    if not len(codec) and not len(swap):
-        return message(skipped or "no counted trials")
-    fig, axes = plt.subplots(1, 2, figsize=(9, 3.4))
-    if len(codec):
-        long = pd.concat([
-            codec.assign(what="compress", mbps=codec["compress_mbps"], lo=codec["compress_mbps_lo"],
-                         hi=codec["compress_mbps_hi"]),
-            codec.assign(what="decompress", mbps=codec["decompress_mbps"], lo=codec["decompress_mbps_lo"],
-                         hi=codec["decompress_mbps_hi"])])
-        for i, (what, g) in enumerate(long.groupby("what", sort=True)):
-            xs = [j + (i - 0.5) * 0.38 for j in range(len(g))]
-            axes[0].bar(xs, g["mbps"], 0.38, label=what, color=sns.color_palette()[i])
-            axes[0].errorbar(xs, g["mbps"], yerr=[g["mbps"] - g["lo"], g["hi"] - g["mbps"]], fmt="none",
-                             ecolor="black", capsize=2)
-        axes[0].set_xticks(range(len(codec)), codec["algorithm"])
-        for i, (claim, value) in enumerate(references.items()):
-            axes[0].axhline(value, color="0.3", linestyle=("--", ":", "-.")[i % 3], linewidth=0.8,
-                            label=f"seed 004 ({claim})")
-        axes[0].set_ylabel("MB/s, one thread (zram, O_DIRECT)")
-        axes[0].set_title("codec: the compressor's own speed", fontsize="small")
-        axes[0].legend(frameon=False, fontsize="x-small")
-    if len(swap):
-        s = swap.assign(who=swap["arm"] + " " + swap["algorithm"])
-        lines_by_group(s, "ratio", "pagein_mbps", "who", xlabel="fill ratio R",
-                       ylabel="page-in MB/s (re-touch)", ax=axes[1])
-        axes[1].set_title("swap arms (extras): page-in by re-touch", fontsize="small")
-    fig.suptitle(f"compression, {profile} profile", fontsize="small")
-    fig.tight_layout()  # the right panel's axis label clear of the left panel
-    return fig
-
-
 def intervals_by_host(frame: pd.DataFrame, host: str = "host", key: str = "measurement") -> plt.Figure:
     """One panel per measurement: each host's median as a dot with its CI as whiskers
     (frame: host, measurement, value, ci_low, ci_high, unit, and optionally coverage), hosts in
@@ -221,35 +184,6 @@ def intervals_by_host(frame: pd.DataFrame, host: str = "host", key: str = "measu
     for ax in list(axes.flat)[len(keys):]:
         ax.set_visible(False)
     fig.tight_layout()
-    return fig
-
-
-def seek_figure(trials: pd.DataFrame, summaries: dict[str, pd.DataFrame], fits: dict[str, Any],
-                curve: pd.DataFrame, devices: list[str], profile: str) -> plt.Figure:
-    """seekmodel's figure: time per request against block size with each device's fit (left),
-    and the seek curve, 4 KiB reads within a span, against the device model (right)."""
-    fig, (ax, ax2) = plt.subplots(1, 2, figsize=(9.6, 3.6))
-    palette = sns.color_palette()
-    for i, d in enumerate(devices):
-        pts = trials[trials["device"] == d].assign(t_ms=lambda f: f["seconds_per_io"] * 1e3)
-        errorbar_fit(summaries[d], x="bs", y="t_ms", lo="t_ms_lo", hi="t_ms_hi", fit=fits[d], fit_scale=1e3,
-                     xlabel="block size (bytes)", ylabel="time per request (ms)", points=pts, ax=ax, label=d,
-                     color=palette[i], logy=True)
-    ax.set_title(f"QD1 O_DIRECT random read, {profile} profile", fontsize="small")
-    for d, g in curve.groupby("device"):
-        color = palette[devices.index(d)]
-        ax2.errorbar(g["span"], g["t_ms"], yerr=[g["t_ms"] - g["t_ms_lo"], g["t_ms_hi"] - g["t_ms"]], fmt="o",
-                     capsize=3, color=color, label=f"{d}: measured")
-        ax2.plot(g["span"], g["model_ms"], "--", color=color, label=f"{d}: device model")
-    ax2.set_xscale("log", base=2)
-    ax2.set_xlabel("span of the random 4 KiB reads (bytes)")
-    ax2.set_ylabel("time per request (ms)")
-    ax2.set_title("seek curve: 4 KiB reads within a span", fontsize="small")
-    for a in (ax, ax2):  # legends below the panels, clear of the curves
-        handles, labels = a.get_legend_handles_labels()
-        uniq = dict(zip(labels, handles, strict=True))
-        a.legend(uniq.values(), uniq.keys(), frameon=False, fontsize="x-small", ncol=2, loc="upper center",
-                 bbox_to_anchor=(0.5, -0.18))
     return fig
 
 
@@ -374,46 +308,4 @@ def verdict_forest(rows: pd.DataFrame, runs: list[str]) -> plt.Figure:
                 for j, run in enumerate(runs)]
     handles.append(Patch(color="0.88", label="window"))
     ax.legend(handles=handles, frameon=False, fontsize="x-small", loc="upper left", bbox_to_anchor=(1.01, 1.0))
-    return fig
-
-
-def payoff_map(panels: dict[str, tuple[pd.DataFrame, list[str]]], noise: float, title: str = "",
-               metric: str = "back_s", ylabel: str = "working set back in RAM (s)") -> plt.Figure:
-    """The payoff map: one column per factor (`panels`: title -> (one summary row per cell in
-    level order, the levels' labels)); on top each cell's `metric` on the bare disk and behind
-    the tier (medians with their CIs), below the tier's paired ratio to the bare disk, one point
-    per cell with its CI named by the coverage its rows carry (`ratio_coverage`), against the
-    noise band 1 +- `noise` (shaded); no panel: a message."""
-    if not panels:
-        return message("no factor varied: nothing to map")
-    n = len(panels)
-    fig, axs = plt.subplots(2, n, figsize=(3.2 * n, 4.6), squeeze=False, sharey="row")
-    colours = sns.color_palette()
-    ratio_ci = coverages_label([c for rows, _ in panels.values() if "ratio_coverage" in rows
-                                for c in rows["ratio_coverage"]])
-    for j, (name, (rows, labels)) in enumerate(panels.items()):
-        xs = np.arange(len(rows))
-        top, bottom = axs[0][j], axs[1][j]
-        for k, (arm, word) in enumerate((("bare", "bare disk"), ("tier", "tier"))):
-            y = rows[f"{arm}_{metric}"].to_numpy(float)
-            err = np.vstack([y - rows[f"{arm}_{metric}_lo"].to_numpy(float),
-                             rows[f"{arm}_{metric}_hi"].to_numpy(float) - y])
-            top.errorbar(xs + (k - 0.5) * 0.15, y, yerr=err, fmt="o", capsize=3, color=colours[k], label=word)
-        r = rows["ratio"].to_numpy(float)
-        err = np.vstack([r - rows["ratio_lo"].to_numpy(float), rows["ratio_hi"].to_numpy(float) - r])
-        bottom.axhspan(1 - noise, 1 + noise, color="0.85", zorder=0, label=f"1 $\\pm$ {100 * noise:g} %")
-        bottom.axhline(1, color="0.4", linewidth=0.8)
-        bottom.errorbar(xs, r, yerr=err, fmt="s", capsize=3, color=colours[2], label=f"tier / bare, {ratio_ci}")
-        for ax in (top, bottom):
-            ax.set_xticks(xs, labels, rotation=30, ha="right", fontsize="x-small")
-            ax.set_xlim(-0.5, len(rows) - 0.5)
-        top.set_title(name, fontsize="small")
-        if j == 0:
-            top.set_ylabel(ylabel, fontsize="small")
-            bottom.set_ylabel("tier / bare disk")
-            top.legend(frameon=False, fontsize="x-small")
-            bottom.legend(frameon=False, fontsize="x-small")
-    if title:
-        fig.suptitle(title, fontsize="small")
-    fig.tight_layout()
     return fig

@@ -587,11 +587,53 @@ def macros(summary: pd.DataFrame, adv: dict[str, Estimate], cfg: dict[str, Any] 
 
 
 def map_panels(summary: pd.DataFrame, cfg: dict[str, Any]) -> dict[str, tuple[pd.DataFrame, list[str]]]:
-    """The map's panels for plots.payoff_map: per factor this run varied (axes), its words ->
+    """The map's panels for map_figure: per factor this run varied (axes), its words ->
     the summary rows of its cells in level order and the levels' labels; {} when none was."""
     # a censored bound (at the start, > watch) is no point to draw: the map leaves it out
     finite = summary.replace([np.inf, -np.inf], np.nan)
     return {FACTOR_WORDS[f]: (rows, [level_text(f, v) for v in rows[f]]) for f, rows in axes(finite, cfg).items()}
+
+
+def map_figure(panels: dict[str, tuple[pd.DataFrame, list[str]]], noise: float, title: str = "",
+               metric: str = "back_s", ylabel: str = "working set back in RAM (s)") -> plots.plt.Figure:
+    """The payoff map: one column per factor (`panels`: title -> (one summary row per cell in
+    level order, the levels' labels)); on top each cell's `metric` on the bare disk and behind
+    the tier (medians with their CIs), below the tier's paired ratio to the bare disk, one point
+    per cell with its CI named by the coverage its rows carry (`ratio_coverage`), against the
+    noise band 1 +- `noise` (shaded); no panel: a message."""
+    if not panels:
+        return plots.message("no factor varied: nothing to map")
+    n = len(panels)
+    fig, axs = plots.plt.subplots(2, n, figsize=(3.2 * n, 4.6), squeeze=False, sharey="row")
+    colours = plots.sns.color_palette()
+    ratio_ci = plots.coverages_label([c for rows, _ in panels.values() if "ratio_coverage" in rows
+                                      for c in rows["ratio_coverage"]])
+    for j, (name, (rows, labels)) in enumerate(panels.items()):
+        xs = np.arange(len(rows))
+        top, bottom = axs[0][j], axs[1][j]
+        for k, (arm, word) in enumerate((("bare", "bare disk"), ("tier", "tier"))):
+            y = rows[f"{arm}_{metric}"].to_numpy(float)
+            err = np.vstack([y - rows[f"{arm}_{metric}_lo"].to_numpy(float),
+                             rows[f"{arm}_{metric}_hi"].to_numpy(float) - y])
+            top.errorbar(xs + (k - 0.5) * 0.15, y, yerr=err, fmt="o", capsize=3, color=colours[k], label=word)
+        r = rows["ratio"].to_numpy(float)
+        err = np.vstack([r - rows["ratio_lo"].to_numpy(float), rows["ratio_hi"].to_numpy(float) - r])
+        bottom.axhspan(1 - noise, 1 + noise, color="0.85", zorder=0, label=f"1 $\\pm$ {100 * noise:g} %")
+        bottom.axhline(1, color="0.4", linewidth=0.8)
+        bottom.errorbar(xs, r, yerr=err, fmt="s", capsize=3, color=colours[2], label=f"tier / bare, {ratio_ci}")
+        for ax in (top, bottom):
+            ax.set_xticks(xs, labels, rotation=30, ha="right", fontsize="x-small")
+            ax.set_xlim(-0.5, len(rows) - 0.5)
+        top.set_title(name, fontsize="small")
+        if j == 0:
+            top.set_ylabel(ylabel, fontsize="small")
+            bottom.set_ylabel("tier / bare disk")
+            top.legend(frameon=False, fontsize="x-small")
+            bottom.legend(frameon=False, fontsize="x-small")
+    if title:
+        fig.suptitle(title, fontsize="small")
+    fig.tight_layout()
+    return fig
 
 
 def analyse(results_dir: Path | str, profile: str) -> harness.Analysis:
@@ -605,7 +647,7 @@ def analyse(results_dir: Path | str, profile: str) -> harness.Analysis:
     tab = table(summary) if len(summary) else None
 
     def figure() -> plots.plt.Figure:
-        return plots.payoff_map(map_panels(summary, cfg), NOISE, f"payoff, {profile} profile", METRIC)
+        return map_figure(map_panels(summary, cfg), NOISE, f"payoff, {profile} profile", METRIC)
 
     return harness.Analysis(
         res, res.describe(profile), summary,

@@ -388,6 +388,35 @@ def placeholder_macros(m: dict[str, str]) -> dict[str, str]:
     return out
 
 
+def figure(counted: pd.DataFrame, summaries: dict[str, pd.DataFrame], fits: dict[str, Any],
+           curve: pd.DataFrame, devices: list[str], profile: str) -> plots.plt.Figure:
+    """seekmodel's figure: time per request against block size with each device's fit (left),
+    and the seek curve, 4 KiB reads within a span, against the device model (right)."""
+    fig, (ax, ax2) = plots.plt.subplots(1, 2, figsize=(9.6, 3.6))
+    palette = plots.sns.color_palette()
+    for i, d in enumerate(devices):
+        pts = counted[counted["device"] == d].assign(t_ms=lambda f: f["seconds_per_io"] * 1e3)
+        plots.errorbar_fit(summaries[d], x="bs", y="t_ms", lo="t_ms_lo", hi="t_ms_hi", fit=fits[d], fit_scale=1e3,
+                           xlabel="block size (bytes)", ylabel="time per request (ms)", points=pts, ax=ax,
+                           label=d, color=palette[i], logy=True)
+    ax.set_title(f"QD1 O_DIRECT random read, {profile} profile", fontsize="small")
+    for d, g in curve.groupby("device"):
+        color = palette[devices.index(d)]
+        ax2.errorbar(g["span"], g["t_ms"], yerr=[g["t_ms"] - g["t_ms_lo"], g["t_ms_hi"] - g["t_ms"]], fmt="o",
+                     capsize=3, color=color, label=f"{d}: measured")
+        ax2.plot(g["span"], g["model_ms"], "--", color=color, label=f"{d}: device model")
+    ax2.set_xscale("log", base=2)
+    ax2.set_xlabel("span of the random 4 KiB reads (bytes)")
+    ax2.set_ylabel("time per request (ms)")
+    ax2.set_title("seek curve: 4 KiB reads within a span", fontsize="small")
+    for a in (ax, ax2):  # legends below the panels, clear of the curves
+        handles, labels = a.get_legend_handles_labels()
+        uniq = dict(zip(labels, handles, strict=True))
+        a.legend(uniq.values(), uniq.keys(), frameon=False, fontsize="x-small", ncol=2, loc="upper center",
+                 bbox_to_anchor=(0.5, -0.18))
+    return fig
+
+
 def analyse(results_dir: Path | str, profile: str) -> harness.Analysis:
     """Per device the summary by block size and the model's fit (against the device model's own
     for the emulated devices), the span curve, the 64K comparison, the figure, tables and macros."""
@@ -440,7 +469,7 @@ def analyse(results_dir: Path | str, profile: str) -> harness.Analysis:
     return harness.Analysis(
         res, res.describe(profile), pd.concat([s.assign(device=d) for d, s in summaries.items()]), meas,
         placeholder_macros(m), harness.Table(tab, "llrlll"),
-        {NAME: lambda: plots.seek_figure(trials_, summaries, fits, curve, found, profile)},
+        {NAME: lambda: figure(trials_, summaries, fits, curve, found, profile)},
         tables={"models64k.tex": harness.Table(models64k, "llllll"),
                 "spans.tex": harness.Table(span_table(curve), "llrll")},
         shown={"4 KiB random reads by span against the device model": curve,
