@@ -15,9 +15,11 @@ import subprocess
 import pytest
 
 from pagelab.core.paths import root
+from pagelab.experiments import harness
 from pagelab.paper import claims
 from pagelab.run import published
 from pagelab.run.published import load_claims
+from pagelab.system import config
 
 FIELDS = ["id", "claim", "value", "unit", "source", "experiment", "measurement", "judge", "window_low",
           "window_high", "window_reason", "twin", "construction", "profiles", "kind", "hardware"]
@@ -274,13 +276,25 @@ def test_an_absolute_cpu_dependent_claim_judged_is_refused(tmp_path):
               kind="range")
     write_claims(p, [cpu])
     with pytest.raises(ValueError, match=r"MC1: compression.codec.lzo.compress_mbps is measured on this machine's CPU"):
-        load_claims(p)
-    assert published.hardware_problems(published.read_claims(p.read_text(), "c"))
+        claims.load_claims(p)
+    load_claims(p)  # each row is well formed: the rule needs the experiments' tables
+    own = harness.own_hardware()
+    assert own["compression."] == "this machine's CPU"  # compression's descriptor says so
+    assert published.hardware_problems(published.read_claims(p.read_text(), "c"), own)
+    assert published.hardware_problems(published.read_claims(p.read_text(), "c"), {}) == []
     for hardware in ("unnamed: the seed's CPU", "none: a count"):
         write_claims(p, [cpu | {"hardware": hardware}])
-        load_claims(p)
+        claims.load_claims(p)
     write_claims(p, [cpu | {"kind": "ratio", "value": "1.67-2.5", "window_low": 1.667, "window_high": 2.5}])
-    load_claims(p)  # a ratio of the same machine's figures needs no word
+    claims.load_claims(p)  # a ratio of the same machine's figures needs no word
+
+
+def test_every_own_hardware_prefix_is_one_of_its_experiments_keys():
+    """Each experiment names its own hardware in its descriptor, under its own keys."""
+    for name in config.experiments():
+        assert all(p.startswith(name + ".") for p in harness.descriptor(name).own_hardware), name
+    assert set(harness.own_hardware()) == {p for name in config.experiments()
+                                          for p in harness.descriptor(name).own_hardware}
 
 
 def test_every_published_claim_follows_the_hardware_rule():
@@ -288,8 +302,8 @@ def test_every_published_claim_follows_the_hardware_rule():
     without saying what it depends on, and every absolute claim that depends on unnamed hardware
     comes out 'not applicable here' even with ours inside its window; a claim that depends on
     nothing unnamed is judged."""
-    c = load_claims()
-    assert published.hardware_problems(c) == []
+    c = claims.load_claims()
+    assert published.hardware_problems(c, harness.own_hardware()) == []
     for r in c.to_dict("records"):
         inside = {}
         for key, (lo, hi) in zip(published.steps(r), published.windows(r), strict=True):

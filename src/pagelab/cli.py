@@ -99,7 +99,8 @@ def _inputs(args: argparse.Namespace, dirs: tuple[str, ...] = (), claims: bool =
     for name in [names] if isinstance(names, str) else names:
         recording.resolve(name)
     if claims:
-        from pagelab.run.published import claims_path, load_claims
+        from pagelab.paper.claims import load_claims
+        from pagelab.run.published import claims_path
 
         path = args.claims or claims_path()
         try:

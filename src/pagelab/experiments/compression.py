@@ -511,6 +511,7 @@ def analyse(results_dir: Path | str, profile: str) -> harness.Analysis:
 
 
 EXPERIMENT = harness.Experiment(
+    own_hardware={"compression.": "this machine's CPU"},
     name=NAME, analyse=analyse, paper_order=40, seeds=("003", "004"), configurations=configurations, trial=run_trial,
     metric=lambda r: r["compress_mbps"] if r["arm"] == "codec" else r["pageout_mbps"], columns=tuple(SCALARS),
     required_columns=tuple(REQUIRED_COLUMNS), tools=lambda cfg: ["hog", "iobench"], conf_name=conf_name,

@@ -528,6 +528,7 @@ def analyse(results_dir: Path | str, profile: str) -> harness.Analysis:
 
 
 EXPERIMENT = harness.Experiment(
+    own_hardware={"crystalmark.own.": "this machine's disk"},
     name=NAME, analyse=analyse, paper_order=10, seeds=("003",), configurations=configurations, trial=run_trial,
     metric=lambda r: r["rand_read_64k_best_mbps"], columns=tuple(SCALARS), required_columns=tuple(REQUIRED_COLUMNS),
     tools=lambda cfg: ["iobench"] + (["simdisk"] if any(a in EMULATED for a in usable_arms(cfg)[0]) else []),

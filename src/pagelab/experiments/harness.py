@@ -29,7 +29,7 @@ from pagelab.core.stats import tukey_outliers
 from pagelab.run import devices, progress, trials
 from pagelab.run.tools import tool_path
 from pagelab.system import state
-from pagelab.system.config import device_profiles, run_hash
+from pagelab.system.config import device_profiles, experiments, run_hash
 from pagelab.system.provenance import provenance
 
 Cfg = dict[str, Any]
@@ -95,6 +95,10 @@ class Experiment:
     # What the schema cannot say about a block (device tests, combinations), checked before
     # anything runs or changes: ConfigError (exit 2) naming the key.
     check: Callable[[Cfg], None] | None = None
+    # Its measurements taken on this machine's own disk or CPU, not on an emulated device built
+    # from hardware a seed names: measurement key prefix -> which hardware (the claims' rule for
+    # unnamed hardware: pagelab.paper.claims.load_claims).
+    own_hardware: dict[str, str] = field(default_factory=dict)
 
     def run(self, cfg: Cfg, outdir: Path, scratch_dir: Path) -> pd.DataFrame:
         """Skip check, preparation, the trials (execute), clean-up, extra outputs. An experiment
@@ -134,6 +138,18 @@ class Experiment:
 def descriptor(name: str) -> Experiment:
     """The EXPERIMENT of pagelab.experiments.<name>."""
     return importlib.import_module(f"pagelab.experiments.{name}").EXPERIMENT
+
+
+def own_hardware() -> dict[str, str]:
+    """Every experiment's own_hardware in one table (measurement key prefix -> which of this
+    machine's hardware); ValueError for a prefix outside its experiment's keys."""
+    table: dict[str, str] = {}
+    for name in experiments():
+        for prefix, what in descriptor(name).own_hardware.items():
+            if not prefix.startswith(name + "."):
+                raise ValueError(f"{name}: own_hardware prefix {prefix!r} is not one of its keys ({name}.*)")
+            table[prefix] = what
+    return table
 
 
 def execute(

@@ -665,6 +665,7 @@ def analyse(results_dir: Path | str, profile: str) -> harness.Analysis:
 
 
 EXPERIMENT = harness.Experiment(
+    own_hardware={"payoff.cell.today+": "this machine's disk"},
     name=NAME, analyse=analyse, paper_order=65, seeds=("000",), configurations=configurations, trial=run_trial,
     metric=lambda r: r[METRIC], columns=COLUMNS, required_columns=tuple(readyboost.REQUIRED_COLUMNS),
     tools=readyboost.EXPERIMENT.tools, skip_reason=skip_reason, validity=validity,

@@ -1296,6 +1296,8 @@ def analyse(results_dir: Path | str, profile: str) -> harness.Analysis:
 
 
 EXPERIMENT = harness.Experiment(
+    own_hardware={"readyboost.own.": "this machine's disk", "readyboost.zswap.": "this machine's CPU",
+                  "readyboost.zram.": "this machine's CPU"},
     name=NAME, analyse=analyse, paper_order=60, seeds=("000",), configurations=configurations, trial=run_trial,
     metric=lambda r: r["recovery_s"], columns=tuple(SCALARS), required_columns=tuple(REQUIRED_COLUMNS),
     tools=lambda cfg: ["hog", "simdisk", "cacheflood", "superfetch"], skip_reason=skip_reason, validity=validity,

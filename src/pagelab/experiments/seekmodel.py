@@ -480,6 +480,7 @@ def analyse(results_dir: Path | str, profile: str) -> harness.Analysis:
 
 
 EXPERIMENT = harness.Experiment(
+    own_hardware={"seekmodel.own.": "this machine's disk"},
     name=NAME, analyse=analyse, paper_order=20, seeds=("003",), configurations=configurations, trial=run_trial,
     metric=lambda r: r["seconds_per_io"], columns=tuple(SCALARS), required_columns=tuple(REQUIRED_COLUMNS),
     tools=lambda cfg: ["iobench"] + (["simdisk"] if any(d != OWN for d in usable_devices(cfg)[0]) else []),

@@ -358,6 +358,7 @@ def analyse(results_dir: Path | str, profile: str) -> harness.Analysis:
 
 
 EXPERIMENT = harness.Experiment(
+    own_hardware={"standby.own.": "this machine's disk and CPU"},
     name=NAME, analyse=analyse, paper_order=30, seeds=("004",), configurations=configurations, trial=run_trial,
     metric=lambda r: r["retouch_s"], columns=tuple(SCALARS), required_columns=tuple(REQUIRED_COLUMNS),
     tools=lambda cfg: ["hog", "cacheflood"], skip_reason=skip_reason, validity=validity,

@@ -61,12 +61,12 @@ from pagelab.core.latex import escape, fmt, write_macros, write_table
 from pagelab.core.paths import root
 from pagelab.core.records import write_text_atomic
 from pagelab.core.stats import coverage_label, median_rank
+from pagelab.experiments import harness
 from pagelab.run import published
 from pagelab.run.published import (
     ABSOLUTE,
     judged_at,
     kind,
-    load_claims,
     steps,
     unnamed_balance,
     unnamed_hardware,
@@ -80,6 +80,17 @@ BY_CONSTRUCTION, NOT_APPLICABLE = "by construction", "not applicable here"
 NOT_MEASURABLE = "not measurable here"
 VERDICTS = (REPRODUCED, NOT_REPRODUCED, INCONCLUSIVE, BY_CONSTRUCTION, NOT_MEASURABLE, NOT_APPLICABLE)
 MAX_MORE = 200  # more trials per configuration than this: more trials cannot settle it
+
+
+def load_claims(path: Path | str | None = None) -> pd.DataFrame:
+    """The claims file's rows (published.load_claims), held to the rule for unnamed hardware
+    with every experiment's own hardware (its descriptor's `own_hardware`): ValueError naming the
+    file and the claims that break it."""
+    frame = published.load_claims(path)
+    problems = published.hardware_problems(frame, harness.own_hardware())
+    if problems:
+        raise ValueError(f"{path or published.claims_path()}: " + "; ".join(problems))
+    return frame
 
 
 def load_measurements(results_dir: Path | str) -> tuple[dict[str, dict[str, Any]], dict[str, str]]:

@@ -38,9 +38,11 @@ before any run:
   twin it varies (the other reading of a seed's condition, registered with the primary one): it
   is judged the same way and shown beside that claim, and is not counted as a claim.
 
-A measurement made on this machine's own disk or CPU (OWN_HARDWARE) and judged as an absolute
-figure must say in `hardware` which it is: `hardware_problems` refuses it otherwise, so the
-one rule for unnamed hardware is applied to every claim by code, not by remembering.
+A measurement made on this machine's own disk or CPU (each experiment's descriptor names its
+keys: `own_hardware`) and judged as an absolute figure must say in `hardware` which it is:
+`hardware_problems` refuses it otherwise (pagelab.paper.claims.load_claims applies it with every
+experiment's table), so the one rule for unnamed hardware is applied to every claim by code, not
+by remembering.
 
 Once a recording exists (data/recorded/<machine>/<profile>/, each experiment's provenance
 names its commit), claims.csv is the pre-registration: any change of a judging column
@@ -56,6 +58,7 @@ import json
 import math
 import re
 import subprocess
+from collections.abc import Mapping
 from pathlib import Path
 
 import pandas as pd
@@ -78,18 +81,6 @@ JUDGING = ["measurement", "judge", "window_low", "window_high", "window_reason",
            "profiles", "kind", "hardware", "sensitivity"]
 CHANGELOG_COLUMNS = ["date", "claim", "column", "old", "new", "reason", "verdicts_before", "verdicts_after"]
 CLAIM_ROW = "claim"  # a changelog row's column for a whole claim added ("added") or removed ("removed")
-# Measurements taken on this machine's own hardware (by key prefix), not on an emulated device
-# built from hardware a seed names: an absolute figure there depends on the seed's hardware.
-OWN_HARDWARE = {
-    "standby.own.": "this machine's disk and CPU",
-    "compression.": "this machine's CPU",
-    "crystalmark.own.": "this machine's disk",
-    "seekmodel.own.": "this machine's disk",
-    "readyboost.own.": "this machine's disk",
-    "readyboost.zswap.": "this machine's CPU",
-    "readyboost.zram.": "this machine's CPU",
-    "payoff.cell.today+": "this machine's disk",
-}
 
 
 def bib_path() -> Path:
@@ -161,10 +152,10 @@ def unnamed_balance(claim: dict[str, str]) -> str | None:
     return _hardware_after(claim, "unnamed balance")
 
 
-def own_hardware(key: str) -> str | None:
-    """Which of this machine's own hardware a measurement was taken on (None: an emulated
-    device, a model or arithmetic)."""
-    return next((what for prefix, what in OWN_HARDWARE.items() if key.startswith(prefix)), None)
+def own_hardware(key: str, table: Mapping[str, str]) -> str | None:
+    """Which of this machine's own hardware a measurement was taken on, by the experiments'
+    `table` (key prefix -> which; None: an emulated device, a model or arithmetic)."""
+    return next((what for prefix, what in table.items() if key.startswith(prefix)), None)
 
 
 def _check_claim(c: dict[str, str]) -> list[str]:
@@ -220,14 +211,14 @@ def _check_claim(c: dict[str, str]) -> list[str]:
     return problems
 
 
-def hardware_problems(frame: pd.DataFrame) -> list[str]:
+def hardware_problems(frame: pd.DataFrame, table: Mapping[str, str]) -> list[str]:
     """Claims that break the one rule for unnamed hardware: a measurement of this machine's own
-    disk or CPU judged as an absolute figure (point, range, bound) without saying in `hardware`
-    what of the seed's it depends on (the judge then shows it as not applicable) or why it
-    depends on nothing."""
+    disk or CPU (by the experiments' `table`: key prefix -> which) judged as an absolute figure
+    (point, range, bound) without saying in `hardware` what of the seed's it depends on (the
+    judge then shows it as not applicable) or why it depends on nothing."""
     problems = []
     for c in frame.to_dict("records"):
-        where = next(filter(None, map(own_hardware, steps(c))), None)
+        where = next(filter(None, (own_hardware(k, table) for k in steps(c))), None)
         if where and kind(c) in ABSOLUTE and not (c.get("hardware") or "").strip():
             problems.append(f"{c['id']}: {c['measurement']} is measured on {where} and judged as an absolute "
                             f"{kind(c)}: the seed's figure depends on its own hardware; say which in hardware "
@@ -248,6 +239,9 @@ def read_claims(text: str, where: str) -> pd.DataFrame:
 
 
 def load_claims(path: Path | str | None = None) -> pd.DataFrame:
+    """The claims file's rows, each checked on its own and against the others and refs.bib
+    (ValueError naming the claims); the rule for unnamed hardware needs the experiments' tables
+    and is pagelab.paper.claims.load_claims's."""
     path = path or claims_path()
     frame = read_claims(Path(path).read_text(), str(path))
     empty = frame[(frame[COLUMNS] == "").any(axis=1)]
@@ -264,8 +258,6 @@ def load_claims(path: Path | str | None = None) -> pd.DataFrame:
     keys = bib_keys()
     problems += [f"{c['id']}: source {c['source']!r} is not a key of {bib_path()}"
                  for c in frame.to_dict("records") if c["source"] not in keys]
-    if not problems:
-        problems = hardware_problems(frame)
     if problems:
         raise ValueError(f"{path}: " + "; ".join(problems))
     return frame
