@@ -148,6 +148,7 @@ def recorded_results(tmp_path_factory) -> Path:
     written it); each experiment's papermill exit status and output are kept in papermill.json."""
     import json
 
+    from pagelab.core import notebooks
     from pagelab.run.recording import recorded_dir, replay
     from pagelab.system import config
 
@@ -161,11 +162,11 @@ def recorded_results(tmp_path_factory) -> Path:
         dest = out / experiment
         replay(rec, experiment, dest)
         shutil.copyfile(rec / experiment / "config.json", dest / "config.json")
-        run = subprocess.run(
-            [str(VENV_BIN / "papermill"), "--cwd", str(REPO), "-k", "python3",
-             str(REPO / "notebooks" / f"{experiment}.ipynb"), str(dest / f"{experiment}.ipynb"),
+        run = subprocess.run(  # the template with its narrative, on papermill's stdin (as the rule pipes it)
+            [str(VENV_BIN / "papermill"), "--cwd", str(REPO), "-k", "python3", "-", str(dest / f"{experiment}.ipynb"),
              "-p", "results_dir", str(dest), "-p", "profile", "quick"],
-            capture_output=True, text=True, env=env, timeout=600)
+            input=notebooks.dumps(notebooks.notebook(experiment)), capture_output=True, text=True, env=env,
+            timeout=600)
         (dest / "papermill.json").write_text(json.dumps(
             {"returncode": run.returncode, "output": run.stdout[-2000:] + run.stderr[-3000:]}))
     return out

@@ -1,16 +1,17 @@
-"""Every experiment's notebook is notebooks/_template.ipynb's code cells and its own narrative;
-executed by papermill on real trial records from a quick run (the reference recording in
-data/recorded/), it produces its figure, table, macros and measurements; the macros compile as
-LaTeX definitions (letters-only names, no duplicates); and the verdicts judged from that
-recorded run are computed by the same rules as a live run's."""
+"""Every experiment's notebook is notebooks/_template.ipynb with its own narrative put in
+(pagelab.core.notebooks; the narrative file holds markdown cells only); executed by papermill
+on real trial records from a quick run (the reference recording in data/recorded/), it
+produces its figure, table, macros and measurements; the macros compile as LaTeX definitions
+(letters-only names, no duplicates); and the verdicts judged from that recorded run are
+computed by the same rules as a live run's."""
 
 import json
 import re
-from pathlib import Path
 
 import pytest
 
 from conftest import REFERENCE_RECORDING, REPO, recorded_params
+from pagelab.core import notebooks
 from pagelab.paper import claims
 from pagelab.run.recording import holds
 from pagelab.system import config
@@ -19,25 +20,56 @@ EXPERIMENTS = config.experiments()
 TEMPLATE = REPO / "notebooks" / "_template.ipynb"
 
 
-def code_cells(path: Path) -> list[tuple[str, list[str]]]:
+def code_cells(nb: dict) -> list[tuple[str, list[str]]]:
     """A notebook's code cells in order: each one's source and its tags."""
-    nb = json.loads(path.read_text())
     return [("".join(c["source"]), c.get("metadata", {}).get("tags", [])) for c in nb["cells"]
             if c["cell_type"] == "code"]
 
 
-@pytest.mark.parametrize("path", [REPO / "notebooks" / f"{e}.ipynb" for e in EXPERIMENTS]
-                         + [REPO / "tests" / "toy" / "toy.ipynb"], ids=lambda p: str(p.relative_to(REPO)))
+NARRATIVES = [REPO / "notebooks" / f"{e}.ipynb" for e in EXPERIMENTS] + [REPO / "tests" / "toy" / "toy.ipynb"]
+
+
+@pytest.mark.parametrize("path", NARRATIVES, ids=lambda p: str(p.relative_to(REPO)))
 def test_every_notebook_is_the_template_and_its_narrative(path):
-    template = code_cells(TEMPLATE)
-    assert template and template[0][1] == ["parameters"]
-    cells = code_cells(path)
-    for i, (want, got) in enumerate(zip(template, cells, strict=False)):
-        assert got == want, f"{path.name}: code cell {i + 1} is not the template's:\n{got[0]}\n---\n{want[0]}"
-    assert len(cells) == len(template), f"{path.name}: {len(cells)} code cells, the template has {len(template)}"
-    nb = json.loads(path.read_text())
-    assert nb["cells"][0]["cell_type"] == "markdown" and "".join(nb["cells"][0]["source"]).startswith(
-        f"# {path.stem}:"), f"{path.name}: its narrative comes first, under its name"
+    """An experiment's notebook file is its narrative alone (markdown cells: no code cell, so no
+    copy of a template code cell); put into the template, its code cells are the template's,
+    papermill's parameters cell first, and its narrative comes first under its name."""
+    template = notebooks.read(TEMPLATE)
+    narrative = notebooks.read(path)
+    assert code_cells(template) and code_cells(template)[0][1] == ["parameters"]
+    assert [c["cell_type"] for c in narrative["cells"]] == ["markdown"] * len(narrative["cells"])
+    repeated = {src for src, _ in code_cells(template)} & {"".join(c["source"]) for c in narrative["cells"]}
+    assert not repeated, f"{path.name} repeats a template code cell"
+    nb = notebooks.assemble(path.stem, narrative, template, str(path))
+    assert code_cells(nb) == code_cells(template)
+    assert "".join(nb["cells"][0]["source"]).startswith(f"# {path.stem}:")
+    ids = [c["id"] for c in nb["cells"]]
+    assert len(ids) == len(set(ids)), "nbformat 4.5: every cell id unique"
+
+
+def markdown(text: str, *tags: str) -> dict:
+    return {"cell_type": "markdown", "metadata": {"tags": list(tags)} if tags else {}, "source": [text]}
+
+
+def test_a_narrative_cell_stands_under_its_heading_and_code_is_refused():
+    """Untagged cells open the notebook; a cell tagged `figures` stands right after the template's
+    `## Figures` heading; a code cell (a copy of the template's first of all), an unknown tag
+    or a missing `# name:` heading is refused, naming the file and the cell."""
+    template = notebooks.read(TEMPLATE)
+    nb = notebooks.assemble("x", {"cells": [markdown("# x: one"), markdown("figures note", "figures"),
+                                            markdown("more")]}, template)
+    texts = ["".join(c["source"]) for c in nb["cells"]]
+    assert texts[:2] == ["# x: one", "more"]
+    heading = next(i for i, t in enumerate(texts) if t.startswith("## Figures"))
+    assert texts[heading + 1] == "figures note" and nb["cells"][heading + 2]["cell_type"] == "code"
+    assert len(nb["cells"]) == len(template["cells"]) - 1 + 3
+    copied = {**next(c for c in template["cells"] if c["cell_type"] == "code"), "metadata": {}}
+    with pytest.raises(ValueError, match=r"x.ipynb: cell 2 is a code cell \(it repeats a template code cell\)"):
+        notebooks.assemble("x", {"cells": [markdown("# x: one"), copied]}, template, "x.ipynb")
+    with pytest.raises(ValueError, match=r"cell 2: tag 'summry' names no heading of the template"):
+        notebooks.assemble("x", {"cells": [markdown("# x: one"), markdown("s", "summry")]}, template)
+    with pytest.raises(ValueError, match=r"headed `# x: \.\.\.`"):
+        notebooks.assemble("x", {"cells": [markdown("# y: one")]}, template)
 
 
 @pytest.mark.parametrize("experiment", recorded_params(EXPERIMENTS))

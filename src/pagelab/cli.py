@@ -301,6 +301,24 @@ def cmd_fleet_plan(args: argparse.Namespace) -> int:
 
 
 # --------------------------------------------------------------------------- pipeline steps
+def cmd_notebook(args: argparse.Namespace) -> int:
+    """An experiment's notebook, the template with its narrative put in, on stdout (papermill
+    reads it from there) or, with --output, written atomically; a narrative that breaks the
+    template's contract is bad input (exit 2)."""
+    from pagelab.core import notebooks
+
+    name = _config.check_experiment(args.experiment)
+    try:
+        text = notebooks.dumps(notebooks.notebook(name))
+    except (OSError, ValueError) as exc:
+        raise _config.ConfigError(str(exc)) from exc
+    if args.output:
+        write_text_atomic(args.output, text)
+    else:
+        sys.stdout.write(text)
+    return 0
+
+
 def cmd_write_json(args: argparse.Namespace) -> int:
     """A JSON document given on the command line (a rule's params), written atomically."""
     try:
@@ -435,6 +453,11 @@ def _add_tidy(sp: argparse.ArgumentParser) -> None:
     _files("config=JSON", "results=DIR", "output=PARQUET")(sp)
 
 
+def _add_notebook(sp: argparse.ArgumentParser) -> None:
+    sp.add_argument("experiment")
+    sp.add_argument("--output", default=None, metavar="IPYNB", help="write it here (default: stdout)")
+
+
 def _add_write_json(sp: argparse.ArgumentParser) -> None:
     sp.add_argument("--output", required=True, metavar="FILE")
     sp.add_argument("json", help="the document")
@@ -461,6 +484,8 @@ PIPELINE_STEPS: list[tuple[str, Callable[[argparse.Namespace], int], str, Adder]
     ("write-json", cmd_write_json, "write a JSON document (a rule's params) to a file, atomically",
      _add_write_json),
     ("tidy", cmd_tidy, "an experiment's trials as one checked Parquet table (and check.txt)", _add_tidy),
+    ("notebook", cmd_notebook, "an experiment's notebook: the template with its narrative, for papermill",
+     _add_notebook),
     ("published", cmd_published, "the published claims' table and macros (data/published/claims.csv)",
      _files("claims=CSV", "table=TEX", "macros=TEX")),
     ("verdicts", cmd_verdicts, "each claim's verdict from the experiments' measurements.json",

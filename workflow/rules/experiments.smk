@@ -1,6 +1,7 @@
 # Every experiment's two steps, by name: its trials (`pagelab trial <name>`, one measurement job
-# at a time) and its papermill notebook (notebooks/_template.ipynb's code and the experiment's
-# narrative: its descriptor's `analyse` writes the outputs, further tables such as seekmodel's
+# at a time) and its papermill notebook (notebooks/_template.ipynb with the experiment's
+# narrative, notebooks/<name>.ipynb, put in by `pagelab pipeline notebook` and piped into
+# papermill: its descriptor's `analyse` writes the outputs, further tables such as seekmodel's
 # spans.tex beside them). An experiment is found through config.experiments().
 
 
@@ -33,6 +34,7 @@ rule trial:
 
 rule notebook:
     input:
+        template="notebooks/_template.ipynb",
         notebook="notebooks/{experiment}.ipynb",
         trials="results/{experiment}/trials.csv",
         provenance="results/{experiment}/provenance.json",
@@ -52,5 +54,6 @@ rule notebook:
     conda:
         "../../environment.yml"
     shell:
-        "papermill --cwd . -k python3 {input.notebook} {output.notebook}"
-        " -p results_dir results/{wildcards.experiment} -p profile {params.profile} > {log} 2>&1"
+        "(pagelab pipeline notebook {wildcards.experiment}"
+        " | papermill --cwd . -k python3 - {output.notebook}"
+        " -p results_dir results/{wildcards.experiment} -p profile {params.profile}) > {log} 2>&1"

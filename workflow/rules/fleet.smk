@@ -66,6 +66,7 @@ rule fleet_trial:
 
 rule fleet_notebook:
     input:
+        template="notebooks/_template.ipynb",
         notebook="notebooks/{experiment}.ipynb",
         trials="results/fleet/{host}/{experiment}/trials.csv",
     output:
@@ -83,9 +84,10 @@ rule fleet_notebook:
     conda:
         "../../environment.yml"
     shell:
-        "papermill --cwd . -k python3 {input.notebook} {output.notebook}"
+        "(pagelab pipeline notebook {wildcards.experiment}"
+        " | papermill --cwd . -k python3 - {output.notebook}"
         " -p results_dir results/fleet/{wildcards.host}/{wildcards.experiment}"
-        " -p profile {params.profile} > {log} 2>&1"
+        " -p profile {params.profile}) > {log} 2>&1"
 
 
 rule fleet_plan:
@@ -157,6 +159,7 @@ rule fleet_cells:
 
 rule fleet_cells_notebook:
     input:
+        template="notebooks/_template.ipynb",
         notebook="notebooks/{experiment}.ipynb",
         trials="results/fleet/merged/{experiment}/trials.csv",
     output:
@@ -173,8 +176,9 @@ rule fleet_cells_notebook:
     conda:
         "../../environment.yml"
     shell:
-        "papermill --cwd . -k python3 {input.notebook} {output.notebook}"
-        " -p results_dir results/fleet/merged/{wildcards.experiment} -p profile {params.profile} > {log} 2>&1"
+        "(pagelab pipeline notebook {wildcards.experiment}"
+        " | papermill --cwd . -k python3 - {output.notebook}"
+        " -p results_dir results/fleet/merged/{wildcards.experiment} -p profile {params.profile}) > {log} 2>&1"
 
 
 rule fleet_maps:

@@ -58,6 +58,8 @@ from typing import Any
 import pandas as pd
 
 from pagelab.core.latex import escape, fmt, write_macros, write_table
+from pagelab.core.notebooks import dumps as notebook_text
+from pagelab.core.notebooks import notebook as experiment_notebook
 from pagelab.core.paths import root
 from pagelab.core.records import write_text_atomic
 from pagelab.core.stats import coverage_label, median_rank
@@ -504,10 +506,10 @@ def rebuild_recording(name: str, notebooks: Path | None = None) -> dict[str, Any
             dest = Path(tmp) / exp
             replay(rec, exp, dest)
             shutil.copyfile(rec / exp / "config.json", dest / "config.json")
-            nb = (notebooks or root() / "notebooks") / f"{exp}.ipynb"
-            run = subprocess.run([str(papermill), "--cwd", str(root()), "-k", "python3", str(nb),
+            nb = notebook_text(experiment_notebook(exp, notebooks))  # on papermill's stdin, as the rule pipes it
+            run = subprocess.run([str(papermill), "--cwd", str(root()), "-k", "python3", "-",
                                   str(dest / f"{exp}.ipynb"), "-p", "results_dir", str(dest), "-p", "profile", profile],
-                                 capture_output=True, text=True, timeout=1800,
+                                 input=nb, capture_output=True, text=True, timeout=1800,
                                  env={**os.environ, "PATH": f"{papermill.parent}:{os.environ.get('PATH', '')}"})
             if run.returncode != 0:
                 raise RuntimeError(f"{name}: the {exp} notebook failed: {run.stderr.strip()[-800:]}")
