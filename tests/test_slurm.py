@@ -11,7 +11,10 @@ failed node (its --exclude list, given here with --slurm-exclude-failed-nodes, s
 has no accounting): node2's job is refused by sbatch at once and node3's runs. Then node2 is
 resumed and the third run runs exactly node2's job; the merge has one row per node. Meanwhile
 squeue is watched: every trial job is seen running on its own node, exclusively; Slurm's own start
-and end times show that no two jobs shared a node and that the nodes ran side by side. Last, the cluster is stopped and nothing of it is left.
+and end times show that no two jobs shared a node and that the nodes ran side by side. Last, the
+cluster is stopped and nothing of it is left. Before that fleet, on the same cluster, the plan
+(`pagelab fleet plan`, pagelab.run.fleetplan): the same matrix run twice without failures, the
+second pass's wall time within 25 % of the plan made from the first pass's durations.
 Slow (about two minutes): `pipeline`. Before it, quick and without a cluster: local_slurm.py uses
 and removes only a directory it made, and refuses any other."""
 
@@ -248,6 +251,88 @@ def snakemake(repo: Path, env: dict[str, str], target: str, *extra: str) -> subp
     out = subprocess.run(cmd, cwd=repo, env=env, capture_output=True, text=True, timeout=240)
     out.seconds = time.monotonic() - t0
     return out
+
+
+SQUEUE_PLAN = ["squeue", "-h", "-t", "all", "-o", "%i|%T|%N|%S|%e|%y|%k"]
+
+
+def trial_span(results: Path, host: str, exp: str) -> tuple[float, float]:
+    recs = [json.loads(p.read_text()) for p in (results / host / exp / "trials").glob("*.json")]
+    return (min(datetime.fromisoformat(r["start"]).timestamp() for r in recs),
+            max(datetime.fromisoformat(r["end"]).timestamp() for r in recs))
+
+
+@pytest.fixture(scope="module")
+def planned_fleet(slurm_cluster, env):
+    """The light matrix run twice on the cluster, without failures. The first pass gives the
+    durations (its trial records: this matrix is not in data/recorded/); the second runs with the
+    plan made from them (PAGELAB_FLEET_TIMES), and its wall time is compared with the plan's
+    prediction. Slurm's start and end of every job of the second pass are kept (squeue)."""
+    from pagelab.run import fleetplan
+
+    root = slurm_cluster["root"]
+    repo = fleet_repo(root.parent / "plan", FLEET_BLOCK)
+    times = root.parent / "plan-times"
+    e = {**env, "SLURM_CONF": slurm_cluster["conf"]}
+    first = snakemake(repo, e, "fleet_trials")
+    assert first.returncode == 0, first.stdout[-3000:] + first.stderr[-4000:]
+    shutil.rmtree(times, ignore_errors=True)
+    shutil.move(repo / "results/fleet", times)   # the second pass runs every job again
+    before = set(queue_rows(subprocess.run(SQUEUE_PLAN, capture_output=True, text=True, env=e, timeout=30).stdout))
+    plan = fleetplan.lpt(fleetplan.job_cells(JOBS, times), NODES)
+    t0 = time.time()
+    second = snakemake(repo, {**e, "PAGELAB_FLEET_TIMES": str(times)}, "fleet_trials")
+    t1 = time.time()
+    assert second.returncode == 0, second.stdout[-3000:] + second.stderr[-4000:]
+    queue = subprocess.run(SQUEUE_PLAN, capture_output=True, text=True, env=e, timeout=30).stdout
+    keys = ["job", "state", "node", "start", "end", "nice", "comment"]
+    rows = [dict(zip(keys, r, strict=True)) for r in (ln.split("|") for ln in queue.splitlines())
+            if len(r) == len(keys) and r[0] not in before and job_of(r[6])]
+    yield {"plan": plan, "first": first, "second": second, "t0": t0, "t1": t1, "rows": rows,
+           "results": repo / "results/fleet", "times": times}
+    shutil.rmtree(repo.parent, ignore_errors=True)
+    shutil.rmtree(times, ignore_errors=True)
+
+
+@pipeline
+def test_the_planned_wall_time_is_within_a_quarter_of_the_measured(planned_fleet):
+    """The second pass's wall time (Snakemake's start to its exit) is within 25 % of the plan's
+    prediction from the first pass's durations; each job carried its place in the plan as
+    Slurm's nice (the order Slurm starts a node's pending jobs in; its first job starts when
+    submitted, in Snakemake's order of submission). Printed: the prediction,
+    the measurement, and the per-job and per-run overheads this run shows (what
+    fleetplan.JOB_OVERHEAD_S and RUN_OVERHEAD_S were measured from)."""
+    from pagelab.run import fleetplan
+
+    plan, rows = planned_fleet["plan"], planned_fleet["rows"]
+    measured = planned_fleet["second"].seconds
+    order = fleetplan.priorities(plan)
+    assert {job_of(r["comment"]) for r in rows} == set(JOBS), rows
+    wrong = [r for r in rows
+             if (r["node"], int(r["nice"])) != (job_of(r["comment"])[0], order["/".join(job_of(r["comment"]))])]
+    started = {}
+    for r in sorted(rows, key=lambda r: (r["start"], int(r["job"]))):
+        started.setdefault(r["node"], []).append("/".join(job_of(r["comment"])))
+    # the overheads this run shows: per node, Slurm's busy span less its trials; the run less that
+    results = planned_fleet["results"]
+    busy, extra = {}, []
+    for node in NODES:
+        mine = [r for r in rows if r["node"] == node]
+        a = min(datetime.fromisoformat(r["start"]).timestamp() for r in mine)
+        b = max(datetime.fromisoformat(r["end"]).timestamp() for r in mine)
+        spans = [trial_span(results, *job_of(r["comment"])) for r in mine]
+        busy[node] = (a, b)
+        extra.append(((b - a) - sum(y - x for x, y in spans)) / len(mine))
+    first_start = min(a for a, _ in busy.values())
+    run_extra = (first_start - planned_fleet["t0"]) + (planned_fleet["t1"] - max(b for _, b in busy.values()))
+    print(f"\n{fleetplan.table(plan, 'Fleet plan: the light matrix on the local Slurm cluster')}"
+          f"started, per node: {started}\n"
+          f"predicted {plan.wall:.1f} s, measured {measured:.1f} s ({(plan.wall - measured) / measured:+.1%}); "
+          f"first pass {planned_fleet['first'].seconds:.1f} s; overhead per job here "
+          f"{', '.join(f'{x:.1f}' for x in extra)} s (plan: {fleetplan.JOB_OVERHEAD_S} s), per run "
+          f"{run_extra:.1f} s (plan: {fleetplan.RUN_OVERHEAD_S} s)")
+    assert not wrong, (wrong, order)   # each job on its node, with its place in the plan as its nice
+    assert abs(plan.wall - measured) <= 0.25 * measured, (plan.wall, measured)
 
 
 @pytest.fixture(scope="module")

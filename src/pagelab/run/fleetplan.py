@@ -34,16 +34,16 @@ from pagelab.system.config import PROFILES
 # such gaps too), not the job's own time.
 STOP_GAP_S = 60.0
 # What one fleet job costs beyond its trials, measured on the local three-node Slurm cluster
-# (workflow/scripts/local_slurm.py, tests/test_slurm.py's light matrix, five jobs): the Slurm
-# job's elapsed time (jobcomp.txt: start to end) minus its trials' span (first start to last
-# end), plus the wait between one job's end and the next job's start on the same node. That is
-# Python's and `pagelab fleet trial`'s start, `pagelab state recover`, the trial process's
-# set-up before its first trial, and Slurm's scheduling pass.
-JOB_OVERHEAD_S = 6.0
-# What one run costs once, measured there too: Snakemake's start (parsing, the DAG, the native
-# build and config jobs) to the first submission, and the last job's end to Snakemake's exit (its
-# status checks).
-RUN_OVERHEAD_S = 14.0
+# (workflow/scripts/local_slurm.py, tests/test_slurm.py's light matrix, five jobs, which prints
+# it): per node, Slurm's span from its first job's start to its last job's end (squeue) less the
+# jobs' trial spans (first start to last end), per job; 11 to 13 s there. That is Python's and
+# `pagelab fleet trial`'s start, `pagelab state recover`, the trial process's set-up before its
+# first trial and its end after the last, and Slurm's start of the node's next job.
+JOB_OVERHEAD_S = 12.0
+# What one run costs once, measured there too: Snakemake's start to the first job's start on
+# Slurm (parsing, the DAG, the config jobs, the submission) and the last job's end to
+# Snakemake's exit (its next status check); 10 s there.
+RUN_OVERHEAD_S = 10.0
 
 
 class PlanError(RecordingError):
@@ -140,7 +140,7 @@ def trial_seconds(recs: list[dict[str, Any]]) -> float:
     except ValueError as exc:
         raise PlanError(f"a trial's start or end is no time ({exc})") from exc
     total = sum(max(0.0, e - s) for s, e in spans)
-    total += sum(g for (_, e), (s, _) in zip(spans, spans[1:]) if 0 < (g := s - e) < STOP_GAP_S)
+    total += sum(g for (_, e), (s, _) in zip(spans, spans[1:], strict=False) if 0 < (g := s - e) < STOP_GAP_S)
     return total
 
 
