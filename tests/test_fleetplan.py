@@ -122,3 +122,20 @@ def test_bad_input_is_one_line_and_exit_2(args, why):
     out = pagelab(*args)
     assert out.returncode == 2 and out.stdout == "", out.stdout + out.stderr
     assert len(out.stderr.strip().splitlines()) == 1 and why in out.stderr, out.stderr
+
+
+def test_the_verdict_names_what_bounds_the_plan():
+    """Within the goal: yes. Over it: a job longer than the goal on its own (split or not), the
+    total shared by the hosts (with the hosts it would need), or else the busiest host."""
+    hour = 3600.0
+    assert fleetplan.verdict(lpt([Cell("a", 100)], ["h1"], 0, 0), hour) == "within 1:00:00: yes"
+    big = lpt([Cell("big", 4000), Cell("a", 100)], ["h1", "h2"], 0, 0)
+    assert "bounded by big, one job of 1:06:40" in fleetplan.verdict(big, hour)
+    assert "it cannot be split" in fleetplan.verdict(big, hour)
+    assert "its cells can be split between hosts" in fleetplan.verdict(big, hour, ["big"])
+    many = lpt([Cell(f"c{i}", 3000) for i in range(4)], ["h1", "h2"], 0, 0)
+    text = fleetplan.verdict(many, hour)
+    assert "bounded by the total of 3:20:00 shared by 2 host(s)" in text and "fewer than 4 hosts" in text, text
+    lpt_loss = lpt([Cell(n, t) for n, t in zip("abcde", [2000, 1600, 1200, 1200, 1200], strict=True)], ["h1", "h2"],
+                   0, 0)   # 5, 4, 3, 3, 3 scaled: LPT 4000, the total shared 3600
+    assert fleetplan.verdict(lpt_loss, hour).startswith("within 1:00:00: no; bounded by h2's load (1:06:40")

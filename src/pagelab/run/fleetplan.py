@@ -210,7 +210,8 @@ def verdict(plan: Plan, target: float, splittable: Sequence[str] = ()) -> str:
     if total / len(plan.hosts) + plan.run_overhead > target:
         need = int(-(-total // max(1.0, target - plan.run_overhead)))
         why.append(f"the total of {duration(total)} shared by {len(plan.hosts)} host(s) is "
-                   f"{duration(total / len(plan.hosts))} each: at least {need} hosts are needed")
+                   f"{duration(total / len(plan.hosts))} each: fewer than {need} hosts cannot meet it, "
+                   f"even with every job split")
     if not why:
         last = plan.bottleneck
         why.append(f"{last.host}'s load ({duration(plan.loads[last.host])}, ending with {last.cell.name})")
