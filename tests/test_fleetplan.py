@@ -67,6 +67,7 @@ def test_lpt_order_overhead_and_allowed_hosts():
     assert [(s.host, s.start, s.end) for s in plan.slots] == [
         ("h2", 0, 31), ("h1", 0, 21), ("h1", 21, 32), ("h2", 31, 37)]
     assert plan.makespan == 37 and plan.wall == 44
+    assert plan.restricted and plan.lower_bound == 37   # h2's bound jobs: 31 + 6
     assert fleetplan.priorities(plan) == {"b": 0, "c": 1, "a": 2, "d": 3}
     with pytest.raises(fleetplan.PlanError, match="none of its hosts"):
         lpt([Cell("x", 1, ("h9",))], ["h1"])
@@ -139,3 +140,23 @@ def test_the_verdict_names_what_bounds_the_plan():
     lpt_loss = lpt([Cell(n, t) for n, t in zip("abcde", [2000, 1600, 1200, 1200, 1200], strict=True)], ["h1", "h2"],
                    0, 0)   # 5, 4, 3, 3, 3 scaled: LPT 4000, the total shared 3600
     assert fleetplan.verdict(lpt_loss, hour).startswith("within 1:00:00: no; bounded by h2's load (1:06:40")
+
+
+def test_the_configured_fleet_keeps_each_job_on_its_host(tmp_path):
+    """Without --hosts, the configured fleet's jobs, each on its host (a host's own `experiments`
+    restrict it), durations from the recording of the fleet's profile."""
+    text = (REPO / "config/config.yaml").read_text()
+    cfg = tmp_path / "config.yaml"
+    cfg.write_text(text[: text.index("\nfleet:")] + """
+fleet:
+  hosts:
+    - {name: n1}
+    - {name: n2, experiments: [seekmodel]}
+  experiments: [seekmodel, crystalmark]
+  profile: quick
+""")
+    out = pagelab("--configfile", str(cfg), "--machine", recorded_machine())
+    assert out.returncode == 0, out.stderr
+    jobs = {ln.split()[1]: ln.split()[2] for ln in out.stdout.splitlines() if ln[:1].isdigit()}
+    assert jobs == {"n1/seekmodel": "n1", "n1/crystalmark": "n1", "n2/seekmodel": "n2"}, out.stdout
+    assert "jobs bound to their hosts" in out.stdout

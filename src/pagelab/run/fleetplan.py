@@ -89,10 +89,16 @@ class Plan:
 
     @property
     def lower_bound(self) -> float:
-        """No schedule of these jobs on these hosts ends before this: the longest job, and the
-        total shared evenly (the hosts' restrictions not counted)."""
+        """No schedule of these jobs on these hosts ends before this: the longest job, the total
+        shared evenly, and the jobs bound to one host summed per host."""
         costs = [s.end - s.start for s in self.slots]
-        return max(max(costs, default=0.0), sum(costs) / max(1, len(self.hosts)))
+        bound = {h: sum(s.end - s.start for s in self.slots if s.cell.hosts == (h,)) for h in self.hosts}
+        return max(max(costs, default=0.0), sum(costs) / max(1, len(self.hosts)), max(bound.values(), default=0.0))
+
+    @property
+    def restricted(self) -> bool:
+        """Whether some job may not run on every host (Graham's bound is for identical hosts)."""
+        return any(s.cell.hosts and set(self.hosts) - set(s.cell.hosts) for s in self.slots)
 
     @property
     def bottleneck(self) -> Slot | None:
@@ -182,8 +188,9 @@ def table(plan: Plan, title: str, target: float | None = None, splittable: Seque
         lines.append(f"{h}: {duration(plan.loads[h])} ({len(names)} job(s){': ' if names else ''}{', '.join(names)})")
     lines.append(f"predicted wall time: {duration(plan.wall)} (the busiest host {duration(plan.makespan)} "
                  f"+ the run's start and end {duration(plan.run_overhead)}; per job {duration(plan.overhead)})")
-    lines.append(f"lower bound of any schedule: {duration(plan.lower_bound + plan.run_overhead)}; "
-                 f"LPT is at most {graham_bound(len(plan.hosts)):.4g} x the optimum on identical hosts")
+    lines.append(f"lower bound of any schedule: {duration(plan.lower_bound + plan.run_overhead)}" +
+                 ("; jobs bound to their hosts" if plan.restricted else
+                  f"; LPT is at most {graham_bound(len(plan.hosts)):.4g} x the optimum on identical hosts"))
     if target is not None:
         lines.append(verdict(plan, target, splittable))
     return "\n".join(lines) + "\n"
