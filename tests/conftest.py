@@ -109,20 +109,26 @@ def copy_repo(dest: Path) -> Path:
     return dest
 
 
+# tests/toy's experiment, added as a new experiment is: its own files (a file of tests/toy -> its
+# place in the repository), and its claims, rows appended to the one claims table.
+TOY_FILES = {"toy.py": "src/pagelab/experiments/toy.py", "schema.yaml": "config/schema/toy.yaml",
+             "toy.ipynb": "notebooks/toy.ipynb", "section.tex": "paper/sections/toy.tex"}
+TOY_CLAIMS = ("claims.csv", "data/published/claims.csv")
+
+
 def add_toy_experiment(repo: Path) -> None:
     """Adds tests/toy's experiment to a copy of the repository by writing only what a new
-    experiment is: its module (with its descriptor), its schema fragment and config block, its notebook,
-    its paper section and its claims rows. Nothing else is edited: adding an experiment
-    touches no other file (docs/adding-an-experiment.md)."""
+    experiment is: four files of its own (its module with its descriptor, figure and own
+    hardware; its schema fragment, whose defaults are its configuration; its notebook's
+    narrative; its paper section) and its claims, rows appended to data/published/claims.csv,
+    the one pre-registered table whose history the changelog is checked against. Nothing else is
+    edited (tests/test_toy.py checks it; docs/adding-an-experiment.md)."""
     toy = REPO / "tests" / "toy"
-    shutil.copy2(toy / "toy.py", repo / "src/pagelab/experiments/toy.py")
-    shutil.copy2(toy / "toy.ipynb", repo / "notebooks/toy.ipynb")
-    shutil.copy2(toy / "section.tex", repo / "paper/sections/toy.tex")
-    shutil.copy2(toy / "schema.yaml", repo / "config/schema/toy.yaml")
-    for src, dest in (("config.yaml", "config/config.yaml"),
-                      ("claims.csv", "data/published/claims.csv")):
-        with open(repo / dest, "a") as fh:
-            fh.write((toy / src).read_text())
+    for src, dest in TOY_FILES.items():
+        shutil.copy2(toy / src, repo / dest)
+    src, dest = TOY_CLAIMS
+    with open(repo / dest, "a") as fh:
+        fh.write((toy / src).read_text())
 
 
 REFERENCE_RECORDING = "epyc-2c-linux6.18-virtio/quick"

@@ -49,7 +49,7 @@ def built(tmp_path_factory, env):
     base = REPO / ".pytest-scratch" / f"pipeline-{tmp_path_factory.getbasetemp().name}"
     shutil.rmtree(base, ignore_errors=True)
     repo = copy_repo(base / "repo")
-    add_toy_experiment(repo)  # a new experiment, six files: it must reach the paper by its name alone
+    add_toy_experiment(repo)  # a new experiment, its own files: it must reach the paper by its name alone
     shrink(repo)
     from pagelab.system import state
 
@@ -263,7 +263,7 @@ def test_verdicts_are_stable_against_the_recorded_quick_run(built, recorded_resu
 
 
 def test_a_new_experiment_reaches_the_paper_by_its_name(built):
-    """The toy experiment (tests/toy, added as six files): its trials ran, its section and
+    """The toy experiment (tests/toy, added as its own files): its trials ran, its section and
     figure are in the PDF, and its claim got a verdict."""
     import csv
 

@@ -22,6 +22,7 @@
   pagelab pipeline write-json --output FILE JSON             a rule's params, written atomically
   pagelab pipeline tidy EXPERIMENT --config JSON --results DIR --output PARQUET
                                                              the checked Parquet table of the trials
+  pagelab pipeline notebook EXPERIMENT [--output IPYNB]      the template with its narrative, for papermill
   pagelab pipeline published --claims CSV --table TEX --macros TEX   the published claims
   pagelab pipeline verdicts --results DIR --claims CSV --profile P --tex TEX --csv CSV --macros TEX
                                                              each claim's verdict

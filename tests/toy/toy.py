@@ -1,5 +1,5 @@
-"""toy: the smallest experiment, for the test that a new experiment is six files (its module,
-its schema fragment, its config block, its notebook, its paper section and its claims rows): each trial
+"""toy: the smallest experiment, for the test that a new experiment is its own files (its module,
+its schema fragment, its notebook's narrative, its paper section) and its claims rows: each trial
 records a known number, `value` for the arm `single` and twice it for `double`."""
 
 from __future__ import annotations
