@@ -110,3 +110,18 @@ def test_every_claim_gets_a_verdict_from_the_recorded_run(recorded_results):
         r = table.loc[cid]
         if r["value"] == r["value"]:  # a window claim: its point estimate lies inside the window
             assert r["ci_low"] <= r["value"] <= r["ci_high"]
+
+
+def test_the_pipeline_step_prints_the_notebook_papermill_runs(capsys, tmp_path):
+    """`pagelab pipeline notebook NAME` prints the template with the narrative put in (what the
+    notebook rule pipes into papermill), or writes it with --output; an unknown name is bad input."""
+    from pagelab.cli import main
+
+    assert main(["pipeline", "notebook", "pagein"]) == 0
+    printed = json.loads(capsys.readouterr().out)
+    assert printed == notebooks.notebook("pagein")
+    assert code_cells(printed) == code_cells(notebooks.read(TEMPLATE))
+    assert main(["pipeline", "notebook", "pagein", "--output", str(tmp_path / "p.ipynb")]) == 0
+    assert json.loads((tmp_path / "p.ipynb").read_text()) == printed
+    assert main(["pipeline", "notebook", "nosuch"]) == 2
+    assert "no experiment named 'nosuch'" in capsys.readouterr().err
