@@ -29,7 +29,7 @@ from pagelab.core.stats import tukey_outliers
 from pagelab.run import devices, progress, trials
 from pagelab.run.tools import tool_path
 from pagelab.system import state
-from pagelab.system.config import device_profiles, experiments, run_hash
+from pagelab.system.config import device_profiles, experiments, load_schema, run_hash
 from pagelab.system.provenance import provenance
 
 Cfg = dict[str, Any]
@@ -199,12 +199,28 @@ def execute(
         def run_one(t: trials.Trial) -> dict[str, Any]:
             if st is not None:
                 st.stop_if_signalled()
-            return devices.watched(lambda: run_trial(st, t, scratch_dir))  # a failed paging device: invalid
+            mark = len(st.journal.entries()) if st is not None else 0
+
+            def restored() -> bool:
+                """After a failure: undo what the trial left (its scopes undo their own); a
+                restore that fails stops the run."""
+                if st is None or len(st.journal.entries()) <= mark:
+                    return True
+                try:
+                    with st.held():
+                        state.restore(st.journal, keep=mark)
+                except state.StateError:
+                    return False
+                return True
+
+            # a failed paging device or native tool: invalid, once the trial's state is restored
+            return devices.watched(lambda: run_trial(st, t, scratch_dir), restored=restored)
 
         recs, stops = trials.run_adaptive(
             name, configurations, conf_name, run_one, metric, outdir, prov,
             seed=cfg["rng_seed"], n_min=reps["n_min"], n_max=reps["n_max"], ci_pct=reps["ci_pct"], warmups=warmups,
-            validity=devices.device_first(validity), progress=watch)
+            validity=devices.device_first(validity), progress=watch,
+            max_invalid_share=reps.get("max_invalid_share", max_invalid_share_default()))
     watch.end()
     rows = []
     for r in recs:
@@ -221,6 +237,12 @@ def execute(
     records.write_json_atomic(outdir / "stopping.json", [s.__dict__ for s in stops])
     records.write_json_atomic(outdir / "provenance.json", prov)
     return frame
+
+
+def max_invalid_share_default() -> float:
+    """The schema's default of repetitions.max_invalid_share (a block recorded before the key
+    existed, or a test's own, has none)."""
+    return float(load_schema()["definitions"]["repetitions"]["properties"]["max_invalid_share"]["default"])
 
 
 def _read_trials(results_dir: Path | str) -> tuple[pd.DataFrame, str | None]:

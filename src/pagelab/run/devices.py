@@ -128,6 +128,7 @@ def emulated_disk(st: state.State, profile: str, workdir: Path, size: int | None
                             overrides=overrides, cache_state=cache_state, trace=trace)
     proc = st.daemon(cmd, mountpoint=mnt, ready=ready)
     disk = EmulatedDisk(profile, mnt, proc.pid)
+    _MOUNTED.append(disk)
     for watch in _WATCHES:
         watch.disks.append(disk)
     return disk
@@ -194,10 +195,20 @@ def fault_reason(profile: str, faults: dict[str, Any]) -> str | None:
             + (f" ({', '.join(extra)})" if extra else ""))
 
 
+def faults_since(now: dict[str, Any], before: dict[str, Any]) -> dict[str, Any]:
+    """Fault counters gained since `before` (a device kept across trials counts from zero at
+    its mount, so a trial judges only what it added)."""
+    return {k: v - before.get(k, 0) if isinstance(v, int | float) and not isinstance(v, bool) else v
+            for k, v in now.items()}
+
+
 @dataclass
 class FaultWatch:
-    """The emulated devices mounted while it is open; `reason` reads what they did."""
+    """The emulated devices a trial uses: those mounted while it is open, and those mounted
+    before it and still mounted (seekmodel keeps its devices for the whole run); `reason` says
+    what they did while it was open, each against its counters when it opened."""
     disks: list[EmulatedDisk] = field(default_factory=list)
+    before: dict[int, dict[str, Any]] = field(default_factory=dict)
 
     def poll(self) -> None:
         """Read each still-mounted device's fault counters (a gone mount keeps its last)."""
@@ -208,11 +219,13 @@ class FaultWatch:
                 pass
 
     def reason(self) -> str | None:
-        reasons = [r for d in self.disks if (r := fault_reason(d.profile, d.faults))]
+        reasons = [r for d in self.disks
+                   if (r := fault_reason(d.profile, faults_since(d.faults, self.before.get(id(d), {}))))]
         return "; ".join(reasons) or None
 
 
 _WATCHES: list[FaultWatch] = []
+_MOUNTED: list[EmulatedDisk] = []   # the devices this process mounted, until they are found gone
 
 
 def poll_faults() -> None:
@@ -225,6 +238,14 @@ def poll_faults() -> None:
 @contextmanager
 def fault_watch() -> Iterator[FaultWatch]:
     watch = FaultWatch()
+    for disk in list(_MOUNTED):
+        try:
+            disk.stats()
+        except (OSError, ValueError):
+            _MOUNTED.remove(disk)            # unmounted since: its trial's scope ended
+            continue
+        watch.disks.append(disk)
+        watch.before[id(disk)] = dict(disk.faults)
     _WATCHES.append(watch)
     try:
         yield watch
@@ -251,15 +272,16 @@ def watched(run: Callable[[], dict[str, Any]], restored: Callable[[], bool] = la
     nothing becomes one holding the failure (TRIAL_BROKE); either way the trial is invalid and
     the run goes on with the next one. That needs the trial's state restored: its own scope
     has restored it by the time the failure arrives here, which `restored` checks (the session's
-    journal back where it was before the trial); otherwise the failure stops the run. A
-    TrialFailed on a device that injected nothing stays a failed trial (its run stops after the
-    round)."""
+    journal back where it was before the trial, or put back there); otherwise the failure stops
+    the run. A TrialFailed on a device that injected nothing stays a failed trial (its run stops
+    after the round)."""
     with fault_watch() as watch:
         try:
             result = run()
         except TRIAL_FAILURES as exc:
             if not restored():
                 raise
+            watch.poll()                     # the devices kept across trials
             reason = watch.reason()
             failure = f"{type(exc).__name__}: {exc}" if not isinstance(exc, TrialFailed) else str(exc)
             if reason is not None:
@@ -267,6 +289,7 @@ def watched(run: Callable[[], dict[str, Any]], restored: Callable[[], bool] = la
             if isinstance(exc, TrialFailed):
                 raise
             return {TRIAL_BROKE: f"the trial failed: {failure}"}
+        watch.poll()
     reason = watch.reason()
     if reason is not None:
         result[DEVICE_FAILED] = reason

@@ -9,6 +9,7 @@ Not for: changing system state (that is the state module's job, with its journal
 from __future__ import annotations
 
 import random
+import re
 import sys
 import traceback
 from collections.abc import Callable
@@ -162,6 +163,24 @@ def run(
     return records
 
 
+def check_invalid_share(experiment: str, records: list[dict[str, Any]], share: float | None) -> None:
+    """TrialFailed when more than `share` of the judged (finished, not warm-up) trials are
+    invalid, naming each reason with how many trials it rejected (reasons that differ only in
+    their numbers count as one, its numbers shown as N)."""
+    if share is None:
+        return
+    judged = [r for r in records if r.get("status") == "ok" and not r.get("warmup")]
+    invalid = [r for r in judged if not r.get("valid", True)]
+    if judged and len(invalid) > share * len(judged):
+        counts: dict[str, int] = {}
+        for r in invalid:
+            why = re.sub(r"(?<![\w.-])\d+(\.\d+)?(?![\w-])", "N", r["invalid_reason"])  # not in names
+            counts[why] = counts.get(why, 0) + 1
+        reasons = "; ".join(f"{n} x {why}" for why, n in sorted(counts.items(), key=lambda kv: (-kv[1], kv[0])))
+        raise TrialFailed(f"{experiment}: {len(invalid)} of {len(judged)} trials invalid, more than "
+                          f"max_invalid_share {share:g}: {reasons}")
+
+
 @dataclass
 class Stopping:
     """Why a configuration got the repetitions it got."""
@@ -199,13 +218,17 @@ def run_adaptive(
     log: Callable[[str], None] = lambda s: print(s, file=sys.stderr),
     validity: Validity | None = None,
     progress: Progress | None = None,
+    max_invalid_share: float | None = None,
 ) -> tuple[list[dict[str, Any]], list[Stopping]]:
     """Run n_min repetitions of every configuration (interleaved, seeded), then add rounds of
     one more repetition for each configuration that has fewer than n_min valid trials or whose
     primary metric is not yet precise enough (precise_enough: the median's order-statistic CI
     wider than +- ci_pct % of it), until all are or n_max valid trials exist. Only valid trials count; a configuration
     with more invalid trials than max(n_min, 3) stops the run (TrialFailed): the manipulation
-    does not happen on this machine, and more trials would not make it happen.
+    does not happen on this machine, and more trials would not make it happen. With
+    `max_invalid_share`, a run whose invalid trials are more than that share of its judged trials
+    stops too (TrialFailed, each reason with its count), checked after each round from the
+    first n_min on: a device or a tool that keeps failing would otherwise go on to n_max.
 
     Every decision depends only on the seed and the recorded results, so a resumed run makes
     the same decisions. Returns the records and each configuration's stopping reason.
@@ -229,6 +252,7 @@ def run_adaptive(
     batch(configurations, n_min, warmups or [])
     stopping: dict[str, Stopping] = {}
     while True:
+        check_invalid_share(experiment, records, max_invalid_share)
         pending = []
         for cname, conf in by_name.items():
             if cname in stopping:
