@@ -42,7 +42,7 @@ from pagelab.core.stats import Estimate, interval_name, median_ci, paired_ratio_
 from pagelab.core.units import parse_size
 from pagelab.experiments import harness
 from pagelab.experiments.harness import entry
-from pagelab.run import published, trials
+from pagelab.run import published, sequential, trials
 from pagelab.run.tools import iobench_job_cmd, pinned_to_one_cpu, run_json
 from pagelab.run.victim import Victim
 from pagelab.system import counters, state
@@ -517,5 +517,8 @@ EXPERIMENT = harness.Experiment(
     required_columns=tuple(REQUIRED_COLUMNS), tools=lambda cfg: ["hog", "iobench"], conf_name=conf_name,
     skip_reason=skip_reason, validity=validity, warmups=lambda cfg: configurations(cfg)[:1],
     prepare=_prepare, cleanup=_cleanup,
+    measures=lambda cfg: {f"{NAME}.ratio.codec.{c['algorithm']}.decompress_vs_compress":
+                          sequential.within(conf_name(c), "decompress_mbps", "compress_mbps")
+                          for c in configurations(cfg) if c["arm"] == "codec"},
     requires=harness.Requirements(root=True, zram=True))
 run = EXPERIMENT.run

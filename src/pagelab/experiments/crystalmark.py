@@ -41,7 +41,7 @@ from pagelab.core.stats import Estimate, coverage_label, interval_name, median_c
 from pagelab.core.units import parse_duration, parse_size
 from pagelab.experiments import harness
 from pagelab.experiments.harness import entry
-from pagelab.run import devices, published, trials
+from pagelab.run import devices, published, sequential, trials
 from pagelab.run.tools import iobench_crystalmark_cmd, run_json, simdisk_model_cmd
 from pagelab.system import state
 
@@ -533,6 +533,10 @@ EXPERIMENT = harness.Experiment(
     metric=lambda r: r["rand_read_64k_best_mbps"], columns=tuple(SCALARS), required_columns=tuple(REQUIRED_COLUMNS),
     tools=lambda cfg: ["iobench"] + (["simdisk"] if any(a in EMULATED for a in usable_arms(cfg)[0]) else []),
     conf_name=lambda c: c["arm"], validity=validity,
+    measures=lambda cfg: {**{f"{NAME}.{a}.{SHORT[t]}_mbps": sequential.column(a, f"{t}_best_mbps")
+                             for a in EMULATED for t in TESTS},
+                          **{f"{NAME}.ratio.{a}_vs_{b}": sequential.paired(a, b, "rand_read_64k_best_mbps")
+                             for a, b in RATIOS}},
     changes_state=lambda cfg: any(a in EMULATED for a in usable_arms(cfg)[0]),
     warmups=lambda cfg: [{"arm": a} for a in usable_arms(cfg)[0] if ARMS[a][1] and a != "hdd"],
     cleanup=_cleanup, finish=_finish, note=lambda cfg: usable_arms(cfg)[1],

@@ -26,7 +26,7 @@ from matplotlib.figure import Figure
 # names its figures, so an experiment module costs that once per `pagelab trial` as well
 from pagelab.core import latex, plots, records
 from pagelab.core.stats import tukey_outliers
-from pagelab.run import devices, progress, trials
+from pagelab.run import devices, progress, published, sequential, trials
 from pagelab.run.tools import tool_path
 from pagelab.system import state
 from pagelab.system.config import device_profiles, experiments, load_schema, run_hash
@@ -99,6 +99,10 @@ class Experiment:
     # from hardware a seed names: measurement key prefix -> which hardware (the claims' rule for
     # unnamed hardware: pagelab.paper.claims.load_claims).
     own_hardware: dict[str, str] = field(default_factory=dict)
+    # How the statistic of each measurement key a claim reads is computed from the trials so far
+    # (sequential.Measure): the arms those claims judge stop once their verdicts are settled.
+    # A key without one holds no arm (its arms stop on width).
+    measures: Callable[[Cfg], dict[str, sequential.Measure]] = lambda cfg: {}
 
     def run(self, cfg: Cfg, outdir: Path, scratch_dir: Path) -> pd.DataFrame:
         """Skip check, preparation, the trials (execute), clean-up, extra outputs. An experiment
@@ -123,7 +127,7 @@ class Experiment:
                         self.conf_name, lambda st, t, scratch: self.trial(st, cfg, t, scratch), self.metric,
                         list(self.columns), self.tools(cfg), skip_reason=reason, changes_state=changes,
                         warmups=self.warmups(cfg) if reason is None else [], extra_provenance=extra,
-                        validity=self.validity, st=st)
+                        validity=self.validity, st=st, measures=self.measures(cfg) if reason is None else {})
             finally:
                 if self.cleanup is not None:
                     self.cleanup(cfg, scratch_dir)
@@ -169,11 +173,14 @@ def execute(
     extra_provenance: dict[str, Any] | None = None,
     validity: trials.Validity | None = None,
     st: state.State | None = None,
+    measures: dict[str, sequential.Measure] | None = None,
 ) -> pd.DataFrame:
     """Run the experiment (or record why it is skipped) and write trials.csv: one row per
     trial with its configuration, status, validity (`valid`, `invalid_reason`: see
     trials.Validity) and the `scalars` of its result. The trials run in the state session `st`,
-    or in one of their own when the experiment changes state and none is given."""
+    or in one of their own when the experiment changes state and none is given. The arms that
+    the claims judged at the block's profile read through `measures` stop on their verdicts as
+    well as on width (sequential); provenance.json's `stopping_rule` says which."""
     outdir.mkdir(parents=True, exist_ok=True)
     (outdir / "skipped.txt").unlink(missing_ok=True)
     if skip_reason:
@@ -190,6 +197,11 @@ def execute(
         prov["device_profiles"] = profiles  # the profiles' digests, which the run hash covers
     prov.update(extra_provenance or {})
     reps = cfg["repetitions"]
+    held, unheld = sequential.judges(name, published.load_claims(), measures or {}, cfg.get("profile", "quick"))
+    rule = sequential.rule(reps, held)
+    prov["stopping_rule"] = {"looks": rule.looks(), "interim_level": rule.level(), "margin_pct": rule.margin_pct,
+                             "judged": sorted({f"{j.claim}: {'/'.join(j.measure.confs)}" for j in held}),
+                             "on_width": unheld}
 
     watch = progress.for_run(name, cfg, [conf_name(c) for c in configurations], prov,
                              log=lambda line: print(line, file=sys.stderr, flush=True))
@@ -220,7 +232,7 @@ def execute(
             name, configurations, conf_name, run_one, metric, outdir, prov,
             seed=cfg["rng_seed"], n_min=reps["n_min"], n_max=reps["n_max"], ci_pct=reps["ci_pct"], warmups=warmups,
             validity=devices.device_first(validity), progress=watch,
-            max_invalid_share=reps.get("max_invalid_share", max_invalid_share_default()))
+            max_invalid_share=reps.get("max_invalid_share", max_invalid_share_default()), verdicts=rule)
     watch.end()
     rows = []
     for r in recs:

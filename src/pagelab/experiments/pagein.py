@@ -26,7 +26,7 @@ from pagelab.core.stats import interval_name, median_ci
 from pagelab.core.units import parse_size
 from pagelab.experiments import harness
 from pagelab.experiments.harness import entry
-from pagelab.run import published, trials
+from pagelab.run import published, sequential, trials
 from pagelab.run.devices import emulated_swap
 from pagelab.run.victim import Victim, out_and_back_reason, push_out
 from pagelab.system import counters, mm, state
@@ -219,5 +219,7 @@ EXPERIMENT = harness.Experiment(
     name=NAME, analyse=analyse, paper_order=50, seeds=("000",), configurations=configurations, trial=run_trial,
     metric=lambda r: r["pagein_mbps"], columns=tuple(SCALARS), required_columns=tuple(REQUIRED_COLUMNS),
     tools=lambda cfg: ["hog", "simdisk"], conf_name=conf_name, skip_reason=skip_reason, validity=validity,
+    measures=lambda cfg: {f"{NAME}.{cfg['device']}.{c['access']}.page_cluster_{int(c['page_cluster'])}.mbps":
+                          sequential.column(conf_name(c), "pagein_mbps") for c in configurations(cfg)},
     requires=harness.Requirements(root=True, fuse=True))
 run = EXPERIMENT.run

@@ -85,7 +85,7 @@ from pagelab.core.stats import (
 from pagelab.core.units import parse_size
 from pagelab.experiments import harness
 from pagelab.experiments.harness import entry
-from pagelab.run import trials
+from pagelab.run import sequential, trials
 from pagelab.run.devices import EmulatedDisk, profile_value
 from pagelab.run.superfetch import Agent, swap_devices
 from pagelab.run.systemdisk import IMAGE, SystemDisk, layout, prepare_image, system_disk
@@ -1295,6 +1295,19 @@ def analyse(results_dir: Path | str, profile: str) -> harness.Analysis:
                "outliers (Tukey)": harness.outliers(trials_, ["arm"], "recovery_s") if len(trials_) else trials_})
 
 
+def measures(cfg: dict[str, Any]) -> dict[str, sequential.Measure]:
+    """The claims' keys as `analyse` computes them, from the trials so far (the verdict stopping
+    rule): each arm's seed recovery (coded) and the per-round ratios of the recovery
+    (paired_censored); the interaction is left to width."""
+    out = {f"{NAME}.{a}.recovery_s": sequential.Measure((a,), lambda f, a=a: coded(f[f["arm"] == a], "recovery_s")
+                                                         .tolist()) for a in cfg["arms"]}
+    for col, a, b in ratio_pairs():
+        if col == "recovery_s":
+            out[f"{NAME}.ratio.{ratio_key(col, a, b)}"] = sequential.Measure(
+                (a, b), lambda f, a=a, b=b: paired_censored(f, "recovery_s", a, b)[0])
+    return out
+
+
 EXPERIMENT = harness.Experiment(
     own_hardware={"readyboost.own.": "this machine's disk", "readyboost.zswap.": "this machine's CPU",
                   "readyboost.zram.": "this machine's CPU"},
@@ -1302,6 +1315,6 @@ EXPERIMENT = harness.Experiment(
     metric=lambda r: r["recovery_s"], columns=tuple(SCALARS), required_columns=tuple(REQUIRED_COLUMNS),
     tools=lambda cfg: ["hog", "simdisk", "cacheflood", "superfetch"], skip_reason=skip_reason, validity=validity,
     warmups=lambda cfg: [{"arm": cfg["arms"][0]}],
-    prepare=_prepare, cleanup=_cleanup,
+    prepare=_prepare, cleanup=_cleanup, measures=measures,
     requires=harness.Requirements(root=True, fuse=True, zram=True))
 run = EXPERIMENT.run

@@ -47,7 +47,7 @@ from pagelab.core.stats import Estimate, interval_name, median_ci, paired_ratio_
 from pagelab.core.units import parse_size
 from pagelab.experiments import harness
 from pagelab.experiments.harness import entry
-from pagelab.run import published, trials
+from pagelab.run import published, sequential, trials
 from pagelab.run.tools import cacheflood_cmd
 from pagelab.run.victim import Victim
 from pagelab.system import counters, state
@@ -363,6 +363,8 @@ EXPERIMENT = harness.Experiment(
     metric=lambda r: r["retouch_s"], columns=tuple(SCALARS), required_columns=tuple(REQUIRED_COLUMNS),
     tools=lambda cfg: ["hog", "cacheflood"], skip_reason=skip_reason, validity=validity,
     warmups=lambda cfg: [{"arm": "trim_only"}],
+    measures=lambda cfg: {f"{NAME}.own.{c['arm']}.pswpin_pages": sequential.column(c["arm"], "pswpin_retouch")
+                          for c in configurations(cfg)},
     cleanup=lambda cfg, scratch: harness.clean_dir(Path(scratch).resolve() / f"{NAME}-floodset"),
     requires=harness.Requirements(root=True, zram=True))
 run = EXPERIMENT.run

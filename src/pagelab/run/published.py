@@ -152,6 +152,15 @@ def unnamed_balance(claim: dict[str, str]) -> str | None:
     return _hardware_after(claim, "unnamed balance")
 
 
+def judged_here(claim: dict[str, str], profile: str) -> bool:
+    """Whether the judge (pagelab.paper.claims.judge) can give the claim reproduced or not
+    reproduced at `profile`: judged at its scale, not an absolute figure of unnamed hardware nor
+    a ratio keeping an unnamed balance, not by construction (the measurements may still make it
+    by construction, censored or not applicable when they come)."""
+    return (judged_at(claim, profile) and not (unnamed_hardware(claim) and kind(claim) in ABSOLUTE)
+            and not unnamed_balance(claim) and not (claim.get("construction") or "").strip())
+
+
 def own_hardware(key: str, table: Mapping[str, str]) -> str | None:
     """Which of this machine's own hardware a measurement was taken on, by the experiments'
     `table` (key prefix -> which; None: an emulated device, a model or arithmetic)."""

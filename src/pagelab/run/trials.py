@@ -19,6 +19,7 @@ from typing import Any
 
 from pagelab.core.records import RecordError, read_record, write_json_atomic
 from pagelab.core.stats import median_ci
+from pagelab.run import sequential
 from pagelab.run.progress import PROCESS_STARTED, Progress, marking
 from pagelab.system.provenance import now_iso
 
@@ -187,7 +188,9 @@ class Stopping:
 
     config: str
     n: int
-    reason: str  # "ci" (precise enough), "n_max" (cap reached), "failed" (a trial failed)
+    # "ci" (precise enough), "verdict" (every claim that judges it settled at a look: sequential),
+    # "n_max" (cap reached), "failed" (a trial failed)
+    reason: str
     median: float | None = None
     half_width: float | None = None
     invalid: int = 0  # trials run but not counted: their manipulation did not happen
@@ -219,6 +222,7 @@ def run_adaptive(
     validity: Validity | None = None,
     progress: Progress | None = None,
     max_invalid_share: float | None = None,
+    verdicts: sequential.Rule | None = None,
 ) -> tuple[list[dict[str, Any]], list[Stopping]]:
     """Run n_min repetitions of every configuration (interleaved, seeded), then add rounds of
     one more repetition for each configuration that has fewer than n_min valid trials or whose
@@ -229,6 +233,9 @@ def run_adaptive(
     `max_invalid_share`, a run whose invalid trials are more than that share of its judged trials
     stops too (TrialFailed, each reason with its count), checked after each round from the
     first n_min on: a device or a tool that keeps failing would otherwise go on to n_max.
+    With `verdicts` (sequential.Rule, of the same n_min and n_max), a configuration that a
+    published claim judges also stops at one of the rule's looks once every such claim's
+    interval lies wholly inside its window or wholly outside it by the rule's margin ("verdict").
 
     Every decision depends only on the seed and the recorded results, so a resumed run makes
     the same decisions. Returns the records and each configuration's stopping reason.
@@ -272,8 +279,11 @@ def run_adaptive(
                 continue
             values = [metric(r["result"]) for r in counted]
             ok, med, hw = precise_enough(values, ci_pct)
-            if ok or len(counted) >= n_max:
-                stopping[cname] = Stopping(cname, len(counted), "ci" if ok else "n_max", med, hw, len(invalid))
+            known = not ok and verdicts is not None and verdicts.judges_of(cname) and sequential.verdict_known(
+                cname, len(counted), verdicts, sequential.frame([r for r in records if is_counted(r)], name))
+            if ok or known or len(counted) >= n_max:
+                why = "ci" if ok else "verdict" if known else "n_max"
+                stopping[cname] = Stopping(cname, len(counted), why, med, hw, len(invalid))
             else:
                 pending.append(conf)
         if not pending:

@@ -1,0 +1,126 @@
+"""The verdict stopping rule (pagelab.run.sequential): its looks and levels, its intervals and
+their test against a window, the claims it holds arms for, each experiment's measures against
+the recorded measurements, and the trial loop stopping a judged arm on its verdict."""
+
+import json
+import math
+from pathlib import Path
+
+import pytest
+
+from pagelab.core.stats import censored_median_ci
+from pagelab.experiments import harness
+from pagelab.paper import claims as claims_mod
+from pagelab.run import published, sequential, trials
+
+RECORDED = Path(__file__).resolve().parents[1] / "data" / "recorded"
+WITH_MEASURES = ["pagein", "crystalmark", "standby", "compression", "readyboost"]
+
+
+def test_looks_and_the_interim_level_are_bonferroni_over_the_looks():
+    r = sequential.rule({"n_min": 10, "n_max": 15, "ci_pct": 5})
+    assert (r.look_every, r.margin_pct) == (5, 10.0)  # the schema's defaults
+    assert r.looks() == [10, 15] and r.level() == pytest.approx(0.975)
+    r = sequential.rule({"n_min": 10, "n_max": 20, "ci_pct": 5, "verdict_look_every": 5})
+    assert r.looks() == [10, 15, 20] and r.level() == pytest.approx(1 - 0.05 / 3)
+    assert sequential.rule({"n_min": 5, "n_max": 5, "ci_pct": 5}).looks() == [5]
+
+
+def test_interval_takes_the_ranks_of_the_level_or_none():
+    x = [float(v) for v in range(1, 16)]  # n = 15 at 0.98333: k = 3 (0.9926), k = 4 only 0.9648
+    assert sequential.interval(x, 1 - 0.05 / 3) == (3.0, 13.0)
+    assert sequential.interval(x[:10], 0.975) == (2.0, 9.0)  # k = 2 covers 0.9785
+    assert sequential.interval(x[:5], 0.95) is None  # [min, max] covers 0.9375 only
+    assert sequential.interval([*x[:10], math.nan], 0.975) == (2.0, 9.0)  # NaN has no place
+    assert sequential.interval([-math.inf] * 3 + x[:7], 0.975)[0] == -math.inf
+
+
+@pytest.mark.parametrize(("lo", "hi", "want"), [
+    (0.9, 1.1, "inside"), (0.7, 1.1, None), (0.5, 0.71, "outside"), (0.5, 0.75, None),
+    (1.38, 2.0, "outside"), (1.3, 2.0, None), (1.0, 1.25, "inside")])
+def test_settled_inside_or_outside_by_the_margin(lo, hi, want):
+    assert sequential.settled(lo, hi, (0.8, 1.25), 10) == want
+
+
+def test_an_infinite_edge_cannot_be_passed():
+    assert sequential.settled(0.1, 0.2, (-math.inf, 0.95), 10) == "inside"
+    assert sequential.settled(2.0, 3.0, (-math.inf, 0.95), 10) == "outside"
+    assert sequential.settled(-math.inf, -5.0, (1.25, math.inf), 10) == "outside"
+    assert sequential.settled(0.5, 2.0, (1.25, math.inf), 10) is None
+
+
+def test_judges_hold_the_claims_judged_at_the_profile_with_measures():
+    table = published.load_claims()
+    cfg = json.loads((RECORDED / "epyc-2c-linux6.18-virtio" / "full" / "readyboost" / "config.json").read_text())
+    held, unheld = sequential.judges("readyboost", table, harness.descriptor("readyboost").measures(cfg), "full")
+    ids = {j.claim for j in held}
+    assert {"RBR2", "RBR2S", "RBR3", "RBR3S", "RBO", "RBOS"} == ids
+    assert unheld == ["RBX"]  # its interaction has no measure: its arms stop on width
+    assert not ids & {"RB1", "RB2", "RB3"}  # judged only at the seed's scale
+    rbo = [j for j in held if j.claim == "RBO"]
+    assert [j.measure.confs for j in rbo] == [("tier_between", "tier_after"), ("tier_after", "hdd_between")]
+    seed, _ = sequential.judges("readyboost", table, harness.descriptor("readyboost").measures(cfg), "seed")
+    assert {"RB1", "RB1S", "RB2", "RB3"} <= {j.claim for j in seed}
+    held, _ = sequential.judges("standby", table, {"standby.own.trim_only.pswpin_pages": sequential.column("x", "y"),
+                                                   "standby.own.flooded.retouch_s_per_2gb":
+                                                       sequential.column("x", "y")}, "full")
+    assert [j.claim for j in held] == ["SB1"]  # SB2 depends on unnamed hardware: never held
+
+
+def _recorded_frames():
+    for rec in sorted(RECORDED.glob("*/*")):
+        for exp in WITH_MEASURES:
+            yield rec, exp
+
+
+@pytest.mark.parametrize(("rec", "exp"), list(_recorded_frames()), ids=lambda v: getattr(v, "name", v))
+def test_each_measure_gives_the_recorded_measurement_from_the_recorded_trials(rec, exp):
+    """The statistic a claim's arms stop on is the one the analysis reports: the median of each
+    measure's values over the recorded counted trials is the recorded measurement's value."""
+    ms = claims_mod.load_recorded()[f"{rec.parent.name}/{rec.name}"]["measurements"]
+    cfg = json.loads((rec / exp / "config.json").read_text())
+    desc = harness.descriptor(exp)
+    keys = sorted({k for c in desc.configurations(cfg) for k in c})
+    frame, _ = harness.load(rec / exp)
+    frame = frame.assign(conf=[desc.conf_name({k: r[k] for k in keys}) for _, r in frame.iterrows()])
+    checked = 0
+    for key, m in desc.measures(cfg).items():
+        if key not in ms:
+            continue
+        got, want = censored_median_ci(m.values(frame)).value, ms[key]["value"]
+        assert math.isclose(got, want, rel_tol=1e-5) or (got == -math.inf and want == 0.0), (key, got, want)
+        checked += 1
+    assert checked
+
+
+CONFS = [{"arm": "inside"}, {"arm": "outside"}, {"arm": "edge"}, {"arm": "free"}]
+CENTRES = {"inside": 1.0, "outside": 3.0, "edge": 1.25, "free": 1.0}
+
+
+def _run(tmp_path, judged=True):
+    import random
+
+    gen = random.Random(7)
+
+    def run_one(t):
+        return {"value": CENTRES[t.params["arm"]] * (1 + 0.05 * gen.gauss(0, 1))}
+
+    measures = {f"toy.{a}": sequential.column(a, "value") for a in ("inside", "outside", "edge")}
+    js = [sequential.Judge(f"T{i}", k, m, (0.8, 1.25)) for i, (k, m) in enumerate(measures.items())]
+    rule = sequential.rule({"n_min": 10, "n_max": 20, "ci_pct": 0.1}, js if judged else [])
+    return trials.run_adaptive("toy", CONFS, lambda c: c["arm"], run_one, lambda r: r["value"], tmp_path,
+                               {"config_hash": "h"}, seed=3, n_min=10, n_max=20, ci_pct=0.1,
+                               log=lambda s: None, verdicts=rule)
+
+
+def test_a_judged_arm_stops_on_its_verdict_at_a_look_inside_or_outside(tmp_path):
+    _, stops = _run(tmp_path)
+    by = {s.config: (s.reason, s.n) for s in stops}
+    assert by["inside"] == ("verdict", 10) and by["outside"] == ("verdict", 10)
+    assert by["edge"] == ("n_max", 20)  # its interval straddles the edge at every look
+    assert by["free"] == ("n_max", 20)  # no claim judges it: width only, and ci_pct is out of reach
+
+
+def test_without_judges_every_arm_stops_on_width_as_before(tmp_path):
+    _, stops = _run(tmp_path, judged=False)
+    assert all((s.reason, s.n) == ("n_max", 20) for s in stops)
