@@ -17,13 +17,16 @@ RECORDED = Path(__file__).resolve().parents[1] / "data" / "recorded"
 WITH_MEASURES = ["pagein", "crystalmark", "standby", "compression", "readyboost"]
 
 
-def test_looks_and_the_interim_level_are_bonferroni_over_the_looks():
+def test_looks_and_the_interim_level_come_from_the_schema():
     r = sequential.rule({"n_min": 10, "n_max": 15, "ci_pct": 5})
-    assert (r.look_every, r.margin_pct) == (5, 10.0)  # the schema's defaults
-    assert r.looks() == [10, 15] and r.level() == pytest.approx(0.975)
-    r = sequential.rule({"n_min": 10, "n_max": 20, "ci_pct": 5, "verdict_look_every": 5})
-    assert r.looks() == [10, 15, 20] and r.level() == pytest.approx(1 - 0.05 / 3)
+    assert (r.look_every, r.margin_pct, r.level()) == (5, 10.0, 0.998)  # the schema's defaults
+    assert r.looks() == [10, 15]
+    r = sequential.rule({"n_min": 10, "n_max": 20, "ci_pct": 5, "verdict_look_every": 4, "verdict_interim_level": 0.99})
+    assert r.looks() == [10, 14, 18, 20] and r.level() == 0.99
     assert sequential.rule({"n_min": 5, "n_max": 5, "ci_pct": 5}).looks() == [5]
+    # 0.998 is the strictest level 10 values reach: [min, max] covers 1 - 2 / 2**10
+    assert sequential.interval([float(v) for v in range(10)], 0.998) == (0.0, 9.0)
+    assert sequential.interval([float(v) for v in range(9)], 0.998) is None
 
 
 def test_interval_takes_the_ranks_of_the_level_or_none():

@@ -7,16 +7,19 @@ statistic lies wholly inside its window, or wholly outside it by `verdict_margin
 window's nearer edge. Stopping inside and stopping outside are the same test on the two sides of
 the window, so the rule never leans toward a reproduction.
 
-The rule is a group-sequential design with Bonferroni's bound over its looks (Jennison and
-Turnbull, Group Sequential Methods with Applications to Clinical Trials, 2000, ch. 2 and 3; the
-equal share at each look is Pocock's, Biometrika 64:191-199, 1977): the looks are at n_min,
-n_min + verdict_look_every, ... below n_max, and n_max ends every arm. At an interim look the
-interval is the median's order-statistic interval (stats.median_rank) at level 1 - (1 - LEVEL)
-/ K, K the looks including the last, so the chance that any interim look stops an arm on an
-interval that misses the true median is at most 1 - LEVEL; where n values cannot reach that
-level the look cannot stop the arm. tests/test_coverage.py simulates the rule on the recorded
-trials and checks that the intervals the paper shows at the stopped n still cover as their
-labels say.
+The rule is a group-sequential design with Haybittle-Peto boundaries (Haybittle, Br. J.
+Radiol. 44:793-797, 1971; Peto et al., Br. J. Cancer 34:585-612, 1976; Jennison and Turnbull,
+Group Sequential Methods with Applications to Clinical Trials, 2000, sec. 2.7): the looks are at
+n_min, n_min + verdict_look_every, ... below n_max, and n_max ends every arm. At an interim look
+the interval is the median's order-statistic interval (stats.median_rank) at the strict level
+`verdict_interim_level`, so an interim stop on an interval that misses the true median is rare
+(at most 1 - that level per look) and the interval shown at the stopped n keeps the coverage
+its label names, as with no interim look at all; where n values cannot reach that level the look
+cannot stop the arm. (Bonferroni's share of 0.05 over the looks, 0.975 at n = 10, is not enough:
+with a window's edge on the true median, the simulation shows the interval at n_max then
+covering 0.957 to 0.962 where its label says 0.965.) tests/test_coverage.py simulates the
+rule on distributions drawn from the recorded trials and checks that the intervals at the
+stopped n cover as their labels say.
 
 Where an arm's claim is not one this module can compute mid-run (its experiment's descriptor
 names no `measures` for the key), that claim does not hold the arm: it stops on width alone.
@@ -36,8 +39,7 @@ import pandas as pd
 from pagelab.core.stats import median_rank
 from pagelab.run import published
 
-LEVEL = 0.95  # the level every median interval the paper shows is computed at (stats.median_ci)
-KEYS = ("verdict_look_every", "verdict_margin_pct")  # the rule's own keys in repetitions
+KEYS = ("verdict_look_every", "verdict_margin_pct", "verdict_interim_level")  # the rule's own keys in repetitions
 
 
 @dataclass(frozen=True)
@@ -93,6 +95,7 @@ class Rule:
     ci_pct: float
     look_every: int
     margin_pct: float
+    interim_level: float
     judges: tuple[Judge, ...] = field(default=())
 
     def looks(self) -> list[int]:
@@ -100,8 +103,8 @@ class Rule:
         return sorted({*range(self.n_min, self.n_max, self.look_every), self.n_max})
 
     def level(self) -> float:
-        """An interim look's interval level: Bonferroni over the looks."""
-        return 1 - (1 - LEVEL) / len(self.looks())
+        """An interim look's interval level (Haybittle-Peto: one strict level at every look)."""
+        return self.interim_level
 
     def judges_of(self, conf: str) -> list[Judge]:
         return [j for j in self.judges if conf in j.measure.confs]
@@ -119,7 +122,7 @@ def rule(reps: Mapping[str, Any], judges: Iterable[Judge] = ()) -> Rule:
     """The rule of a block's `repetitions` (the schema's defaults for keys it does not set)."""
     d = {**defaults(), **reps}
     return Rule(int(d["n_min"]), int(d["n_max"]), float(d["ci_pct"]), int(d["verdict_look_every"]),
-                float(d["verdict_margin_pct"]), tuple(judges))
+                float(d["verdict_margin_pct"]), float(d["verdict_interim_level"]), tuple(judges))
 
 
 def interval(values: Iterable[float], level: float) -> tuple[float, float] | None:
