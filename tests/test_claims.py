@@ -431,6 +431,32 @@ def test_a_window_changed_after_a_recording_needs_a_changelog_row(tmp_path):
     published.load_changelog(log)
 
 
+def test_a_stopping_rule_changed_after_a_recording_needs_a_changelog_row(tmp_path):
+    """The stopping rule's parameters (the schema's defaults and each profile's own) against
+    what each recording ran with (its config.json): a change is logged on the row that sets it."""
+    repo = prereg_repo(tmp_path)
+    (repo / "config" / "schema").mkdir(parents=True)
+    (repo / "config" / "schema.yaml").write_text(
+        "definitions:\n  repetitions:\n    properties:\n      verdict_look_every: {type: integer, default: 5}\n")
+    (repo / "config" / "schema" / "e.yaml").write_text(
+        "properties:\n  e:\n    properties:\n      quick:\n"
+        "        default: {size: 4M, repetitions: {n_min: 5, n_max: 8, ci_pct: 10}}\n")
+    rec = repo / "data/recorded/m1/quick/e"
+    (rec / "config.json").write_text(json.dumps({"profile": "quick", "repetitions": {"n_min": 5, "n_max": 5,
+                                                                                     "ci_pct": 10.0}}))
+    log = repo / "data/published/claims_changelog.csv"
+    problems, _ = published.changelog_problems(repo)
+    assert problems == [
+        "e/quick.repetitions.n_max is '8' in the schema where m1/quick/e ran with '5', without a row in "
+        "data/published/claims_changelog.csv",
+        "schema.repetitions.verdict_look_every is '5' in the schema where m1/quick/e ran with '', without a row "
+        "in data/published/claims_changelog.csv"]
+    log_row(log, "e/quick", "repetitions.n_max", "5", "8")
+    log_row(log, "schema", "repetitions.verdict_look_every", "", "5")
+    assert published.changelog_problems(repo) == ([], None)
+    published.load_changelog(log)
+
+
 def test_the_changelog_check_skips_without_the_recordings_history(tmp_path):
     repo = prereg_repo(tmp_path)
     shutil.rmtree(repo / ".git")
@@ -453,7 +479,7 @@ def test_every_judging_change_since_a_recording_is_in_the_changelog():
         pytest.skip(skip)
     assert problems == []
     log = published.load_changelog()
-    assert set(log["column"]) <= set(published.JUDGING) | {published.CLAIM_ROW}
+    assert set(log["column"]) <= set(published.JUDGING) | {published.CLAIM_ROW} | set(published.STOPPING_COLUMNS)
     for text in list(log["verdicts_before"]) + list(log["verdicts_after"]):
         assert re.fullmatch(r"quick: .+; full: .+; seed: .+", text), text
 

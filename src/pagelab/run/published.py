@@ -47,7 +47,8 @@ by remembering.
 Once a recording exists (data/recorded/<machine>/<profile>/, each experiment's provenance
 names its commit), claims.csv is the pre-registration: any change of a judging column
 (JUDGING) after that commit needs a row in the changelog (CHANGELOG_COLUMNS; `changelog_problems`
-checks it against every recording's commit).
+checks it against every recording's commit), and so does a parameter of the stopping rule
+(STOPPING) that differs from what a recording ran with.
 The paper's table of claims is generated from this file only.
 """
 
@@ -62,6 +63,7 @@ from collections.abc import Mapping
 from pathlib import Path
 
 import pandas as pd
+import yaml
 
 from pagelab.core.latex import escape, write_table
 from pagelab.core.latex import write_macros as _write
@@ -81,6 +83,12 @@ JUDGING = ["measurement", "judge", "window_low", "window_high", "window_reason",
            "profiles", "kind", "hardware", "sensitivity"]
 CHANGELOG_COLUMNS = ["date", "claim", "column", "old", "new", "reason", "verdicts_before", "verdicts_after"]
 CLAIM_ROW = "claim"  # a changelog row's column for a whole claim added ("added") or removed ("removed")
+# The stopping rule's parameters (pagelab.run.sequential): they decide how many trials stand behind
+# each verdict, so a change of one after a recording is logged too, as column repetitions.<key> of
+# row SCHEMA_ROW (a default in definitions.repetitions) or <experiment>/<profile> (a profile's own).
+STOPPING = ["n_min", "n_max", "ci_pct", "verdict_look_every", "verdict_margin_pct", "verdict_interim_level"]
+STOPPING_COLUMNS = [f"repetitions.{k}" for k in STOPPING]
+SCHEMA_ROW = "schema"
 
 
 def bib_path() -> Path:
@@ -288,9 +296,9 @@ def load_changelog(path: Path | str | None = None) -> pd.DataFrame:
     for i, r in enumerate(frame.to_dict("records"), start=2):
         if not re.fullmatch(r"\d{4}-\d{2}-\d{2}", r["date"]):
             problems.append(f"line {i}: date {r['date']!r} is not YYYY-MM-DD")
-        if r["column"] not in JUDGING + [CLAIM_ROW]:
-            problems.append(f"line {i}: column {r['column']!r} is not a judging column ({', '.join(JUDGING)}) "
-                            f"or {CLAIM_ROW!r}")
+        if r["column"] not in JUDGING + [CLAIM_ROW] + STOPPING_COLUMNS:
+            problems.append(f"line {i}: column {r['column']!r} is not a judging column ({', '.join(JUDGING)}), "
+                            f"{CLAIM_ROW!r} or a stopping rule's ({', '.join(STOPPING_COLUMNS)})")
         if r["column"] == CLAIM_ROW and r["new"] not in ("added", "removed"):
             problems.append(f"line {i}: a {CLAIM_ROW!r} row's new value is 'added' or 'removed'")
         for col in ("claim", "reason", "verdicts_before", "verdicts_after"):
@@ -364,8 +372,59 @@ def claims_at(commit: str, repo: Path | None = None) -> tuple[str | None, str]:
     return None, f"git cannot read this checkout's history here: {err}"
 
 
+def _param(v: object) -> str:
+    return f"{float(v):g}" if isinstance(v, (int, float)) and not isinstance(v, bool) else str(v)
+
+
+def stopping_rule(repo: Path) -> dict[tuple[str, str], dict[str, tuple[str, str]]]:
+    """The stopping rule each experiment's profile runs with now, from the schema (config/schema.yaml
+    and config/schema/*.yaml): (experiment, profile) -> {key: (value, the changelog row that
+    sets it: <experiment>/<profile> for the profile's own block, SCHEMA_ROW for a default of
+    definitions.repetitions)}."""
+    paths = [repo / "config" / "schema.yaml", *sorted((repo / "config" / "schema").glob("*.yaml"))]
+    docs = [yaml.safe_load(p.read_text()) or {} for p in paths if p.exists()]
+    defaults = {}
+    for doc in docs:
+        props = ((doc.get("definitions") or {}).get("repetitions") or {}).get("properties") or {}
+        defaults.update({k: _param(props[k]["default"]) for k in STOPPING
+                         if isinstance(props.get(k), dict) and "default" in props[k]})
+    out: dict[tuple[str, str], dict[str, tuple[str, str]]] = {}
+    for doc in docs:
+        for exp, block in (doc.get("properties") or {}).items():
+            for profile, sub in ((block or {}).get("properties") or {}).items() if isinstance(block, dict) else []:
+                default = sub.get("default") if isinstance(sub, dict) else None
+                reps = default.get("repetitions") if isinstance(default, dict) else None
+                if isinstance(reps, dict):
+                    out[(exp, profile)] = {k: (_param(reps[k]), f"{exp}/{profile}") if k in reps
+                                           else (defaults.get(k, ""), SCHEMA_ROW) for k in STOPPING}
+    return out
+
+
+def stopping_differences(repo: Path) -> list[tuple[str, str, str, str, str]]:
+    """(row, repetitions.<key>, old, new, recording) for every stopping parameter that a
+    recording (its config.json's repetitions; '' for a key it ran without) ran with and that
+    the schema now sets otherwise, once per row, column, old and new."""
+    now = stopping_rule(repo)
+    seen: dict[tuple[str, str, str, str], list[str]] = {}
+    for cfg_path in sorted((repo / "data" / "recorded").glob("*/*/*/config.json")):
+        cfg = json.loads(cfg_path.read_text())
+        exp, profile = cfg_path.parent.name, cfg.get("profile", cfg_path.parent.parent.name)
+        rule = now.get((exp, profile))
+        if rule is None:
+            continue
+        ran = cfg.get("repetitions") or {}
+        for k in STOPPING:
+            old = _param(ran[k]) if k in ran else ""
+            new, row = rule[k]
+            if old != new:
+                seen.setdefault((row, f"repetitions.{k}", old, new), []).append(
+                    str(cfg_path.parent.relative_to(repo / "data" / "recorded")))
+    return [(row, col, old, new, ", ".join(recs)) for (row, col, old, new), recs in sorted(seen.items())]
+
+
 def changelog_problems(repo: Path | None = None) -> tuple[list[str], str | None]:
-    """Every judging change since a recording's commit that the changelog does not log:
+    """Every judging change since a recording's commit that the changelog does not log, of
+    claims.csv's judging columns or of the stopping rule's parameters in the schema:
     (problems, None), or ([], why the check cannot run here: no recording, or no git history)."""
     repo = Path(repo or root())
     commits = recording_commits(repo)
@@ -387,6 +446,10 @@ def changelog_problems(repo: Path | None = None) -> tuple[list[str], str | None]
             problems.append(f"{cid}.{col} changed since commit {commit[:10]} (recording "
                             f"{', '.join(sorted(recordings))}) from {old!r} to {new!r} without a row in "
                             "data/published/claims_changelog.csv")
+    for row, col, old, new, recordings in stopping_differences(repo):
+        if not _covered([r for r in log if r["claim"] == row and r["column"] == col], old, new):
+            problems.append(f"{row}.{col} is {new!r} in the schema where {recordings} ran with {old!r}, "
+                            "without a row in data/published/claims_changelog.csv")
     return problems, None
 
 
