@@ -186,8 +186,10 @@ def test_the_seed_design_pushes_out_the_share_the_seed_describes():
     seed = rb.design({"ram": "3G", "working_set": "1400M", "file_cache": "1600M", "hog_size": "1G"})
     assert seed.intended_share == pytest.approx(376 / 1400)
     assert (seed.working_set, seed.hog, seed.file_cache) == (1400 << 20, 1 << 30, 1600 << 20)
-    scaled = rb.design({"ram": "24M"})  # quick: a third of the RAM, hogs of two thirds each
-    assert (scaled.working_set, scaled.hog, scaled.file_cache, scaled.intended_share) == (8 << 20, 16 << 20, 0, 1.0)
+    # quick: a third of the RAM, hogs of two thirds each, files in the seed profile's 1600M of 3G
+    scaled = rb.design({"ram": "24M"})
+    assert (scaled.working_set, scaled.hog, scaled.file_cache, scaled.intended_share) == \
+        (8 << 20, 16 << 20, 25 << 19, 1.0)
     with pytest.raises(ConfigError, match="the hogs would push nothing out"):
         rb.design({"ram": "3G", "working_set": "1G", "hog_size": "512M", "profile": "seed"})
 

@@ -77,6 +77,42 @@ def test_the_image_holds_the_files_in_a_file_system_at_its_offset_and_is_kept(tm
     assert systemdisk.prepare_image(image, systemdisk.layout(8 * MiB, 300 * 1024 + 4096), files)
 
 
+def test_the_file_cache_back_the_page_in_rate_and_the_seek_share_on_series_with_known_answers():
+    from pagelab.experiments import readyboost as rb
+
+    cache = [(0.0, 1e6), (0.5, 5e6), (1.0, 9e6), (1.5, 9.5e6)]
+    assert rb.file_back_time(cache, 10e6) == 1.0          # 90 % of the 10 MB before the hogs
+    assert rb.file_back_time(cache, 20e6) != rb.file_back_time(cache, 20e6)  # never: NaN
+    assert rb.file_back_time(cache, 0) != rb.file_back_time(cache, 0)        # no file cache: NaN
+    swapin = [(0.0, 100e6), (1.0, 104e6), (2.0, 108e6), (3.0, 108e6)]
+    assert rb.pagein_rate(swapin, 2.0, 3.0) == pytest.approx(4.0)    # 8 MB in the 2 s until back
+    assert rb.pagein_rate(swapin, float("nan"), 3.0) == pytest.approx(8 / 3)  # never back: the watch
+    assert rb.pagein_rate(swapin, 0.0, 3.0) != rb.pagein_rate(swapin, 0.0, 3.0)  # back at the start
+    assert rb.seek_share({"by_op.read.ios": 200.0, "by_op.read.seeks": 50.0}) == 0.25
+    assert rb.seek_share({}) != rb.seek_share({})
+
+
+def test_the_premise_table_names_each_arms_rate_and_seek_share_or_none():
+    import pandas as pd
+
+    from pagelab.experiments import readyboost as rb
+
+    rows = []
+    for arm, rate, seek in (("hdd_after", 1.5, 0.8), ("zram", float("nan"), float("nan"))):
+        for i in range(5):
+            rows.append({"arm": arm, "order": i, "pagein_mbps": rate + 0.1 * i, "pagein_mbps_retouch": 10.0,
+                         "seek_share_restore": seek, "seek_share_retouch": 0.1, "recovery_s": 1.0, "back_s": 2.0,
+                         "hog_s": 3.0, "restore_window_s": 9.0, "file_back_s": 1.5})
+    summary = rb.summarise(pd.DataFrame(rows))
+    t = rb.premise_table(summary)
+    assert list(t.columns) == ["Arm"] + [rb.PREMISE_HEADERS[c] for c in rb.PREMISE]
+    hdd = t[t["Arm"] == "hdd after"].iloc[0]
+    assert hdd[rb.PREMISE_HEADERS["pagein_mbps"]] == "1.70 [1.50, 1.90]"  # latex.fmt: 3 significant digits
+    assert hdd[rb.PREMISE_HEADERS["seek_share_restore"]].startswith("80")
+    assert t[t["Arm"] == "zram"].iloc[0][rb.PREMISE_HEADERS["pagein_mbps"]] == "--"
+    assert summary.set_index("arm").loc["hdd_after", "file_back_s"] == 1.5
+
+
 # --------------------------------------------------------------------------------------------
 # The state changes (root).
 
@@ -200,7 +236,7 @@ def test_a_file_read_and_a_page_in_land_on_one_emulated_device_whose_busy_time_c
                              stdout=subprocess.PIPE, text=True, preexec_fn=cg.preexec())
         assert p.stdout.readline().strip() == "filled"
         time.sleep(0.5)
-        d2, b2, a2 = sd.device.stats(), busy(), sd.area_reads()
+        b2, a2 = busy(), sd.area_reads()
         p.stdin.write("\n")
         p.stdin.flush()
         assert p.stdout.readline().startswith("touched")
@@ -214,3 +250,57 @@ def test_a_file_read_and_a_page_in_land_on_one_emulated_device_whose_busy_time_c
         assert 0 < d3["read_seeks"] <= d3["reads"]
         assert d3["by_op"]["read"]["seeks"] == d3["read_seeks"]
     assert state.show() == before
+
+
+# --------------------------------------------------------------------------------------------
+# readyboost's trials on the system disk (root, FUSE, zram).
+
+@root_only
+def test_one_quick_readyboost_trial_per_arm_family_measures_every_criterion_and_the_premise(tmp_path, disk_tmp):
+    """`pagelab trial readyboost` (what the pipeline runs) at the quick profile, one counted trial
+    of an arm of each family (no agent, the agent between the rounds on the bare disk, the tier
+    with the agent after them, zram): every trial has its file set's return (`file_back_s`, never
+    without the agent), the page-in rate and the share of reads with a seek, in sane ranges; the
+    machine's paging state is as before."""
+    import json
+
+    import pandas as pd
+
+    from conftest import build_native
+    from pagelab.experiments import readyboost as rb
+    from pagelab.experiments.harness import load
+    from pagelab.system import config
+
+    if not Path("/dev/fuse").exists() or not Path("/sys/block/zram0").exists():
+        pytest.skip("needs FUSE and zram0")
+    build_native()
+    arms = ["hdd", "hdd_between", "tier_after", "zram"]
+    cfg = {**config.load(overrides={"profile": "quick"})["readyboost"], "arms": arms,
+           "repetitions": {"n_min": 1, "n_max": 1, "ci_pct": 50}, "scratch_dir": str(disk_tmp / "scratch")}
+    (tmp_path / "config.json").write_text(json.dumps(cfg))
+    before = state.show()
+    out = subprocess.run([str(VENV_BIN / "pagelab"), "trial", "readyboost", "--config", str(tmp_path / "config.json"),
+                          "--output", str(tmp_path / "out")], capture_output=True, text=True, timeout=1800,
+                         env={**os.environ, "PAGELAB_JOURNAL": str(tmp_path / "journal.jsonl")})
+    assert out.returncode == 0, out.stderr[-3000:]
+    assert state.show() == before
+    t, _ = load(tmp_path / "out")  # the counted trials
+    got = {a: t[t["arm"] == a].iloc[-1] for a in arms}
+    ws_cache = rb.design(cfg).file_cache
+    for arm, r in got.items():
+        assert r["cache_before_hogs"] >= 0.8 * ws_cache, (arm, r["cache_before_hogs"])
+        assert r["file_back_bytes"] == pytest.approx(rb.FILE_BACK_SHARE * r["cache_before_hogs"])
+        for col in ("seek_share_restore", "seek_share_retouch"):
+            assert pd.isna(r[col]) or 0 <= r[col] <= 1, (arm, col, r[col])
+    # without the agent nothing brings the files back; with it, they come back within the watch
+    assert pd.isna(got["hdd"]["file_back_s"])
+    for arm in ("hdd_between", "tier_after", "zram"):
+        assert 0 <= got[arm]["file_back_s"] <= got[arm]["restore_window_s"], arm
+        assert got[arm]["fs_area_read_bytes_restore"] > 0, arm
+    # page-ins: during the restore with the agent, during the re-touch without it
+    for arm in ("hdd_between", "tier_after"):
+        assert 0 < got[arm]["pagein_mbps"] < 200, (arm, got[arm]["pagein_mbps"])
+        assert got[arm]["swap_area_read_bytes_restore"] > 0, arm
+        assert 0 < got[arm]["seek_share_restore"] <= 1, arm
+    assert 0 < got["hdd"]["pagein_mbps_retouch"] < 200
+    assert got["hdd"]["seek_share_retouch"] >= 0

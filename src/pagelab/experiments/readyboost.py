@@ -29,22 +29,30 @@ Arms (the swap device x what the agent does):
                 today's alternatives (zswap in front of the emulated disk, zram, a swap file on
                 this machine's disk), each with the agent as in hdd_after (their rounds are too
                 short for reading between them to matter)
+Every arm has the seed's one system disk (`pagelab.run.systemdisk`): one emulated device holding
+a swap area (the arm's swap for hdd, tier and zswap) and an ext4 with the file set, both behind
+the flash tier in the tier arms; the file set is read inside the cgroup before the hogs and
+refilled by the agent after them, from that disk.
 The four hdd/tier x after/between arms are a 2 x 2 factorial: the seed's explanation predicts
 that prefetching between rounds shortens recovery behind the tier and not on the bare disk
 (an interaction).
 
 Recovery (seed 000: "wait until disk activity becomes normal (average disk time <= 30%... or
 cached >= 300MB as seen in Task Manager)") is timed from the hogs' end, with nothing touching
-the victim: `settle_s`, the start of the first window of `settle_window_s` in which the swap
-device was busy at most 30 % of the time; `cached_s`, when the group's page cache and the
-victim's pages in the swap cache (Task Manager's "Cached", the standby and modified pages:
-`victim_cached`) reached 10 % of its RAM (the seed's 300 MB of 3 GB); `recovery_s`, the first of
-the two (what the seed timed); `back_s`, when at most 1 % of the working set was still only in
-swap (memory.stat swap). Then the victim re-touches its whole working set (`retouch_s`, what a
-user returning to the program waits, every page verified). The analysis adds `total_s`, the hogs'
-rounds plus `back_s`. A criterion already met when the clock starts (0 s) is censored "at the
-start", one not met within the watch (NaN) "> watch" (`coded`): neither is a value inside a
-median, and a claim censored in more than half its trials is not measurable here.
+the victim: `settle_s`, the start of the first window of `settle_window_s` in which the system
+disk (the whole device) was busy at most 30 % of the time; `cached_s`, when the group's page
+cache and the victim's pages in the swap cache (Task Manager's "Cached", the standby and
+modified pages: `victim_cached`) reached 10 % of its RAM (the seed's 300 MB of 3 GB);
+`recovery_s`, the first of the two (what the seed timed); `back_s`, when at most 1 % of the
+working set was still only in swap (memory.stat swap); `file_back_s`, when the group's page cache
+was back to FILE_BACK_SHARE of what it was before the hogs. The seed's premise is measured beside
+them: the page-in rate during the restore and the re-touch (`pagein_mbps`, MB/s) and the share
+of the system disk's reads that needed a seek (`seek_share_restore`, `seek_share_retouch`). Then
+the victim re-touches its whole working set (`retouch_s`, what a user returning to the program
+waits, every page verified). The analysis adds `total_s`, the hogs' rounds plus `back_s`. A
+criterion already met when the clock starts (0 s) is censored "at the start", one not met within
+the watch (NaN) "> watch" (`coded`): neither is a value inside a median, and a claim censored in
+more than half its trials is not measurable here.
 
 A trial is valid only when its manipulation happened (`validity`): the hogs pushed out at least
 90 % of the share of the working set the design pushes out (smaps_rollup Swap) without being
@@ -131,7 +139,7 @@ BUSY_THRESHOLD = 0.3     # seed 000: "average disk time <= 30%"
 CACHED_SHARE = 0.1       # seed 000: "cached >= 300MB" of its 3 GB
 BACK_SHARE = 0.01        # the working set is back when at most 1 % of it is still out of RAM
 FILE_BACK_SHARE = 0.9    # the file cache is back when the group's page cache is 90 % of what it was before the hogs
-SEED_FILE_SHARE = 1600 / 3000   # the seed's 1.6 GB of cached files in its 3 GB: the file set unless set
+SEED_FILE_SHARE = 1600 / 3072   # the seed profile's 1600M of files in its 3G: the file set unless set
 PAGE = os.sysconf("SC_PAGE_SIZE")
 
 
@@ -170,8 +178,8 @@ class Design:
 
 def design(cfg: dict[str, Any]) -> Design:
     """The profile's sizes; unset ones follow the scaled design: a working set of a third of
-    the RAM, hogs of two thirds each, a file set of the seed's 1.6 GB in 3 GB (SEED_FILE_SHARE of
-    the RAM, whole pages), the re-touch in address order."""
+    the RAM, hogs of two thirds each, a file set in the seed profile's proportion, 1600M in 3G
+    (SEED_FILE_SHARE of the RAM, whole pages), the re-touch in address order."""
     ram = parse_size(cfg["ram"])
     d = Design(ram=ram,
                working_set=parse_size(cfg["working_set"]) if cfg.get("working_set") else ram // 3,
@@ -410,6 +418,7 @@ def system_image(scratch: Path, size: int, file_set: int, seed: int) -> tuple[Pa
     bytes (systemdisk.prepare_image, one per layout, kept across the run): (image, file set)."""
     lay = layout(size, file_set)
     files = file_set_dir(scratch) / "files"
+    files.parent.mkdir(parents=True, exist_ok=True)
     run_json(cacheflood_cmd(files, file_set, PAGE, seed=seed), timeout=3600)
     image = file_set_dir(scratch) / f"{lay.swap_bytes}-{lay.fs_bytes}-{IMAGE}"
     prepare_image(image, lay, files)
@@ -448,6 +457,13 @@ def swap_for(st: state.State, cfg: dict[str, Any], arm: Arm, work: Path, scratch
     return sd, sd.swap
 
 
+def swap_bytes(ram: int) -> int:
+    """The swap area: four times the group's RAM. What the hogs push out stays far below half
+    of it, so a page read back keeps its slot (mm/memory.c should_try_to_free_swap:
+    vm_swap_full) and is dropped, not written, when pushed out again."""
+    return 4 * ram
+
+
 def settle_window(cfg: dict[str, Any]) -> float:
     return float(cfg.get("settle_window_s") or 0)
 
@@ -475,10 +491,7 @@ def run_trial(st: state.State, cfg: dict[str, Any], trial: trials.Trial, scratch
     arm = ARM[name]
     d = d or design(cfg)
     ram, ws = d.ram, d.working_set
-    # Swap four times the group's RAM: what the hogs push out stays far below half of it, so a
-    # page read back keeps its slot (mm/memory.c should_try_to_free_swap: vm_swap_full) and is
-    # dropped, not written, when pushed out again.
-    swap_size = 4 * ram
+    swap_size = swap_bytes(ram)
     with harness.work_dir(scratch / f"{NAME}-{trial.trial_id}") as work, st.scope():
         sd, swap_dev = swap_for(st, cfg, arm, work, scratch, swap_size, d.file_cache, trial.seed, tier_overrides)
         disk = sd.device if sd else None
@@ -717,15 +730,17 @@ SEED_ARMS = {"none": "hdd_between", "little": "tier_after", "enough": "tier_betw
 SENSITIVITY_NONE = "hdd_after"
 # The criteria timed from the hogs' end, which can be censored: met when the clock started ("at
 # the start") or never within the watch ("> watch").
-CRITERIA = ("settle_s", "cached_s", "recovery_s", "back_s")
+CRITERIA = ("settle_s", "cached_s", "recovery_s", "back_s", "file_back_s")
 # Every time the table and figure show per arm: the criteria, the hogs' rounds, the total (hogs
 # and the restore of the working set), the victim's re-touch.
-TIMES = ("settle_s", "cached_s", "recovery_s", "back_s", "hog_s", "total_s", "retouch_s")
+TIMES = ("settle_s", "cached_s", "recovery_s", "back_s", "file_back_s", "hog_s", "total_s", "retouch_s")
 WORDS = {"settle_s": "disk quiet", "cached_s": "cached", "recovery_s": "recovery (the seed's criteria)",
-         "back_s": "working set back", "hog_s": "the hogs' rounds", "total_s": "total (hogs + working set back)",
+         "back_s": "working set back", "file_back_s": "file cache back",
+         "hog_s": "the hogs' rounds", "total_s": "total (hogs + working set back)",
          "retouch_s": "the victim's re-touch"}
 HEADERS = {"settle_s": "Disk quiet (s)", "cached_s": "Cached (s)", "recovery_s": "Recovery (s)",
-           "back_s": "Back in RAM (s)", "hog_s": "Hogs (s)", "total_s": "Total (s)", "retouch_s": "Re-touch (s)"}
+           "back_s": "Back in RAM (s)", "file_back_s": "Files back (s)",
+           "hog_s": "Hogs (s)", "total_s": "Total (s)", "retouch_s": "Re-touch (s)"}
 
 
 def by_construction(frame: pd.DataFrame) -> pd.Series:
@@ -795,10 +810,40 @@ def summarise(frame: pd.DataFrame) -> pd.DataFrame:
         for col in ("evicted_share", "majflt", "agent_rounds_requested", "agent_rounds_swapins",
                     "agent_restore_requested", "agent_restore_swapins", "agent_coverage", "agent_rewritten",
                     "agent_file_bytes", "agent_cpu_s", "tier_hit_share_rounds", "tier_hit_share_restore",
-                    "tier_blocks_end_rounds", "out_at_end_pages", "pswpout_hogs"):
+                    "tier_blocks_end_rounds", "out_at_end_pages", "pswpout_hogs", "cache_before_hogs"):
             row[col] = med(col)
+        for col in PREMISE:
+            vals = g[col].astype(float).dropna() if col in g else pd.Series(dtype=float)
+            e = censored_median_ci(vals.to_numpy(float)) if len(vals) else None
+            row[col], row[f"{col}_lo"], row[f"{col}_hi"] = (e.value, e.ci_low, e.ci_high) if e else (np.nan,) * 3
+            row[f"{col}_n"] = e.n if e else 0
         rows.append(row)
     return pd.DataFrame(rows)
+
+
+# The seed's premise, measured per arm: the page-in rate during the restore and during the
+# re-touch (MB/s, 1e6 B/s: "below 2MB per second"), the share of the emulated disk's reads that
+# needed a seek in each ("quite random, reads").
+PREMISE = ("pagein_mbps", "pagein_mbps_retouch", "seek_share_restore", "seek_share_retouch")
+PREMISE_HEADERS = {"pagein_mbps": "Page-in, restore (MB/s)", "pagein_mbps_retouch": "Page-in, re-touch (MB/s)",
+                   "seek_share_restore": "Reads with a seek, restore",
+                   "seek_share_retouch": "Reads with a seek, re-touch"}
+SEED_PAGEIN_MBPS = 2.0   # seed 000: "below 2MB per second"
+
+
+def premise_table(summary: pd.DataFrame) -> pd.DataFrame:
+    """Per arm, the seed's premise measured: the page-in rate (MB/s) and the share of the system
+    disk's reads that needed a seek (the model moved the head a whole track), during the
+    restore and the re-touch: median [interval]; -- where nothing was read (no swap on the
+    emulated disk: zram, this machine's disk)."""
+    def cell(r: pd.Series, col: str) -> str:
+        if not r[f"{col}_n"] or r[col] != r[col]:
+            return "--"
+        pct = col.startswith("seek")
+        f = (lambda x: f"{100 * x:.0f}" + r"\,\%") if pct else (lambda x: fmt(x))
+        return f"{f(r[col])} [{f(r[f'{col}_lo'])}, {f(r[f'{col}_hi'])}]"
+    return pd.DataFrame({"Arm": summary["arm"].str.replace("_", " "),
+                         **{PREMISE_HEADERS[c]: [cell(r, c) for _, r in summary.iterrows()] for c in PREMISE}})
 
 
 def ended_by(g: pd.DataFrame) -> dict[str, int]:
@@ -956,6 +1001,11 @@ def measurements(summary: pd.DataFrame, rat: dict[str, Estimate], frame: pd.Data
                              r[f"{col}_coverage"], int(r[f"{col}_censored"]))
                 out[f"{NAME}.{r['arm']}.{col}"] = censored_entry(e, "s", f"median, order statistics ({WORDS[col]})",
                                                                  r[f"{col}_censoring"])
+        for col in PREMISE:
+            if r[f"{col}_n"]:
+                out[f"{NAME}.{r['arm']}.{col}"] = entry(r[col], r[f"{col}_lo"], r[f"{col}_hi"],
+                                                        "share" if col.startswith("seek") else "MB/s",
+                                                        int(r[f"{col}_n"]), "median, order statistics")
         out[f"{NAME}.{r['arm']}.evicted_share"] = entry(r["evicted_share"], r["evicted_share"], r["evicted_share"],
                                                         "share", int(r["n"]), "median")
     for k, e in rat.items():
@@ -1061,8 +1111,14 @@ def macros(summary: pd.DataFrame, rat: dict[str, Estimate], cfg: dict[str, Any] 
         m["ReadyboostWorkingSetMiB"] = fmt(d.working_set / 2**20)
         m["ReadyboostHogMiB"] = fmt(d.hog / 2**20)
         m["ReadyboostIntendedPct"] = f"{100 * d.intended_share:.0f}"
-        m["ReadyboostFileCache"] = (rf"after {fmt(d.file_cache / 2**20)}\,MiB of files were read through the page "
-                                    "cache inside it (the seed machine's file cache), " if d.file_cache else "")
+        m["ReadyboostFileCache"] = (rf"after {fmt(d.file_cache / 2**20)}\,MiB of files on the same emulated disk "
+                                    "were read through the page cache inside it (the seed machine's file cache), "
+                                    if d.file_cache else "")
+        m["ReadyboostFileBackPct"] = f"{100 * FILE_BACK_SHARE:.0f}"
+        m["ReadyboostSeedPageinMBps"] = fmt(SEED_PAGEIN_MBPS)
+        lay = layout(swap_bytes(d.ram), d.file_cache)
+        m["ReadyboostSwapAreaMiB"] = fmt(lay.swap_bytes / 2**20)
+        m["ReadyboostFsAreaMiB"] = fmt(lay.fs_bytes / 2**20)
         m["ReadyboostOrder"] = {"seq": "address order", "random": "random order"}[d.order]
         m["ReadyboostSettleWindow"] = fmt(settle_window(cfg))
         m["ReadyboostCachedMiB"] = fmt(CACHED_SHARE * d.ram / 2**20)
@@ -1072,8 +1128,13 @@ def macros(summary: pd.DataFrame, rat: dict[str, Estimate], cfg: dict[str, Any] 
         w = "".join(p.capitalize() for p in arm.split("_"))
         row = arm_row(summary, arm)
         for col, suffix in (("recovery_s", "S"), ("retouch_s", "RetouchS"), ("back_s", "BackS"), ("hog_s", "HogS"),
-                            ("total_s", "TotalS")):
+                            ("total_s", "TotalS"), ("file_back_s", "FileBackS")):
             m[f"Readyboost{w}{suffix}"] = value_text(row, col) if row is not None else "n/a"
+        for col, suffix in (("pagein_mbps", "PageinMBps"), ("pagein_mbps_retouch", "RetouchPageinMBps")):
+            m[f"Readyboost{w}{suffix}"] = (fmt(row[col]) if row is not None and row[col] == row[col] else "n/a")
+        for col, suffix in (("seek_share_restore", "SeekPct"), ("seek_share_retouch", "RetouchSeekPct")):
+            m[f"Readyboost{w}{suffix}"] = (f"{100 * row[col]:.0f}" if row is not None and row[col] == row[col]
+                                           else "n/a")
         for col, suffix in (("agent_rounds_requested", "Prefetched"), ("agent_rewritten", "Rewritten")):
             m[f"Readyboost{w}{suffix}"] = (f"{row[col]:.0f}" if row is not None and row[col] == row[col] else "n/a")
         m[f"Readyboost{w}HitShare"] = (f"{row['tier_hit_share_restore']:.2f}" if row is not None and
@@ -1287,6 +1348,7 @@ def analyse(results_dir: Path | str, profile: str) -> harness.Analysis:
         measurements(summary, rat, trials_) if len(summary) else {},
         macros(summary, rat, cfg, profile, skipped, rejected, trials_ if len(trials_) else None),
         harness.Table(tab, table_format(tab)) if tab is not None else None, {NAME: figure_},
+        tables={"premise.tex": harness.Table(premise_table(summary), "l" + "r" * len(PREMISE))} if len(summary) else {},
         shown={"ratios and the factorial's interaction (value, CI named by its coverage, n, censored rounds)":
                pd.DataFrame([{"ratio": k, "value": e.value, "ci_low": e.ci_low, "ci_high": e.ci_high,
                               "interval": e.label, "n": e.n, "censored": e.censored} for k, e in rat.items()]),
