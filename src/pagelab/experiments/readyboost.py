@@ -1287,13 +1287,13 @@ def interaction_sentence(e: Estimate, what: str = "recovery") -> str:
     return f"for {what}, the interaction's interval contains 1, so the data show no interaction"
 
 
-FIGURE_TIMES = ("settle_s", "cached_s", "back_s", "hog_s", "total_s")
+FIGURE_TIMES = ("settle_s", "cached_s", "back_s", "file_back_s", "hog_s", "total_s")
 
 
 def figure(summary: pd.DataFrame, profile: str) -> plots.plt.Figure:
-    """One panel per criterion (disk quiet, cached, working set back, the hogs, the total), the
-    arms along x: the median with its interval; a value censored in more than half its trials is
-    drawn hollow at its bound (0 for "at the start", the watch for "> watch", with an arrow up),
+    """One panel per criterion (disk quiet, cached, working set back, file cache back, the hogs,
+    the total), the arms along x: the median with its interval; a value censored in more than
+    half its trials is drawn hollow at its bound (0 for "at the start", the watch for "> watch", with an arrow up),
     never as a measured point."""
     plots.theme()
     fig, axes = plots.plt.subplots(1, len(FIGURE_TIMES), figsize=(2.6 * len(FIGURE_TIMES), 3.4), sharey=False)
