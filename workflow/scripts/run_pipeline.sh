@@ -16,7 +16,13 @@ if [ -z "${PAGELAB_MAKE_LOCKED:-}" ]; then
     fi
     exit "$rc"
 fi
-if [ "${EUID:-$(id -u)}" = 0 ]; then
+# The paper from a recording (--config recording=...) runs no trial and changes no paging state,
+# so it neither recovers the state nor waits for the machine-wide state lock.
+recorded=""
+for arg in "$@"; do
+    case "$arg" in recording=?*) recorded=1 ;; esac
+done
+if [ "${EUID:-$(id -u)}" = 0 ] && [ -z "$recorded" ]; then
     pagelab state recover
 fi
 if [ -d .snakemake/locks ] && [ -n "$(ls -A .snakemake/locks 2>/dev/null)" ]; then
