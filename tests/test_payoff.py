@@ -241,3 +241,35 @@ def test_the_map_has_one_point_with_an_interval_per_cell():
             points += len(xs)
     # disk axis: 3 cells, stick axis: 2 cells (the seed's machine is on both)
     assert points == 5
+
+
+def test_an_agent_setting_in_payoffs_block_changes_payoffs_agent_command_line(tmp_path):
+    """payoff's own block reaches the agent its trials run: unset, readyboost's defaults (one
+    agent for both experiments); set in payoff's block, that value is on the superfetch command
+    line payoff's trial starts (readyboost.agent_options, what run_trial passes to Agent); the
+    schema checks payoff's agent keys as it checks readyboost's."""
+    from pagelab.core.units import parse_size
+    from pagelab.experiments import readyboost
+    from pagelab.run.superfetch import Agent
+
+    cell = payoff.Cell(*payoff.SEED_MACHINE_ARGS)
+
+    def command(block: dict) -> list[str]:
+        opts = readyboost.agent_options(payoff.trial_config(block, cell))
+        return Agent(1, tmp_path, tmp_path / "agent", mode=cell.prefetch, **opts).command
+
+    def flag(cmd: list[str], name: str) -> str:
+        return cmd[cmd.index(name) + 1]
+
+    cfg = config.resolve(config.validate({"profile": "quick"}))["payoff"]
+    rb = config.resolve(config.validate({"profile": "quick"}))["readyboost"]
+    default = command(cfg)
+    assert flag(default, "--group") == str(parse_size(rb["agent_group"]))
+    assert flag(default, "--depth") == str(rb["agent_depth"])
+    own = config.resolve(config.validate({"profile": "quick", "payoff": {"agent_group": "256K", "agent_depth": 4,
+                                                                         "agent_priority": "normal"}}))["payoff"]
+    changed = command(own)
+    assert flag(changed, "--group") == str(256 << 10) and flag(changed, "--depth") == "4"
+    assert flag(changed, "--priority") == "normal"
+    with pytest.raises(ConfigError, match="agent_priority"):
+        config.validate({"profile": "quick", "payoff": {"agent_priority": "high"}})

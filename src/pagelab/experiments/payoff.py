@@ -184,17 +184,24 @@ def readyboost_arm(cell: Cell, arm: str) -> str:
     return f"{'hdd' if arm == 'bare' else 'tier'}_{cell.prefetch}"
 
 
-def agent_settings() -> dict[str, Any]:
-    """The Superfetch analogue's settings and the victim's fill: readyboost's defaults
-    (config/schema/readyboost.yaml has each one's reason), so both experiments run one agent."""
+# The Superfetch analogue's settings and the victim's fill: payoff's block may set each (its
+# schema refers to readyboost's for the type); unset, readyboost's default applies
+# (config/schema/readyboost.yaml has each one's reason), so both experiments run one agent.
+AGENT_KEYS = ("fill_ratio", "agent_poll_ms", "agent_group", "agent_depth", "agent_priority", "agent_max_rate")
+
+
+def agent_settings(cfg: dict[str, Any] | None = None) -> dict[str, Any]:
+    """The agent's settings for payoff's block `cfg`: each one `cfg` sets, else readyboost's
+    default."""
     props = load_schema()["properties"]["readyboost"]["properties"]
-    keys = ("fill_ratio", "agent_poll_ms", "agent_group", "agent_depth", "agent_priority", "agent_max_rate")
-    return {k: props[k]["default"] for k in keys if "default" in props[k]}
+    defaults = {k: props[k]["default"] for k in AGENT_KEYS if "default" in props[k]}
+    return {**defaults, **{k: v for k, v in (cfg or {}).items() if k in AGENT_KEYS and v is not None}}
 
 
 def trial_config(cfg: dict[str, Any], cell: Cell) -> dict[str, Any]:
-    """The readyboost block one cell's trial runs with."""
-    return {**agent_settings(), **{k: cfg[k] for k in TRIAL_KEYS}, "disk_profile": cell.disk,
+    """The readyboost block one cell's trial runs with: payoff's agent settings, its trial keys,
+    the cell's disk."""
+    return {**agent_settings(cfg), **{k: cfg[k] for k in TRIAL_KEYS}, "disk_profile": cell.disk,
             "profile": cfg.get("profile", "quick")}
 
 

@@ -464,6 +464,14 @@ def swap_bytes(ram: int) -> int:
     return 4 * ram
 
 
+def agent_options(cfg: dict[str, Any]) -> dict[str, Any]:
+    """The agent's settings in a block (agent_poll_ms, agent_group, agent_max_rate, agent_depth,
+    agent_priority) as `Agent`'s arguments, the superfetch command line's flags."""
+    return {"poll_ms": float(cfg["agent_poll_ms"]), "group": parse_size(cfg["agent_group"]),
+            "max_rate": parse_size(str(cfg["agent_max_rate"])) if cfg.get("agent_max_rate") else 0,
+            "depth": int(cfg["agent_depth"]), "priority": cfg["agent_priority"]}
+
+
 def settle_window(cfg: dict[str, Any]) -> float:
     return float(cfg.get("settle_window_s") or 0)
 
@@ -506,10 +514,7 @@ def run_trial(st: state.State, cfg: dict[str, Any], trial: trials.Trial, scratch
             cache0 = read_file_cache(cg, d.file_cache, files, trial.seed) if files else 0
             agent = (Agent(v.pid, cg.path("memory"), work / "agent", mode=arm.agent,
                            devices=swap_devices(swap_dev), files=files,
-                           poll_ms=float(cfg["agent_poll_ms"]), group=parse_size(cfg["agent_group"]),
-                           max_rate=parse_size(str(cfg["agent_max_rate"])) if cfg.get("agent_max_rate") else 0,
-                           done_below=int(BACK_SHARE * ws),
-                           depth=int(cfg["agent_depth"]), priority=cfg["agent_priority"])
+                           done_below=int(BACK_SHARE * ws), **agent_options(cfg))
                      if arm.agent else None)
             with agent or nullcontext():
                 s0 = c.snapshot()
