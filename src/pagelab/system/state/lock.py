@@ -244,8 +244,13 @@ def require(what: str) -> None:
 
 @contextmanager
 def registered(journal_path: Path) -> Iterator[None]:
-    """This process owns journaled state while inside: `live_owners` lists it with its journal."""
+    """This process owns journaled state while inside: `live_owners` lists it with its journal.
+    The files of owners that died without leaving (kill -9) are removed on the way in."""
     _private_dir(OWNERS_DIR)
+    live = {str(o["pid"]) for o in live_owners()}
+    for p in OWNERS_DIR.glob("*.json"):
+        if p.stem not in live:
+            p.unlink(missing_ok=True)
     pid = os.getpid()
     path = OWNERS_DIR / f"{pid}.json"
     tmp = OWNERS_DIR / f".{pid}.json.tmp"
