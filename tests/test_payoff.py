@@ -246,16 +246,16 @@ def test_the_map_has_one_point_with_an_interval_per_cell():
 def test_an_agent_setting_in_payoffs_block_changes_payoffs_agent_command_line(tmp_path):
     """payoff's own block reaches the agent its trials run: unset, readyboost's defaults (one
     agent for both experiments); set in payoff's block, that value is on the superfetch command
-    line payoff's trial starts (readyboost.agent_options, what run_trial passes to Agent); the
+    line payoff's trial starts (recovery.agent_options, what run_trial passes to Agent); the
     schema checks payoff's agent keys as it checks readyboost's."""
     from pagelab.core.units import parse_size
-    from pagelab.experiments import readyboost
+    from pagelab.experiments import recovery
     from pagelab.run.superfetch import Agent
 
     cell = payoff.Cell(*payoff.SEED_MACHINE_ARGS)
 
     def command(block: dict) -> list[str]:
-        opts = readyboost.agent_options(payoff.trial_config(block, cell))
+        opts = recovery.agent_options(payoff.trial_config(block, cell))
         return Agent(1, tmp_path, tmp_path / "agent", mode=cell.prefetch, **opts).command
 
     def flag(cmd: list[str], name: str) -> str:

@@ -7,10 +7,11 @@ import pandas as pd
 import pytest
 
 from pagelab.experiments import readyboost as rb
+from pagelab.experiments import recovery
 from pagelab.system.config import ConfigError
 
 WS = 8 << 20
-PAGES = WS // rb.PAGE
+PAGES = WS // recovery.PAGE
 
 
 def result(**kw):
@@ -172,12 +173,12 @@ def test_the_recovery_criteria_on_series_with_known_answers():
     it is only in swap."""
     ram, ws = 3 << 30, 1400 << 20
     cached = [(0.25 * i, 40e6 * 0.25 * i) for i in range(81)]        # 40 MB/s from 0
-    assert rb.cached_time(cached, ram) == 8.25                        # first sample >= 322 MB
-    assert rb.cached_time(cached[:10], ram) != rb.cached_time(cached[:10], ram)   # never: NaN
+    assert recovery.cached_time(cached, ram) == 8.25                        # first sample >= 322 MB
+    assert recovery.cached_time(cached[:10], ram) != recovery.cached_time(cached[:10], ram)   # never: NaN
     out = [(0.25 * i, max(0.0, 380e6 - 20e6 * 0.25 * i)) for i in range(81)]     # 380 MB out, 20 MB/s back
-    assert rb.back_time(out, ws) == 18.5                               # <= 14.7 MB out from 18.27 s
-    assert rb.recovery_time(9.5, 8.25) == 8.25 and rb.recovery_time(float("nan"), 8.25) == 8.25
-    assert rb.recovery_time(float("nan"), float("nan")) != rb.recovery_time(float("nan"), float("nan"))
+    assert recovery.back_time(out, ws) == 18.5                               # <= 14.7 MB out from 18.27 s
+    assert recovery.recovery_time(9.5, 8.25) == 8.25 and recovery.recovery_time(float("nan"), 8.25) == 8.25
+    assert recovery.recovery_time(float("nan"), float("nan")) != recovery.recovery_time(float("nan"), float("nan"))
 
 
 def test_the_seed_design_pushes_out_the_share_the_seed_describes():
@@ -218,9 +219,9 @@ def test_settle_time_is_the_first_quiet_window():
         t = i * 0.25
         samples.append((t, busy))
         busy += 0.25 if t < 10 else 0.05
-    assert rb.settle_time(samples, 5.0) == 9.5
-    assert rb.settle_time(samples, 5.0, threshold=0.1) != rb.settle_time(samples, 5.0, threshold=0.1)  # NaN
-    assert rb.settle_time([(0.0, 0.0), (1.0, 1.0)], 5.0) != rb.settle_time([(0.0, 0.0), (1.0, 1.0)], 5.0)
+    assert recovery.settle_time(samples, 5.0) == 9.5
+    assert recovery.settle_time(samples, 5.0, threshold=0.1) != recovery.settle_time(samples, 5.0, threshold=0.1)  # NaN
+    assert recovery.settle_time([(0.0, 0.0), (1.0, 1.0)], 5.0) != recovery.settle_time([(0.0, 0.0), (1.0, 1.0)], 5.0)
 
 
 def test_the_seed_profile_is_refused_on_a_machine_without_the_memory(tmp_path):
@@ -290,7 +291,7 @@ def test_a_trial_whose_hogs_left_the_working_set_in_ram_is_rejected_and_another_
     # replaces every rejected trial), and the run collected valid ones until it had n_min
     assert "the hogs pushed out" in bad.iloc[0]["invalid_reason"], bad
     assert len(calls) == 1 + 2 + len(bad), calls  # warm-up, n_min counted, one more per rejected
-    assert len(counted) == 2 and (counted["evicted_share"] >= rb.MIN_SHARE).all()
+    assert len(counted) == 2 and (counted["evicted_share"] >= recovery.MIN_SHARE).all()
 
 
 def real_trials(tmp_path, monkeypatch, disk_tmp, profile: str, arm: str, seeds: list[int]):
@@ -309,7 +310,7 @@ def real_trials(tmp_path, monkeypatch, disk_tmp, profile: str, arm: str, seeds: 
     cfg = {**config.load(overrides={"profile": profile})["readyboost"], "retouch_order": "seq"}
     before = state.show()
     with state.session() as st:
-        results = [rb.run_trial(st, cfg, trials.Trial(trial_id=f"{arm}-r{i:02d}", params={"arm": arm},
+        results = [recovery.run_trial(st, cfg, trials.Trial(trial_id=f"{arm}-r{i:02d}", params={"arm": arm},
                                                       repetition=i, seed=seed), disk_tmp)
                    for i, seed in enumerate(seeds)]
     assert state.show() == before
@@ -328,7 +329,7 @@ def test_the_full_profiles_sizes_on_the_emulated_disks_kill_no_task(tmp_path, mo
     assert cfg["ram"] == "96M" and cfg["hog_rounds"] == 20
     assert result["oom_kills"] == 0 and result["hogs_killed"] == 0, result["killed"]
     assert rb.validity({"arm": arm}, result) is None
-    assert result["pswpout_hogs"] > 0 and result["evicted_share"] >= rb.MIN_SHARE
+    assert result["pswpout_hogs"] > 0 and result["evicted_share"] >= recovery.MIN_SHARE
 
 
 def test_the_quick_profiles_hogs_push_the_working_set_out_under_zswap_every_time(tmp_path, monkeypatch, disk_tmp):

@@ -13,6 +13,7 @@ from pathlib import Path
 import pytest
 
 from conftest import VENV_BIN
+from pagelab.experiments import recovery
 from pagelab.run import systemdisk
 from pagelab.run.tools import cacheflood_cmd, run_json
 from pagelab.system import state
@@ -78,18 +79,17 @@ def test_the_image_holds_the_files_in_a_file_system_at_its_offset_and_is_kept(tm
 
 
 def test_the_file_cache_back_the_page_in_rate_and_the_seek_share_on_series_with_known_answers():
-    from pagelab.experiments import readyboost as rb
 
     cache = [(0.0, 1e6), (0.5, 5e6), (1.0, 9e6), (1.5, 9.5e6)]
-    assert rb.file_back_time(cache, 10e6) == 1.0          # 90 % of the 10 MB before the hogs
-    assert rb.file_back_time(cache, 20e6) != rb.file_back_time(cache, 20e6)  # never: NaN
-    assert rb.file_back_time(cache, 0) != rb.file_back_time(cache, 0)        # no file cache: NaN
+    assert recovery.file_back_time(cache, 10e6) == 1.0          # 90 % of the 10 MB before the hogs
+    assert recovery.file_back_time(cache, 20e6) != recovery.file_back_time(cache, 20e6)  # never: NaN
+    assert recovery.file_back_time(cache, 0) != recovery.file_back_time(cache, 0)        # no file cache: NaN
     swapin = [(0.0, 100e6), (1.0, 104e6), (2.0, 108e6), (3.0, 108e6)]
-    assert rb.pagein_rate(swapin, 2.0, 3.0) == pytest.approx(4.0)    # 8 MB in the 2 s until back
-    assert rb.pagein_rate(swapin, float("nan"), 3.0) == pytest.approx(8 / 3)  # never back: the watch
-    assert rb.pagein_rate(swapin, 0.0, 3.0) != rb.pagein_rate(swapin, 0.0, 3.0)  # back at the start
-    assert rb.seek_share({"by_op.read.ios": 200.0, "by_op.read.seeks": 50.0}) == 0.25
-    assert rb.seek_share({}) != rb.seek_share({})
+    assert recovery.pagein_rate(swapin, 2.0, 3.0) == pytest.approx(4.0)    # 8 MB in the 2 s until back
+    assert recovery.pagein_rate(swapin, float("nan"), 3.0) == pytest.approx(8 / 3)  # never back: the watch
+    assert recovery.pagein_rate(swapin, 0.0, 3.0) != recovery.pagein_rate(swapin, 0.0, 3.0)  # back at the start
+    assert recovery.seek_share({"by_op.read.ios": 200.0, "by_op.read.seeks": 50.0}) == 0.25
+    assert recovery.seek_share({}) != recovery.seek_share({})
 
 
 def test_the_premise_table_names_each_arms_rate_and_seek_share_or_none():

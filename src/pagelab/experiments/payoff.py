@@ -42,7 +42,7 @@ from pagelab.core.latex import escape, fmt
 from pagelab.core.prose import finding
 from pagelab.core.stats import Estimate, censored_median_ci, censored_ratio, interval_name
 from pagelab.core.units import parse_size
-from pagelab.experiments import harness, readyboost
+from pagelab.experiments import harness, readyboost, recovery
 from pagelab.run import trials
 from pagelab.run.devices import profile_names, profile_value, profiles_dir
 from pagelab.run.tools import tool_path
@@ -166,16 +166,16 @@ def cell_of(params: dict[str, Any]) -> Cell:
     return Cell(params["disk"], params["stick"], float(params["ram_x"]), params["prefetch"])
 
 
-def cell_design(cfg: dict[str, Any], cell: Cell) -> readyboost.Design:
+def cell_design(cfg: dict[str, Any], cell: Cell) -> recovery.Design:
     """A cell's sizes: the seed's working set, file cache and hogs in proportion to the profile's
     1x RAM (`ram`), and the cell's RAM level times it (page-aligned)."""
     ram = parse_size(cfg["ram"])
-    page = readyboost.PAGE
+    page = recovery.PAGE
 
     def part(mib: int, of: int = ram) -> int:
         return of * mib // SEED_RAM // page * page
 
-    return readyboost.Design(ram=int(ram * cell.ram_x) // page * page, working_set=part(SEED_WORKING_SET),
+    return recovery.Design(ram=int(ram * cell.ram_x) // page * page, working_set=part(SEED_WORKING_SET),
                              file_cache=part(SEED_FILE_CACHE), hog=part(SEED_HOG), order=cfg["retouch_order"])
 
 
@@ -209,7 +209,7 @@ def run_trial(st: state.State, cfg: dict[str, Any], trial: trials.Trial, scratch
     cell = cell_of(trial.params)
     arm = trial.params["arm"]
     rb_trial = dataclasses.replace(trial, params={"arm": readyboost_arm(cell, arm)})
-    result = readyboost.run_trial(st, trial_config(cfg, cell), rb_trial, scratch, d=cell_design(cfg, cell),
+    result = recovery.run_trial(st, trial_config(cfg, cell), rb_trial, scratch, d=cell_design(cfg, cell),
                                   tier_overrides={"disk_profile": cell.disk, "cache_profile": cell.stick})
     result["readyboost_arm"] = result.pop("arm")
     result["cell"] = cell.label
@@ -221,11 +221,11 @@ def validity(params: dict[str, Any], result: dict[str, Any]) -> str | None:
     the cell's sizes push out (nothing where the RAM holds the working set and the hogs: then the
     hogs must only have run unkilled), the file cache they must drop was dropped, the agent
     brought the working set back, the tier started empty."""
-    return readyboost.validity({"arm": readyboost_arm(cell_of(params), params["arm"])}, result)
+    return recovery.validity({"arm": readyboost_arm(cell_of(params), params["arm"])}, result)
 
 
 def skip_reason(cfg: dict[str, Any]) -> str | None:
-    return readyboost.skip_reason({"arms": ["hdd", "tier_after"]})
+    return recovery.skip_reason({"arms": ["hdd", "tier_after"]})
 
 
 def qualify(stick: str) -> dict[str, Any]:
@@ -263,14 +263,14 @@ def device_test_rows(tests: pd.DataFrame) -> str:
 def check(cfg: dict[str, Any]) -> None:
     """What the schema cannot say, before anything changes (ConfigError, exit 2): the cells
     exist, every stick passes ReadyBoost's device test, the largest RAM level fits this machine
-    (readyboost.preflight), and at 1x the hogs push part of the working set out."""
+    (recovery.preflight), and at 1x the hogs push part of the working set out."""
     cells(cfg)
     for stick in cfg["sticks"]:
         if not qualify(stick).get("readyboost", False):
             raise ConfigError(f"{NAME}.sticks: {stick} fails ReadyBoost's device test (simdisk qualify --profile "
                               f"{stick}): ReadyBoost would not use it")
     biggest = max(levels(cfg)["ram_x"])
-    readyboost.preflight({"ram": str(int(parse_size(cfg["ram"]) * biggest)), "profile": cfg.get("profile")})
+    recovery.preflight({"ram": str(int(parse_size(cfg["ram"]) * biggest)), "profile": cfg.get("profile")})
     if cell_design(cfg, dataclasses.replace(center(cfg), ram_x=1.0)).intended_share <= 0:
         raise ConfigError(f"{NAME}.ram: {cfg['ram']} is too small for the seed's proportions")
 
@@ -280,11 +280,10 @@ def _prepare(cfg: dict[str, Any], scratch: Path) -> dict[str, Any]:
 
 
 def _cleanup(cfg: dict[str, Any], scratch: Path) -> None:
-    assert readyboost.EXPERIMENT.cleanup is not None
-    readyboost.EXPERIMENT.cleanup(cfg, scratch)
+    recovery.cleanup(scratch)
 
 
-COLUMNS = tuple(readyboost.SCALARS) + ("cell", "readyboost_arm", "intended_cache_share")
+COLUMNS = tuple(recovery.SCALARS) + ("cell", "readyboost_arm", "intended_cache_share")
 
 
 # --------------------------------------------------------------------------------------------
@@ -309,7 +308,7 @@ def construction_reason(cfg: dict[str, Any] | None, cell: str) -> str:
         return f"at {cell} the working set and both hogs fit in the RAM: nothing is pushed out, so nothing comes back"
     disk, stick, ram_x, prefetch = cell.split("+")
     d = cell_design(cfg, Cell(disk, stick, float(ram_x.rstrip("x")), prefetch))
-    return (f"at {cell} the working set ({d.working_set / 2**20:.0f} MiB) and {readyboost.HOGS} hogs of "
+    return (f"at {cell} the working set ({d.working_set / 2**20:.0f} MiB) and {recovery.HOGS} hogs of "
             f"{d.hog / 2**20:.0f} MiB fit in the group's {d.ram / 2**20:.0f} MiB of RAM: nothing is pushed out, so "
             "the time until the working set is back is 0 by construction, not a measurement")
 
@@ -674,8 +673,8 @@ def analyse(results_dir: Path | str, profile: str) -> harness.Analysis:
 EXPERIMENT = harness.Experiment(
     own_hardware={"payoff.cell.today+": "this machine's disk"},
     name=NAME, analyse=analyse, paper_order=65, seeds=("000",), configurations=configurations, trial=run_trial,
-    metric=lambda r: r[METRIC], columns=COLUMNS, required_columns=tuple(readyboost.REQUIRED_COLUMNS),
-    tools=readyboost.EXPERIMENT.tools, skip_reason=skip_reason, validity=validity,
+    metric=lambda r: r[METRIC], columns=COLUMNS, required_columns=tuple(recovery.REQUIRED_COLUMNS),
+    tools=lambda cfg: recovery.TOOLS, skip_reason=skip_reason, validity=validity,
     warmups=lambda cfg: configurations(cfg)[:1], prepare=_prepare, cleanup=_cleanup, split=split, check=check,
     requires=harness.Requirements(root=True, fuse=True))
 run = EXPERIMENT.run
