@@ -122,7 +122,8 @@ def test_a_pread_time_context_follows_its_judged_case_and_is_skipped_with_it(
 def test_a_judged_case_has_the_rounds_for_a_95_percent_interval(tmp_path: Path) -> None:
     """The median of n rounds has an order-statistic interval of at most 1 - 2/2^n coverage
     (0.9375 at 5): a case with a target refuses fewer than 6 rounds, and a context case of fewer
-    prints how much its interval covers, as every case does. Every case of every bench module is built (nothing runs)."""
+    prints how much its interval covers, as every case does. Every case of every bench module is
+    built (nothing runs)."""
     run = load_run()
     assert run.min_rounds() == 6 and run.min_rounds(0.99) == 8
     with pytest.raises(ValueError, match=r"'few'.*5 rounds.*at least 6"):
