@@ -40,8 +40,11 @@ NO_DEVICE = "floppy-1987"
 def _deref(sub: dict[str, Any]) -> dict[str, Any]:
     """A property's schema with its $ref's definition merged under its own keywords."""
     ref = sub.get("$ref", "")
-    if ref.startswith("#/definitions/"):
-        return {**_deref(DEFS[ref.split("/")[-1]]), **{k: v for k, v in sub.items() if k != "$ref"}}
+    if ref.startswith("#/"):  # a definition, or another experiment's setting (payoff's agent keys)
+        target: Any = SCHEMA
+        for part in ref[2:].split("/"):
+            target = target[part]
+        return {**_deref(target), **{k: v for k, v in sub.items() if k != "$ref"}}
     return sub
 
 
