@@ -139,11 +139,18 @@ def emulated_swap(st: state.State, profile: str, workdir: Path, size: int, prior
     """Swap on `size` bytes of the emulated device `profile` (see emulated_disk), through a
     loop device with direct IO. Returns the device; the session or scope undoes everything."""
     disk = emulated_disk(st, profile, workdir, size, **kwargs)
-    disk.loop = st.loop(disk.disk, direct_io=True)
-    out = subprocess.run(["mkswap", str(disk.loop)], capture_output=True, text=True, timeout=120)
-    if out.returncode != 0:
-        raise state.StateError(f"mkswap {disk.loop} failed: {out.stderr.strip()}")
-    st.swapon(disk.loop, priority)
+    try:
+        disk.loop = st.loop(disk.disk, direct_io=True)
+        out = subprocess.run(["mkswap", str(disk.loop)], capture_output=True, text=True, timeout=120)
+        if out.returncode != 0:
+            raise state.StateError(f"mkswap {disk.loop} failed: {out.stderr.strip()}")
+        st.swapon(disk.loop, priority)
+    except (state.StateError, OSError, subprocess.SubprocessError):
+        try:
+            disk.stats()  # what the device did, noted while it is still mounted (see `watched`)
+        except (OSError, ValueError):
+            pass
+        raise
     return disk
 
 
