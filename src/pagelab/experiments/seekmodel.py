@@ -136,10 +136,13 @@ def _finish(cfg: dict[str, Any], outdir: Path) -> None:
 
 
 def load(results_dir: Path | str, spans: bool = False) -> pd.DataFrame:
-    """The counted trials (status ok, warm-ups excluded) from trials.csv: the block-size sweep,
-    or with spans=True the span sweep."""
+    """The counted trials (harness.counted_mask: finished, not warm-ups, valid) from trials.csv:
+    the block-size sweep, or with spans=True the span sweep."""
     frame = pd.read_csv(Path(results_dir) / "trials.csv")
-    frame = frame[(frame["status"] == "ok") & (~frame["warmup"].astype(bool))]
+    # a trial with no validity verdict (seekmodel judges none of its own) is valid unless a
+    # failure inside it made it invalid
+    frame["valid"] = frame["valid"].fillna(True) if "valid" in frame else True
+    frame = frame[harness.counted_mask(frame)]
     in_span_sweep = frame["span"].fillna(0) > 0 if "span" in frame else pd.Series(False, index=frame.index)
     return frame[in_span_sweep if spans else ~in_span_sweep].copy()
 
