@@ -262,6 +262,12 @@ def trial_span(results: Path, host: str, exp: str) -> tuple[float, float]:
             max(datetime.fromisoformat(r["end"]).timestamp() for r in recs))
 
 
+def trial_logs(repo: Path) -> str:
+    """The end of every fleet trial job's own log (why a job failed)."""
+    return "".join(f"\n--- {p.relative_to(repo)}:\n" + p.read_text(errors="replace")[-1500:]
+                   for p in sorted((repo / "results/logs/fleet").glob("*/*.log")))
+
+
 @pytest.fixture(scope="module")
 def planned_fleet(slurm_cluster, env):
     """The light matrix run twice on the cluster, without failures. The first pass gives the
@@ -275,7 +281,7 @@ def planned_fleet(slurm_cluster, env):
     times = root.parent / "plan-times"
     e = {**env, "SLURM_CONF": slurm_cluster["conf"]}
     first = snakemake(repo, e, "fleet_trials")
-    assert first.returncode == 0, first.stdout[-3000:] + first.stderr[-4000:]
+    assert first.returncode == 0, first.stderr[-3000:] + trial_logs(repo)
     shutil.rmtree(times, ignore_errors=True)
     shutil.move(repo / "results/fleet", times)   # the second pass runs every job again
     before = set(queue_rows(subprocess.run(SQUEUE_PLAN, capture_output=True, text=True, env=e, timeout=30).stdout))
@@ -283,7 +289,7 @@ def planned_fleet(slurm_cluster, env):
     t0 = time.time()
     second = snakemake(repo, {**e, "PAGELAB_FLEET_TIMES": str(times)}, "fleet_trials")
     t1 = time.time()
-    assert second.returncode == 0, second.stdout[-3000:] + second.stderr[-4000:]
+    assert second.returncode == 0, second.stderr[-3000:] + trial_logs(repo)
     queue = subprocess.run(SQUEUE_PLAN, capture_output=True, text=True, env=e, timeout=30).stdout
     keys = ["job", "state", "node", "start", "end", "nice", "comment"]
     rows = [dict(zip(keys, r, strict=True)) for r in (ln.split("|") for ln in queue.splitlines())
