@@ -7,6 +7,7 @@
 # Two steps: `fleet_trials` (with --keep-going: a failed host loses only its own jobs), then
 # `fleet_merge`, whose inputs are the jobs that came back, so it never waits for a failed host.
 from pagelab.paper import fleet as pl_fleet
+from pagelab.run import fleetplan as pl_fleetplan
 
 try:
     FLEET_JOBS = pl_fleet.jobs(config)
@@ -14,30 +15,6 @@ try:
 except pl_config.ConfigError as exc:
     raise WorkflowError(f"config/config.yaml: fleet: {exc}")
 FLEET_HOSTS = [h["name"] for h in FLEET_PLAN["hosts"]]
-
-
-_FLEET_ORDER = []
-
-
-def fleet_order(host, experiment):
-    """A trial job's place in the plan's submission order (pagelab.run.fleetplan: LPT, longest
-    first, from the durations in $PAGELAB_FLEET_TIMES, an earlier fleet run's results/fleet or a
-    recording, else data/recorded/<this machine>/<profile>); 0 for every job when there are none
-    to plan from (the jobs then start in Slurm's order of submission). Planned once, when the
-    first trial job is scheduled, not while the Snakefile is parsed (the trial records are read
-    with pandas)."""
-    import os
-
-    from pagelab.run import fleetplan
-
-    if not _FLEET_ORDER:
-        try:
-            source = os.environ.get("PAGELAB_FLEET_TIMES") or fleetplan.recording(FLEET_PLAN["profile"])
-            _FLEET_ORDER.append(fleetplan.priorities(fleetplan.lpt(fleetplan.job_cells(FLEET_JOBS, source), FLEET_HOSTS)))
-        except fleetplan.PlanError as exc:
-            print(f"fleet: no order planned ({exc})", file=sys.stderr)
-            _FLEET_ORDER.append({})
-    return _FLEET_ORDER[0].get(f"{host}/{experiment}", 0)
 
 
 # The plan's order reaches the cluster twice. Snakemake's `priority:` picks which ready jobs it
@@ -87,10 +64,10 @@ rule fleet_trial:
         ),
     log:
         "results/logs/fleet/{host}/{experiment}.log",
-    priority: lambda wc: len(FLEET_JOBS) - fleet_order(wc.host, wc.experiment)
+    priority: lambda wc: len(FLEET_JOBS) - pl_fleetplan.submission_place(FLEET_JOBS, FLEET_HOSTS, FLEET_PLAN['profile'], wc.host, wc.experiment)
     resources:
         host=lambda wc: wc.host,
-        slurm_extra=lambda wc: f"--nodelist={wc.host} --exclusive --nice={fleet_order(wc.host, wc.experiment)}",
+        slurm_extra=lambda wc: f"--nodelist={wc.host} --exclusive --nice={pl_fleetplan.submission_place(FLEET_JOBS, FLEET_HOSTS, FLEET_PLAN['profile'], wc.host, wc.experiment)}",
     conda:
         "../../environment.yml"
     shell:

@@ -275,3 +275,27 @@ def job_cells(jobs: Sequence[tuple[str, str]], source: Path | str) -> list[Cell]
 def priorities(plan: Plan) -> dict[str, int]:
     """Each cell's place in the submission order (0 first), by name."""
     return {s.cell.name: i for i, s in enumerate(plan.slots)}
+
+
+_SUBMISSION: list[dict[str, int]] = []
+
+
+def submission_place(jobs: Sequence[tuple[str, str]], hosts: Sequence[str], profile: str, host: str,
+                     experiment: str) -> int:
+    """A configured fleet trial job's place in the plan's submission order (LPT, longest first),
+    from the durations in $PAGELAB_FLEET_TIMES (an earlier fleet run's results/fleet or a
+    recording), else data/recorded/<this machine>/<profile>; 0 for every job when there is
+    nothing to plan from (the jobs then start in the cluster's order of submission). Planned
+    once per process, when the first trial job is scheduled (rules/fleet.smk), not while the
+    Snakefile is parsed."""
+    import os
+    import sys
+
+    if not _SUBMISSION:
+        try:
+            source = os.environ.get("PAGELAB_FLEET_TIMES") or recording(profile)
+            _SUBMISSION.append(priorities(lpt(job_cells(jobs, source), hosts)))
+        except PlanError as exc:
+            print(f"fleet: no order planned ({exc})", file=sys.stderr)
+            _SUBMISSION.append({})
+    return _SUBMISSION[0].get(f"{host}/{experiment}", 0)
