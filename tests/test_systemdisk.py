@@ -257,14 +257,13 @@ def test_a_file_read_and_a_page_in_land_on_one_emulated_device_whose_busy_time_c
 # readyboost's trials on the system disk (root, FUSE, zram).
 
 @root_only
-def test_one_quick_readyboost_trial_per_arm_family_measures_every_criterion_and_the_premise(tmp_path, disk_tmp):
-    """`pagelab trial readyboost` (what the pipeline runs) at the quick profile, one counted trial
-    of an arm of each family (no agent, the agent between the rounds on the bare disk, the tier
-    with the agent after them, zram): every trial has its file set's return (`file_back_s`, never
-    without the agent), the page-in rate and the share of reads with a seek, in sane ranges; the
-    machine's paging state is as before."""
-    import json
-
+def test_quick_readyboost_trials_of_each_arm_family_measure_every_criterion_and_the_premise(tmp_path, monkeypatch,
+                                                                                            disk_tmp):
+    """readyboost's run (what `pagelab trial readyboost` runs, here with two trials per arm, fewer
+    than the schema allows a run) at the quick profile, an arm of each family (no agent, the agent
+    between the rounds on the bare disk, the tier with the agent after them, zram): every trial
+    has its file set's return (`file_back_s`, never without the agent), the page-in rate and the
+    share of reads with a seek, in sane ranges; the machine's paging state is as before."""
     import pandas as pd
 
     from conftest import build_native
@@ -276,14 +275,11 @@ def test_one_quick_readyboost_trial_per_arm_family_measures_every_criterion_and_
         pytest.skip("needs FUSE and zram0")
     build_native()
     arms = ["hdd", "hdd_between", "tier_after", "zram"]
+    monkeypatch.setenv("PAGELAB_JOURNAL", str(tmp_path / "journal.jsonl"))
     cfg = {**config.load(overrides={"profile": "quick"})["readyboost"], "arms": arms,
-           "repetitions": {"n_min": 1, "n_max": 1, "ci_pct": 50}, "scratch_dir": str(disk_tmp / "scratch")}
-    (tmp_path / "config.json").write_text(json.dumps(cfg))
+           "repetitions": {"n_min": 2, "n_max": 2, "ci_pct": 50}}
     before = state.show()
-    out = subprocess.run([str(VENV_BIN / "pagelab"), "trial", "readyboost", "--config", str(tmp_path / "config.json"),
-                          "--output", str(tmp_path / "out")], capture_output=True, text=True, timeout=1800,
-                         env={**os.environ, "PAGELAB_JOURNAL": str(tmp_path / "journal.jsonl")})
-    assert out.returncode == 0, out.stderr[-3000:]
+    rb.run(cfg, tmp_path / "out", disk_tmp)
     assert state.show() == before
     t, _ = load(tmp_path / "out")  # the counted trials
     got = {a: t[t["arm"] == a].iloc[-1] for a in arms}
