@@ -4,6 +4,7 @@ profiles, and bad input refused with one line and exit 2. Quick: nothing is run.
 
 from __future__ import annotations
 
+import datetime
 import itertools
 import random
 import subprocess
@@ -160,3 +161,20 @@ fleet:
     jobs = {ln.split()[1]: ln.split()[2] for ln in out.stdout.splitlines() if ln[:1].isdigit()}
     assert jobs == {"n1/seekmodel": "n1", "n1/crystalmark": "n1", "n2/seekmodel": "n2"}, out.stdout
     assert "jobs bound to their hosts" in out.stdout
+
+
+def test_interleaved_cells_are_charged_only_their_own_trials():
+    """Two cells whose trials alternate (a randomised run): each is charged its own trials and
+    the short pause before each, never the other cell's trials between them; together they
+    are the whole run. A pause of STOP_GAP_S or more (a stopped run) is nobody's."""
+    t0 = 1_700_000_000
+
+    def rec(cell, start, end):
+        iso = datetime.datetime.fromtimestamp
+        return {"params": {"cell": cell}, "start": iso(t0 + start).isoformat(), "end": iso(t0 + end).isoformat()}
+
+    recs = [rec("a", 0, 10), rec("b", 11, 21), rec("a", 22, 32), rec("b", 33, 43),
+            rec("a", 43 + fleetplan.STOP_GAP_S + 5, 53 + fleetplan.STOP_GAP_S + 5)]
+    cells = fleetplan.cell_seconds(recs, lambda p: p["cell"])
+    assert cells == {"a": 10 + 11 + 10, "b": 11 + 11}
+    assert sum(cells.values()) == fleetplan.trial_seconds(recs) == 53

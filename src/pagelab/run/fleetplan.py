@@ -139,16 +139,28 @@ def _ts(text: Any) -> float:
     return _dt.datetime.fromisoformat(str(text)).timestamp()
 
 
+def _each_seconds(recs: list[dict[str, Any]]) -> list[tuple[dict[str, Any], float]]:
+    """Each trial's share of the run's time, in the run's order: its end minus its start, plus
+    the pause before it when shorter than STOP_GAP_S (a longer one is a stopped run). The pauses
+    are those of the whole run, so the trials of cells that ran interleaved are not charged for
+    each other's time."""
+    try:
+        timed = sorted(((_ts(r["start"]), _ts(r["end"]), r) for r in recs if r.get("start") and r.get("end")),
+                       key=lambda t: (t[0], t[1]))
+    except ValueError as exc:
+        raise PlanError(f"a trial's start or end is no time ({exc})") from exc
+    out, prev_end = [], None
+    for s, e, r in timed:
+        pause = s - prev_end if prev_end is not None else 0.0
+        out.append((r, max(0.0, e - s) + (pause if 0 < pause < STOP_GAP_S else 0.0)))
+        prev_end = e
+    return out
+
+
 def trial_seconds(recs: list[dict[str, Any]]) -> float:
     """The time a job spent on these trials: each trial's end minus its start, plus the pauses
     between consecutive trials shorter than STOP_GAP_S."""
-    try:
-        spans = sorted((_ts(r["start"]), _ts(r["end"])) for r in recs if r.get("start") and r.get("end"))
-    except ValueError as exc:
-        raise PlanError(f"a trial's start or end is no time ({exc})") from exc
-    total = sum(max(0.0, e - s) for s, e in spans)
-    total += sum(g for (_, e), (s, _) in zip(spans, spans[1:], strict=False) if 0 < (g := s - e) < STOP_GAP_S)
-    return total
+    return sum(sec for _, sec in _each_seconds(recs))
 
 
 def durations(directory: Path | str, cell_of: Callable[[dict[str, Any]], str] | None = None) -> dict[str, float]:
@@ -168,10 +180,17 @@ def durations(directory: Path | str, cell_of: Callable[[dict[str, Any]], str] | 
         raise PlanError(f"{d / 'trials.csv'}: no trials")
     if cell_of is None:
         return {"": trial_seconds(recs)}
-    groups: dict[str, list[dict[str, Any]]] = {}
-    for r in recs:
-        groups.setdefault(cell_of(r.get("params") or r), []).append(r)
-    return {k: trial_seconds(v) for k, v in groups.items()}
+    return cell_seconds(recs, cell_of)
+
+
+def cell_seconds(recs: list[dict[str, Any]], cell_of: Callable[[dict[str, Any]], str]) -> dict[str, float]:
+    """Per cell, its trials' share of the run's time (_each_seconds), summed: the cells add up to
+    the run however their trials were interleaved."""
+    cells: dict[str, float] = {}
+    for r, sec in _each_seconds(recs):
+        key = cell_of(r.get("params") or r)
+        cells[key] = cells.get(key, 0.0) + sec
+    return cells
 
 
 def table(plan: Plan, title: str, target: float | None = None, splittable: Sequence[str] = ()) -> str:
