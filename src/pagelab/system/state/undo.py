@@ -118,16 +118,17 @@ def _undo_zram(e: dict[str, Any]) -> None:
 
 def _loop_is_ours(e: dict[str, Any]) -> bool:
     """Whether the entry's attach is the one on its device now: the device is attached, its
-    number is the journaled one, its disk sequence number is the journaled one + 1 (no other
-    attach or detach since), and its backing file, where the kernel can still tell, is the
-    journaled one."""
+    number is the journaled one, its disk sequence number is above the journaled one (read just
+    before the attach; the kernel numbers every disk's changes from one machine-wide counter, so
+    the attach's number is larger by however many changes other disks had meanwhile, not by one),
+    and its backing file, where the kernel can still tell, is the journaled one."""
     name = Path(e["device"]).name
     if not loop_attached(e["device"]):
         return False
     if e.get("rdev") and _read(Path("/sys/block", name, "dev")) != e["rdev"]:
         return False
     seq = _diskseq(name)
-    if e.get("diskseq") is not None and seq is not None and seq != e["diskseq"] + 1:
+    if e.get("diskseq") is not None and seq is not None and seq <= e["diskseq"]:
         return False
     ident = loop_backing_identity(e["device"])
     return ident is None or ident == (e["dev"], e["inode"])
