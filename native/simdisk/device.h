@@ -82,12 +82,18 @@ struct device_model {
 	const char *summary;
 	const struct profile_key *keys;    /* this model's profile keys */
 	size_t params_size;                /* the struct the keys fill */
+	/* Models on the shared base (device_base_*): the size of their state struct, which
+	 * begins with a copy of the parameter struct. */
+	size_t state_size;
 	/* Checks across keys; on failure names the key in err. Optional. */
 	int (*check)(const struct profile *p, char *err, size_t errlen);
 	uint64_t (*capacity)(const struct profile *p);
 	struct device *(*create)(const struct profile *p, const struct device_env *env,
 				 char *err, size_t errlen);
 	void (*destroy)(struct device *d);
+	/* Optional, models on the shared base: completes a new state whose parameters are
+	 * already copied in (derived figures such as a disk's geometry). */
+	void (*init)(struct device *d);
 	/* Serves r starting at start_ns; fills cost and advances the state. */
 	void (*service)(struct device *d, const struct io_request *r, uint64_t start_ns,
 			struct io_cost *cost);
@@ -110,6 +116,25 @@ struct device_model {
 	int (*load_state)(struct device *d, const char *path, char *err, size_t errlen);
 	int (*save_state)(const struct device *d, const char *path, char *err, size_t errlen);
 };
+
+/*
+ * The shared base of the models whose state is their parameters plus what they track
+ * (hdd, flash, ssd, zero), to be set as such a model's capacity, create and destroy:
+ * the capacity is the profile's capacity_bytes key; create allocates state_size zeroed
+ * bytes, copies the parameters to their start and calls init; destroy frees the state.
+ */
+uint64_t device_base_capacity(const struct profile *p);
+struct device *device_base_create(const struct profile *p, const struct device_env *env,
+				  char *err, size_t errlen);
+void device_base_destroy(struct device *d);
+
+/* Checks at compile time that a base model's state struct begins with its parameters,
+ * as its member p: `DEVICE_BASE_STATE(struct hdd);`. */
+#define DEVICE_BASE_STATE(type) \
+	_Static_assert(offsetof(type, p) == 0, #type ": the base copies the parameters to its start")
+
+/* How much of r's length lies below capacity (0 when r starts at or beyond it). */
+uint64_t io_length_within(const struct io_request *r, uint64_t capacity);
 
 extern const struct device_model hdd_model;
 extern const struct device_model flash_model;

@@ -21,7 +21,6 @@
  * random writes cost about one unit of copying each.
  */
 #include <stddef.h>
-#include <stdlib.h>
 #include <string.h>
 
 #include "device.h"
@@ -81,6 +80,8 @@ struct flash {
 	uint64_t merges, copied_bytes, erases;
 };
 
+DEVICE_BASE_STATE(struct flash);
+
 static struct flash *flash_of(struct device *d)
 {
 	return (struct flash *)d;
@@ -99,30 +100,6 @@ static int flash_check(const struct profile *prof, char *err, size_t errlen)
 		return -1;
 	}
 	return 0;
-}
-
-static uint64_t flash_capacity(const struct profile *prof)
-{
-	return PARAMS(prof, struct flash_params)->capacity;
-}
-
-static struct device *flash_create(const struct profile *prof, const struct device_env *env,
-				   char *err, size_t errlen)
-{
-	struct flash *f = calloc(1, sizeof(*f));
-
-	(void)env;
-	if (!f) {
-		snprintf(err, errlen, "out of memory");
-		return NULL;
-	}
-	f->p = *PARAMS(prof, struct flash_params);
-	return (struct device *)f;
-}
-
-static void flash_destroy(struct device *d)
-{
-	free(d);
 }
 
 static uint64_t copy_time(struct flash *f, uint64_t bytes)
@@ -182,13 +159,9 @@ static void flash_service(struct device *d, const struct io_request *r, uint64_t
 			  struct io_cost *c)
 {
 	struct flash *f = flash_of(d);
-	uint64_t len = r->length, e = f->p.erase_block;
+	uint64_t len = io_length_within(r, f->p.capacity), e = f->p.erase_block;
 
 	(void)start_ns;
-	if (r->offset >= f->p.capacity)
-		len = 0;
-	else if (len > f->p.capacity - r->offset)
-		len = f->p.capacity - r->offset;
 	switch (r->op) {
 	case IO_READ:
 	case IO_PREFETCH:
@@ -263,10 +236,11 @@ const struct device_model flash_model = {
 	.summary = "USB flash stick: read latency + rate, block-mapped FTL with open units",
 	.keys = flash_keys,
 	.params_size = sizeof(struct flash_params),
+	.state_size = sizeof(struct flash),
 	.check = flash_check,
-	.capacity = flash_capacity,
-	.create = flash_create,
-	.destroy = flash_destroy,
+	.capacity = device_base_capacity,
+	.create = device_base_create,
+	.destroy = device_base_destroy,
 	.service = flash_service,
 	.expect = flash_expect,
 	.stats = flash_stats,

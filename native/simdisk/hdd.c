@@ -33,7 +33,6 @@
  */
 #include <math.h>
 #include <stddef.h>
-#include <stdlib.h>
 #include <string.h>
 
 #include "device.h"
@@ -117,6 +116,8 @@ struct hdd {
 	uint64_t buffer_hits, buffer_hit_bytes, destages, destage_ns, write_waits;
 };
 
+DEVICE_BASE_STATE(struct hdd);
+
 static struct hdd *hdd_of(struct device *d)
 {
 	return (struct hdd *)d;
@@ -149,31 +150,14 @@ static int hdd_check(const struct profile *prof, char *err, size_t errlen)
 	return 0;
 }
 
-static uint64_t hdd_capacity(const struct profile *prof)
+/* The geometry the parameters imply (the base has copied them in). */
+static void hdd_init(struct device *d)
 {
-	return PARAMS(prof, struct hdd_params)->capacity;
-}
+	struct hdd *h = hdd_of(d);
 
-static struct device *hdd_create(const struct profile *prof, const struct device_env *env,
-				 char *err, size_t errlen)
-{
-	struct hdd *h = calloc(1, sizeof(*h));
-
-	(void)env;
-	if (!h) {
-		snprintf(err, errlen, "out of memory");
-		return NULL;
-	}
-	h->p = *PARAMS(prof, struct hdd_params);
 	geometry(&h->p, &h->seek, &h->zones);
 	h->rev_ns = h->zones.revolution * 1e9;
 	h->tracks = zoned_track_count(&h->zones);
-	return (struct device *)h;
-}
-
-static void hdd_destroy(struct device *d)
-{
-	free(d);
 }
 
 static double track_of(const struct hdd *h, double offset)
@@ -363,12 +347,8 @@ static void hdd_service(struct device *d, const struct io_request *r, uint64_t s
 			struct io_cost *cost)
 {
 	struct hdd *h = hdd_of(d);
-	uint64_t len = r->length;
+	uint64_t len = io_length_within(r, h->p.capacity);
 
-	if (r->offset >= h->p.capacity)
-		len = 0;
-	else if (len > h->p.capacity - r->offset)
-		len = h->p.capacity - r->offset;
 	switch (r->op) {
 	case IO_READ:
 	case IO_PREFETCH:
@@ -469,10 +449,12 @@ const struct device_model hdd_model = {
 	.summary = "rotating disk: seek curve, rotation, zoned rate, track buffer, write cache",
 	.keys = hdd_keys,
 	.params_size = sizeof(struct hdd_params),
+	.state_size = sizeof(struct hdd),
 	.check = hdd_check,
-	.capacity = hdd_capacity,
-	.create = hdd_create,
-	.destroy = hdd_destroy,
+	.capacity = device_base_capacity,
+	.create = device_base_create,
+	.destroy = device_base_destroy,
+	.init = hdd_init,
 	.service = hdd_service,
 	.expect = hdd_expect,
 	.stats = hdd_stats,

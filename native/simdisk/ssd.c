@@ -14,7 +14,6 @@
  */
 #include <stddef.h>
 #include <stdio.h>
-#include <stdlib.h>
 
 #include "device.h"
 #include "profile.h"
@@ -49,29 +48,7 @@ struct ssd {
 	struct ssd_params p;
 };
 
-static uint64_t ssd_capacity(const struct profile *prof)
-{
-	return PARAMS(prof, struct ssd_params)->capacity;
-}
-
-static struct device *ssd_create(const struct profile *prof, const struct device_env *env,
-				 char *err, size_t errlen)
-{
-	struct ssd *s = calloc(1, sizeof(*s));
-
-	(void)env;
-	if (!s) {
-		snprintf(err, errlen, "out of memory");
-		return NULL;
-	}
-	s->p = *PARAMS(prof, struct ssd_params);
-	return (struct device *)s;
-}
-
-static void ssd_destroy(struct device *d)
-{
-	free(d);
-}
+DEVICE_BASE_STATE(struct ssd);
 
 /* Latency and transfer of one request of len bytes (flush: nothing). */
 static void cost_of(const struct ssd_params *p, enum io_op op, uint64_t len, struct io_cost *c)
@@ -90,11 +67,9 @@ static void ssd_service(struct device *d, const struct io_request *r, uint64_t s
 			struct io_cost *c)
 {
 	const struct ssd *s = (const struct ssd *)d;
-	uint64_t len = r->offset >= s->p.capacity ? 0 :
-		       r->length < s->p.capacity - r->offset ? r->length : s->p.capacity - r->offset;
 
 	(void)start_ns;
-	cost_of(&s->p, r->op, len, c);
+	cost_of(&s->p, r->op, io_length_within(r, s->p.capacity), c);
 }
 
 static int ssd_expect(const struct profile *prof, const struct workload *w, struct io_cost *mean,
@@ -114,9 +89,10 @@ const struct device_model ssd_model = {
 	.summary = "SATA SSD, page-mapped FTL: latency + size / rate for reads and writes alike",
 	.keys = ssd_keys,
 	.params_size = sizeof(struct ssd_params),
-	.capacity = ssd_capacity,
-	.create = ssd_create,
-	.destroy = ssd_destroy,
+	.state_size = sizeof(struct ssd),
+	.capacity = device_base_capacity,
+	.create = device_base_create,
+	.destroy = device_base_destroy,
 	.service = ssd_service,
 	.expect = ssd_expect,
 };

@@ -6,8 +6,7 @@
  * Not for: anything that should look like real hardware.
  */
 #include <stddef.h>
-#include <stdlib.h>
-#include <string.h>
+#include <stdio.h>
 
 #include "device.h"
 #include "profile.h"
@@ -23,32 +22,10 @@ static const struct profile_key zero_keys[] = {
 };
 
 struct zero {
-	uint64_t capacity;
+	struct zero_params p;
 };
 
-static uint64_t zero_capacity(const struct profile *prof)
-{
-	return PARAMS(prof, struct zero_params)->capacity;
-}
-
-static struct device *zero_create(const struct profile *prof, const struct device_env *env,
-				  char *err, size_t errlen)
-{
-	struct zero *z = calloc(1, sizeof(*z));
-
-	(void)env;
-	if (!z) {
-		snprintf(err, errlen, "out of memory");
-		return NULL;
-	}
-	z->capacity = zero_capacity(prof);
-	return (struct device *)z;
-}
-
-static void zero_destroy(struct device *d)
-{
-	free(d);
-}
+DEVICE_BASE_STATE(struct zero);
 
 static void zero_service(struct device *d, const struct io_request *r, uint64_t start_ns,
 			 struct io_cost *cost)
@@ -74,9 +51,10 @@ const struct device_model zero_model = {
 	.summary = "no latency at all (for measuring the emulator's overhead)",
 	.keys = zero_keys,
 	.params_size = sizeof(struct zero_params),
-	.capacity = zero_capacity,
-	.create = zero_create,
-	.destroy = zero_destroy,
+	.state_size = sizeof(struct zero),
+	.capacity = device_base_capacity,
+	.create = device_base_create,
+	.destroy = device_base_destroy,
 	.service = zero_service,
 	.expect = zero_expect,
 };
