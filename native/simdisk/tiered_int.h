@@ -1,8 +1,10 @@
 /*
  * tiered_int.h - the tiered model's state, shared by its files (internal to simdisk).
  *
- * tiered.c        the model: reads, writes, the copy queue, sequential streams,
- *                 the pre-population agent, the analytic prediction, counters
+ * tiered.c        the model: its keys and checks, set-up and tear-down (lz4 included),
+ *                 the analytic prediction, counters
+ * tiered_io.c     the request path: copy charges, the copy queue, sequential streams,
+ *                 reads, writes, the pre-population agent
  * tiered_index.c  the block cache's index: hash buckets and an LRU list
  * tiered_state.c  the cache state file (--cache-state)
  */
@@ -95,6 +97,12 @@ static inline struct tiered *tiered_of(struct device *d)
 {
 	return (struct tiered *)d;
 }
+
+/* tiered_io.c */
+void tiered_service(struct device *d, const struct io_request *r, uint64_t start_ns,
+		    struct io_cost *cost);
+uint64_t tiered_idle(struct device *d, uint64_t now_ns, struct io_request *r, struct io_cost *cost);
+uint64_t tiered_idle_delay(const struct device *d);
 
 /* tiered_index.c */
 uint32_t lookup(const struct tiered *t, uint64_t block);
