@@ -15,6 +15,7 @@
 #include "fail.h"
 #include "fullio.h"
 #include "timing.h"
+#include "warn.h"
 
 const char *const backing_io_names[] = { "direct", "buffered", NULL };
 

@@ -56,7 +56,6 @@
 #include <fcntl.h>
 #include <poll.h>
 #include <signal.h>
-#include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
@@ -67,22 +66,11 @@
 #include "daemon_int.h"
 #include "fail.h"
 #include "timing.h"
+#include "warn.h"
 
 #ifndef PR_SET_IO_FLUSHER
 #define PR_SET_IO_FLUSHER 57
 #endif
-
-__attribute__((format(printf, 1, 2)))
-void warn(const char *fmt, ...)
-{
-	va_list ap;
-
-	fputs("simdisk: warning: ", stderr);
-	va_start(ap, fmt);
-	vfprintf(stderr, fmt, ap);
-	va_end(ap);
-	fputc('\n', stderr);
-}
 
 static void wait_until(uint64_t deadline, uint64_t spin)
 {

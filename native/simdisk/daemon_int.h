@@ -109,9 +109,6 @@ struct mount_opts {
 enum { BACKING_DIRECT, BACKING_BUFFERED };
 extern const char *const backing_io_names[];
 
-__attribute__((format(printf, 1, 2)))
-void warn(const char *fmt, ...);
-
 /* backing.c */
 void *aligned_buffer(size_t bytes);
 int absolute(const char *path, char *out, size_t len);

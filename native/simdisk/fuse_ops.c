@@ -16,6 +16,7 @@
 
 #include "daemon_int.h"
 #include "timing.h"
+#include "warn.h"
 
 static struct daemon *daemon_of(fuse_req_t req)
 {
