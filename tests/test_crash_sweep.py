@@ -12,9 +12,12 @@ start up to that trial's first change: imports, the session's start, preparation
 change nothing), setup (its changes being made), measure (all made), teardown (being undone)
 and between (undone, up to the next trial's first change). A stop is placed at a fraction of a
 phase's observed length after the event that opens it in the run being stopped, and the phase
-the journal was in when the signal left is recorded beside it.
+the journal was in when the signal left is recorded beside it. Between lasts a few milliseconds
+in every experiment, less than a stop from outside can aim at, so the run stops itself there:
+the journal's fault point PAGELAB_FAULT_AT=scope-end:K sends the signal as the trial's last
+scope has undone its changes and left the run's own K lines.
 
-The whole sweep (`make check-crash`, PAGELAB_CHECK_CRASH=1) makes 100 stops; `make test` runs
+The whole sweep (`make check-crash`, PAGELAB_CHECK_CRASH=1) makes 90 stops; `make test` runs
 `test_representative_stops`: four of the fastest (pagein, a SIGTERM and a SIGKILL while its
 emulated swap is being set up and while it is measured). `make check-crash` also runs
 tests/test_state.py's SIGTERM at every change point of two emulated trials (about 80 s)."""
@@ -45,7 +48,7 @@ pytestmark = [
 EXPERIMENTS = ("crystalmark", "pagein", "readyboost", "standby", "compression")
 PHASES = TRIAL_PHASES
 FRACTIONS = {"start": (0.3, 0.8), "setup": (0.3, 0.7), "measure": (0.2, 0.45, 0.7), "teardown": (0.3,),
-             "between": (0.2, 0.7)}
+             "between": (0.0,)}  # the run signals itself (PAGELAB_FAULT_AT=scope-end:K)
 SIGNALS = ("TERM", "KILL")
 POLL_S = 0.002
 RUN_LINES = 2  # the journal lines a run makes before its trials: its process group, its scratch files
@@ -76,12 +79,12 @@ class Sweep:
             path.write_text(json.dumps({**cfg, "scratch_dir": str(self.scratch)}))
         return path
 
-    def start(self, name: str) -> subprocess.Popen[str]:
+    def start(self, name: str, env: dict[str, str] | None = None) -> subprocess.Popen[str]:
         out = self.base / "out"
         shutil.rmtree(out, ignore_errors=True)  # a fresh run each time: the same first trials
         return subprocess.Popen([str(VENV_BIN / "pagelab"), "trial", name, "--config", str(self.config(name)),
                                  "--outdir", str(out)], stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
-                                text=True, env=self.env, cwd=REPO)
+                                text=True, env={**self.env, **(env or {})}, cwd=REPO)
 
 
 @dataclass
@@ -221,21 +224,27 @@ def stop_once(sweep: Sweep, stop: Stop, base: int, top: int | None, before: dict
     """Start the run, signal it at the stop's point, recover (after SIGKILL: what make runs
     first), and compare the machine with `before`."""
     t0 = time.monotonic()
-    p = sweep.start(stop.experiment)
+    itself = stop.phase == "between" and top is not None
+    p = sweep.start(stop.experiment, {"PAGELAB_FAULT_AT": f"scope-end:{base}", "PAGELAB_FAULT_SIGNAL": stop.signal}
+                    if itself else None)
     watch = Watch(sweep.journal, base, top)
     watch.events["start"] = t0
     anchor = ANCHORS[stop.phase]
     while True:
         now = time.monotonic()
         watch.poll(now)
-        if anchor in watch.events and now - watch.events[anchor] >= stop.delay_s:
+        if itself and p.poll() is not None:
+            watch.poll(now)  # where the journal was when the run signalled itself
             break
-        if p.poll() is not None or now - t0 > 300:
+        if not itself and anchor in watch.events and now - watch.events[anchor] >= stop.delay_s:
+            break
+        if (not itself and p.poll() is not None) or now - t0 > 300:
             stop.problems.append(f"the run ended ({p.poll()}) before the stop point")
             break
         time.sleep(POLL_S)
     stop.landed = watch.phase() if top is not None else f"1st change +{stop.delay_s:g}s"
-    p.send_signal(getattr(signal, "SIG" + stop.signal))
+    if not itself:
+        p.send_signal(getattr(signal, "SIG" + stop.signal))
     try:
         _, err = p.communicate(timeout=180)
     except subprocess.TimeoutExpired:

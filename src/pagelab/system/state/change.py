@@ -69,7 +69,9 @@ class State(SignalHold):
             yield self
         finally:
             with self.held():
-                restore(self.journal, keep=mark)
+                undone = restore(self.journal, keep=mark)
+            if undone:
+                _fault_point("scope-end", self.journal)
 
     def _change(self, entry: dict[str, Any], act: Callable[[], None]) -> None:
         require(describe(entry))

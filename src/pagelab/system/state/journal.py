@@ -24,12 +24,24 @@ def journal_path() -> Path:
 TRIAL_PHASES = ("start", "setup", "measure", "teardown", "between")
 
 
-def _fault_point(where: str = "change") -> None:
+def _fault_point(where: str = "change", journal: "Journal | None" = None) -> None:
     """Fault injection for tests: PAGELAB_FAULT_AT=N sends this process PAGELAB_FAULT_SIGNAL
     (KILL unless named, e.g. TERM) at the N-th point. Points are just before and just after every
-    change; with PAGELAB_FAULT_IN_RESTORE=1 also just before and after every undo."""
+    change; with PAGELAB_FAULT_IN_RESTORE=1 also just before and after every undo.
+    PAGELAB_FAULT_AT=scope-end:K instead sends it once, when a scope has undone its changes and
+    left its journal K lines long: a stop between two trials, whose own timing is too short
+    to hit from outside."""
     target = os.environ.get("PAGELAB_FAULT_AT")
-    if target is None or (where == "restore" and os.environ.get("PAGELAB_FAULT_IN_RESTORE") != "1"):
+    if target is None:
+        return
+    if target.startswith("scope-end:"):
+        if where != "scope-end" or journal is None or "_PAGELAB_FAULT_COUNT" in os.environ:
+            return
+        if len(journal.entries()) == int(target.split(":", 1)[1]):
+            os.environ["_PAGELAB_FAULT_COUNT"] = "1"
+            os.kill(os.getpid(), getattr(signal, "SIG" + os.environ.get("PAGELAB_FAULT_SIGNAL", "KILL")))
+        return
+    if where == "scope-end" or (where == "restore" and os.environ.get("PAGELAB_FAULT_IN_RESTORE") != "1"):
         return
     count = int(os.environ.get("_PAGELAB_FAULT_COUNT", "0")) + 1
     os.environ["_PAGELAB_FAULT_COUNT"] = str(count)
