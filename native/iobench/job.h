@@ -1,8 +1,9 @@
 /*
  * job.h - what an iobench job is asked to do and what it measured.
  *
- * For: passing a job between its parts: job.c (options, file set-up, the IO
- * loop) and job_report.c (JSON and human output).
+ * For: passing a job between its parts: job.c (options, the command),
+ * job_setup.c (the file and --data-file), job_run.c (the IO loop) and
+ * job_report.c (JSON and human output).
  */
 #ifndef IOBENCH_JOB_H
 #define IOBENCH_JOB_H
@@ -13,6 +14,9 @@
 
 #include "engine.h"
 #include "hist.h"
+
+#define DIRECT_ALIGN 4096                      /* O_DIRECT: buffers, --bs and --offset */
+#define FILL_SEED_SALT 0x66696c6c64617461ULL   /* "filldata": the fill data's stream of --seed */
 
 enum rw_pattern { RW_READ, RW_WRITE, RW_RANDREAD, RW_RANDWRITE };
 
@@ -62,6 +66,23 @@ struct job_result {
 	double usr_cpu, sys_cpu;        /* percent of measured_ns */
 	uint64_t ctx, majf, minf;       /* during the measurement */
 };
+
+static inline enum io_dir job_dir(const struct job_spec *spec)
+{
+	return (spec->rw == RW_READ || spec->rw == RW_RANDREAD) ? IO_READ : IO_WRITE;
+}
+
+struct cli;
+
+/* job_setup.c: the job's file, opened with its region resolved (-1 and *status when
+ * it cannot be), and --data-file read into aligned memory (0, or the exit status). */
+int open_job_file(struct cli *cli, struct job_spec *spec, int *status);
+int load_data_file(struct cli *cli, struct job_spec *spec, char **data);
+
+/* job_run.c: runs the job on fd, logging measured IOs to lat_log (or NULL), into res
+ * (its histograms already initialised); returns the exit status. */
+int run_job(const struct job_spec *spec, const char *data, int fd, FILE *lat_log,
+	    struct job_result *res);
 
 void job_report_json(const struct job_spec *spec, const struct job_result *res, FILE *out);
 void job_report_normal(const struct job_spec *spec, const struct job_result *res, FILE *out);
