@@ -1,5 +1,5 @@
 """cacheflood (native/cacheflood): buffered reads of a file set through the real page cache,
-after seed 004. Checks that it reads exactly --bytes by cycling through the set, keeps one
+after seed 004. Checks that it reads exactly --size bytes by cycling through the set, keeps one
 descriptor per file open for the whole run, leaves the set resident (cross-checked with the
 residency tool), reads from the disk when the set was evicted and not when it was cached,
 reuses and removes made sets as documented, and rejects bad command lines with exit 2."""
@@ -69,21 +69,21 @@ def resident_percent(residency: Path, paths: list[Path]) -> float:
 
 
 @pytest.mark.parametrize(("args", "problem"), [
-    (["--bytes", "1M"], "no files: give --files F... or --make-set DIR"),
-    (["--files", "x", "--bytes", "0"], "--bytes must be greater than 0"),
-    (["--files", "x", "--bytes", "1M", "--bogus"], "unknown option '--bogus'"),
-    (["--files", "x", "--make-set", "d", "--set-size", "1M", "--bytes", "1M"],
+    (["--size", "1M"], "no files: give --files F... or --make-set DIR"),
+    (["--files", "x", "--size", "0"], "--size must be greater than 0"),
+    (["--files", "x", "--size", "1M", "--bogus"], "unknown option '--bogus'"),
+    (["--files", "x", "--make-set", "d", "--set-size", "1M", "--size", "1M"],
      "--files and --make-set exclude each other"),
-    (["--files", "x"], "missing --bytes"),
-    (["--bytes", "1M", "x"], "unexpected argument 'x' (file names go after --files)"),
-    (["--make-set", "d", "--bytes", "1M"], "--make-set needs --set-size"),
-    (["--make-set", "d", "--set-size", "0", "--bytes", "1M"], "--set-size must be greater"),
-    (["--files", "x", "--set-size", "1M", "--bytes", "1M"], "--set-size goes with --make-set"),
-    (["--files", "x", "--keep-set", "--bytes", "1M"], "--keep-set goes with --make-set"),
-    (["--files", "x", "--bytes", "1M", "--bs", "0"], "--bs must be greater than 0"),
-    (["--files", "x", "--bytes", "1M", "--order", "backwards"],
+    (["--files", "x"], "missing --size"),
+    (["--size", "1M", "x"], "unexpected argument 'x' (file names go after --files)"),
+    (["--make-set", "d", "--size", "1M"], "--make-set needs --set-size"),
+    (["--make-set", "d", "--set-size", "0", "--size", "1M"], "--set-size must be greater"),
+    (["--files", "x", "--set-size", "1M", "--size", "1M"], "--set-size goes with --make-set"),
+    (["--files", "x", "--keep-set", "--size", "1M"], "--keep-set goes with --make-set"),
+    (["--files", "x", "--size", "1M", "--bs", "0"], "--bs must be greater than 0"),
+    (["--files", "x", "--size", "1M", "--order", "backwards"],
      "--order: 'backwards' is not one of seq, random"),
-    (["--files", "x", "--bytes", "lots"], "--bytes: bad value 'lots'"),
+    (["--files", "x", "--size", "lots"], "--size: bad value 'lots'"),
 ])
 def test_bad_usage_exits_2_naming_the_problem(cacheflood: Path, args: list[str],
                                               problem: str) -> None:
@@ -98,22 +98,22 @@ def test_bad_usage_exits_2_naming_the_problem(cacheflood: Path, args: list[str],
 def test_unreadable_files_are_usage_errors_naming_the_file(cacheflood: Path,
                                                            disk_tmp: Path) -> None:
     missing = disk_tmp / "missing"
-    done = run(cacheflood, "--files", missing, "--bytes", "1M")
+    done = run(cacheflood, "--files", missing, "--size", "1M")
     assert done.returncode == 2
     assert done.stderr.startswith(f"cacheflood: --files {missing}: No such file or directory")
     empty = disk_tmp / "empty"
     empty.touch()
-    done = run(cacheflood, "--files", empty, "--bytes", "1M")
+    done = run(cacheflood, "--files", empty, "--size", "1M")
     assert done.returncode == 2
     assert done.stderr.startswith("cacheflood: --files: the files hold no data")
-    done = run(cacheflood, "--files", disk_tmp, "--bytes", "1M")
+    done = run(cacheflood, "--files", disk_tmp, "--size", "1M")
     assert done.returncode == 2 and "is a directory" in done.stderr.splitlines()[0]
 
 
 def test_help_documents_every_option(cacheflood: Path) -> None:
     done = run(cacheflood, "--help")
     assert done.returncode == 0
-    for option in ["--files", "--make-set", "--set-size", "--file-size", "--bytes", "--bs",
+    for option in ["--files", "--make-set", "--set-size", "--file-size", "--size", "--bs",
                    "--order", "--fadvise", "--seed", "--cold", "--keep-set", "--output-format",
                    "--output"]:
         assert f"\n  {option} " in done.stdout or f"\n  {option}\n" in done.stdout, option
@@ -123,11 +123,11 @@ def test_help_documents_every_option(cacheflood: Path) -> None:
 @pytest.mark.parametrize("order", ["seq", "random"])
 def test_cycles_through_the_set_and_leaves_it_resident(cacheflood: Path, residency: Path,
                                                        disk_tmp: Path, order: str) -> None:
-    """--bytes of 2.5 sets (not a multiple of --bs): exactly that many bytes, the made set
+    """--size of 2.5 sets (not a multiple of --bs): exactly that many bytes, the made set
     comes from the disk once (it starts cold) and then from the cache, and ends resident."""
     nbytes = 5 * SET // 2 + 300 * 1024
     doc = flood(cacheflood, "--make-set", disk_tmp / "set", "--set-size", "64M",
-                "--file-size", "16M", "--bytes", nbytes, "--order", order, "--keep-set")
+                "--file-size", "16M", "--size", nbytes, "--order", order, "--keep-set")
     read, s, proc = doc["read"], doc["set"], doc["process"]
     assert read["bytes"] == nbytes
     assert read["passes"] == pytest.approx(nbytes / SET)
@@ -152,7 +152,7 @@ def test_evicted_set_comes_from_the_disk_and_a_cached_one_does_not(
     drop_from_page_cache(files)
     assert resident_percent(residency, files) <= 1.0
 
-    cold = flood(cacheflood, "--files", *files, "--bytes", "64M")
+    cold = flood(cacheflood, "--files", *files, "--size", "64M")
     assert cold["set"]["files"] == 4 and cold["set"]["dir"] is None
     assert cold["read"]["bytes"] == SET
     assert cold["process"]["read_bytes"] >= 0.9 * SET      # the flood went to the disk
@@ -160,11 +160,11 @@ def test_evicted_set_comes_from_the_disk_and_a_cached_one_does_not(
     assert resident_percent(residency, files) >= 99.0
     assert [Path(p) for p in cold["set"]["paths"]] == files
 
-    warm = flood(cacheflood, "--files", *files, "--bytes", "64M")
+    warm = flood(cacheflood, "--files", *files, "--size", "64M")
     assert warm["set"]["resident_before"]["percent"] >= 99.0
     assert warm["process"]["read_bytes"] < MiB              # all from the page cache
 
-    again = flood(cacheflood, "--files", *files, "--bytes", "64M", "--cold")
+    again = flood(cacheflood, "--files", *files, "--size", "64M", "--cold")
     assert again["set"]["resident_before"]["percent"] <= 1.0   # --cold dropped it first
     assert again["process"]["read_bytes"] >= 0.9 * SET
 
@@ -178,7 +178,7 @@ def test_fadvise_hint_decides_the_readahead(cacheflood: Path, disk_tmp: Path) ->
     for advice in ["random", "none", "sequential"]:
         drop_from_page_cache(files)
         args = [] if advice == "sequential" else ["--fadvise", advice]
-        doc = flood(cacheflood, "--files", *files, "--bytes", "4M", "--bs", "4K", *args)
+        doc = flood(cacheflood, "--files", *files, "--size", "4M", "--bs", "4K", *args)
         assert doc["options"]["fadvise"] == advice
         from_disk[advice] = doc["process"]["read_bytes"]
     assert 4 * MiB <= from_disk["random"] <= 4 * MiB + 64 * 1024, from_disk
@@ -187,7 +187,7 @@ def test_fadvise_hint_decides_the_readahead(cacheflood: Path, disk_tmp: Path) ->
 
 def test_keep_set_reuses_and_otherwise_removes(cacheflood: Path, disk_tmp: Path) -> None:
     set_dir = disk_tmp / "set"
-    args = ["--make-set", set_dir, "--set-size", "10M", "--file-size", "4M", "--bytes", "1M"]
+    args = ["--make-set", set_dir, "--set-size", "10M", "--file-size", "4M", "--size", "1M"]
     first = flood(cacheflood, *args, "--keep-set")
     assert first["set"]["created_files"] == 3 and first["set"]["reused_files"] == 0
     assert first["set"]["removed"] is False
@@ -210,7 +210,7 @@ def test_keep_set_reuses_and_otherwise_removes(cacheflood: Path, disk_tmp: Path)
     assert list(set_dir.iterdir()) == []        # the set is gone; its directory predates run 3
 
     fresh = disk_tmp / "fresh"
-    assert flood(cacheflood, "--make-set", fresh, "--set-size", "1M", "--bytes", "1M")[
+    assert flood(cacheflood, "--make-set", fresh, "--set-size", "1M", "--size", "1M")[
         "set"]["removed"] is True
     assert not fresh.exists()                   # made by this run, removed with the set
 
@@ -221,7 +221,7 @@ def test_keeps_one_descriptor_per_file_open_until_stopped(cacheflood: Path,
     whole run; SIGTERM stops it (exit 1) and a made set is still removed."""
     set_dir = disk_tmp / "set"
     proc = subprocess.Popen([str(cacheflood), "--make-set", str(set_dir), "--set-size", "8M",
-                             "--file-size", "1M", "--bytes", "1T"],
+                             "--file-size", "1M", "--size", "1T"],
                             stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
     try:
         deadline = time.monotonic() + 30
@@ -253,7 +253,7 @@ def test_keeps_one_descriptor_per_file_open_until_stopped(cacheflood: Path,
 
 def test_normal_output(cacheflood: Path, disk_tmp: Path) -> None:
     files = write_files(disk_tmp, 2, MiB)
-    done = run(cacheflood, "--files", *files, "--bytes", "3M", "--output-format", "normal")
+    done = run(cacheflood, "--files", *files, "--size", "3M", "--output-format", "normal")
     assert done.returncode == 0, done.stderr
     text = done.stdout
     assert text.startswith("cacheflood: read 3.0 MiB (3145728 bytes) in 1.50 passes over 2 files")

@@ -135,13 +135,13 @@ def test_same_seed_same_offsets(iobench: Path, disk_tmp: Path) -> None:
     assert sequential == [r for r in other if r[0].startswith(("fill", "seq_"))]
 
 
-def test_set_time_cuts_sets_short(iobench: Path, disk_tmp: Path) -> None:
+def test_runtime_cuts_sets_short(iobench: Path, disk_tmp: Path) -> None:
     log = disk_tmp / "short.trace"
     result = report(iobench, "--file", disk_tmp / "short", "--size", "16M", "--sets", 2,
-                    "--set-time", "1ms", "--trace", log)
+                    "--runtime", "1ms", "--trace", log)
     rows = trace(log)
     rr64 = by_test(result)["rand_read_64k"]
-    assert result["options"]["set_time"] == "1ms"
+    assert result["options"]["runtime"] == "1ms"
     for s in rr64["sets"]:
         # 256 reads of 64 KiB take far more than 1 ms on any disk; at least one IO per set.
         assert 1 <= s["ios"] < 256
@@ -196,8 +196,8 @@ def test_normal_output_is_a_table(iobench: Path, disk_tmp: Path) -> None:
         (["--size", "1500K"], "--size 1536000"),
         (["--size", "0"], "--size 0"),
         (["--sets", "0"], "--sets"),
-        (["--set-time", "0"], "--set-time"),
-        (["--set-time", "soon"], "--set-time"),
+        (["--runtime", "0"], "--runtime"),
+        (["--runtime", "soon"], "--runtime"),
         (["--output-format", "xml"], "--output-format"),
         (["--nope"], "'--nope'"),
         (["--keep", "x"], "'--keep'"),

@@ -256,7 +256,7 @@ def test_an_agent_setting_in_payoffs_block_changes_payoffs_agent_command_line(tm
 
     def command(block: dict) -> list[str]:
         opts = recovery.agent_options(payoff.trial_config(block, cell))
-        return Agent(1, tmp_path, tmp_path / "agent", mode=cell.prefetch, **opts).command
+        return Agent(1, tmp_path, tmp_path / "agent", {"mode": cell.prefetch, **opts}).command
 
     def flag(cmd: list[str], name: str) -> str:
         return cmd[cmd.index(name) + 1]

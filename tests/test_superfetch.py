@@ -133,8 +133,8 @@ def test_the_agent_reads_swapped_pages_into_the_swap_cache_and_they_are_dropped_
         out = swapped_out(cg, v, limit)
         assert out >= 0.95 * pages
         in0 = vm("pswpin")
-        with Agent(v.pid, cg.path("memory"), disk_tmp / "agent", mode="after", devices=swap_devices(disk.loop),
-                   poll_ms=20) as agent:
+        with Agent(v.pid, cg.path("memory"), disk_tmp / "agent",
+                   {"mode": "after", "devices": ",".join(swap_devices(disk.loop)), "poll": 0.02}) as agent:
             agent.hogs_gone()
             assert agent.wait_done(60), "the agent did not finish its restore"
             report = agent.stop()
@@ -149,8 +149,8 @@ def test_the_agent_reads_swapped_pages_into_the_swap_cache_and_they_are_dropped_
         assert vm("pswpout") - out0 <= 0.05 * pages
         assert int(cg.stat()["swap"]) >= 0.95 * size
         # read back again, half dirtied: those, and only those, are written
-        with Agent(v.pid, cg.path("memory"), disk_tmp / "agent", mode="after", devices=swap_devices(disk.loop),
-                   poll_ms=20) as agent:
+        with Agent(v.pid, cg.path("memory"), disk_tmp / "agent",
+                   {"mode": "after", "devices": ",".join(swap_devices(disk.loop)), "poll": 0.02}) as agent:
             agent.hogs_gone()
             assert agent.wait_done(60)
         mm.touch(v.pid, addr, size // 2, write=True)
@@ -159,8 +159,8 @@ def test_the_agent_reads_swapped_pages_into_the_swap_cache_and_they_are_dropped_
         written = vm("pswpout") - out0
         assert 0.45 * pages <= written <= 0.55 * pages, written
         # and once more: the re-touch finds every page in the swap cache
-        with Agent(v.pid, cg.path("memory"), disk_tmp / "agent", mode="after", devices=swap_devices(disk.loop),
-                   poll_ms=20) as agent:
+        with Agent(v.pid, cg.path("memory"), disk_tmp / "agent",
+                   {"mode": "after", "devices": ",".join(swap_devices(disk.loop)), "poll": 0.02}) as agent:
             agent.hogs_gone()
             assert agent.wait_done(60)
         rep = v.retouch()
@@ -186,8 +186,9 @@ def test_the_agent_stops_within_one_poll_interval_when_a_hog_allocates(session, 
     poll_s, free_stop = 0.05, 2 << 20
     with Victim(24 << 20, "ratio:0.5", 5, disk_tmp / "victim", cg, timeout=120) as v:
         assert swapped_out(cg, v, limit) >= 0.95 * (24 << 20) // PAGE
-        with Agent(v.pid, cg.path("memory"), disk_tmp / "agent", mode="after", devices=swap_devices(disk.loop),
-                   poll_ms=1000 * poll_s, free_start=3 << 20, free_stop=free_stop) as agent:
+        with Agent(v.pid, cg.path("memory"), disk_tmp / "agent",
+                   {"mode": "after", "devices": ",".join(swap_devices(disk.loop)), "poll": poll_s,
+                    "free_start": 3 << 20, "free_stop": free_stop}) as agent:
             agent.hogs_gone()
             time.sleep(0.5)
             hog = subprocess.Popen(hog_run_cmd(40 << 20, 1) + ["--hold", "2s"], stdout=subprocess.DEVNULL,

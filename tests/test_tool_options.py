@@ -19,7 +19,7 @@ RUNS = {
     "hog run": ["--size", "1M", "--fill", "zero"],
     "hog victim": ["--size", "1M", "--fill", "zero"],
     "hog populate": ["--size", "1M"],
-    "cacheflood": ["--files", "{data}", "--bytes", "64K"],
+    "cacheflood": ["--files", "{data}", "--size", "64K"],
     "residency": ["{data}"],
 }
 

@@ -60,7 +60,7 @@ ROUNDS = 31  # see the module docstring: the median's error against the round-to
 def make_set(directory: Path) -> list[Path]:
     """The set, made (and kept) by cacheflood itself: seeded random data, synced."""
     subprocess.run([str(BUILD / "cacheflood"), "--make-set", str(directory), "--set-size",
-                    str(SET_BYTES), "--file-size", str(SET_BYTES // FILES), "--bytes", "1",
+                    str(SET_BYTES), "--file-size", str(SET_BYTES // FILES), "--size", "1",
                     "--keep-set"], check=True, capture_output=True, timeout=600)
     files = sorted(directory.glob("flood-*.dat"))
     assert len(files) == FILES and sum(f.stat().st_size for f in files) == SET_BYTES
@@ -122,7 +122,7 @@ def cases(scratch: Path) -> list[Case]:
 
     def ours(bs: str):
         return lambda: timed_mb_per_s([str(BUILD / "cacheflood"), "--files", *map(str, files),
-                                       "--bytes", str(SET_BYTES), "--bs", bs], files)
+                                       "--size", str(SET_BYTES), "--bs", bs], files)
 
     def cat() -> float:
         return timed_mb_per_s(["cat", *map(str, files)], files)

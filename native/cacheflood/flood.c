@@ -3,7 +3,7 @@
  *
  * For: buffered pread()s of --bs bytes through an open file set, in file
  * order (seq) or in a shuffled order of blocks (random), pass after pass,
- * until exactly --bytes have been read; and the snapshots of /proc/meminfo,
+ * until exactly --size bytes have been read; and the snapshots of /proc/meminfo,
  * /proc/self/io, rusage and the set's residency taken around it.
  * Not for: opening or making the set (main.c, lib/fileset) or printing.
  *

@@ -23,10 +23,10 @@ const char *const flood_order_names[] = { "seq", "random", NULL };
 const char *const flood_advice_names[] = { "sequential", "none", "random", NULL };
 
 static const char description[] =
-	"Buffered reads (no O_DIRECT) of a set of files until --bytes have gone through\n"
+	"Buffered reads (no O_DIRECT) of a set of files until --size bytes have gone through\n"
 	"the page cache, like seed 004's reader of C:\\Windows\\Installer: every file is\n"
 	"opened once and stays open until the end, and the set is read pass after pass\n"
-	"(the last read is cut short so that exactly --bytes are read). The set is the\n"
+	"(the last read is cut short so that exactly --size bytes are read). The set is the\n"
 	"files after --files, or a set made by --make-set: DIR/flood-00000.dat, ...\n"
 	"holding --set-size bytes of pseudo-random data (from --seed) in files of\n"
 	"--file-size bytes. A made set reuses files that already have the right name and\n"
@@ -59,7 +59,7 @@ static int check_options(struct cli *cli, const struct flood_spec *spec,
 	if (!files && !make_set)
 		return usage_error(cli, "no files: give --files F... or --make-set DIR");
 	if (spec->bytes == 0)
-		return usage_error(cli, "--bytes must be greater than 0");
+		return usage_error(cli, "--size must be greater than 0");
 	if (spec->bs == 0)
 		return usage_error(cli, "--bs must be greater than 0");
 	if (files) {
@@ -168,10 +168,6 @@ int main(int argc, char **argv)
 {
 	struct flood_spec spec = { 0 };
 	const char *output = NULL;
-	if (argc == 2 && strcmp(argv[1], "--version") == 0) {
-		puts(CACHEFLOOD_VERSION);
-		return 0;
-	}
 	struct opt opts[] = {
 		{ .name = "files", .kind = OPT_STRING, .dest = &spec.first_file, .metavar = "F...",
 		  .help = "read these files (every word up to the next option)" },
@@ -182,7 +178,7 @@ int main(int argc, char **argv)
 		{ .name = "file-size", .kind = OPT_SIZE, .dest = &spec.file_size,
 		  .default_text = "64M", .help = "bytes per file of the made set (the last may be"
 		  " shorter)" },
-		{ .name = "bytes", .kind = OPT_SIZE, .dest = &spec.bytes, .metavar = "B",
+		{ .name = "size", .kind = OPT_SIZE, .dest = &spec.bytes, .metavar = "B",
 		  .required = true, .help = "read exactly B bytes, cycling through the set" },
 		{ .name = "bs", .kind = OPT_SIZE, .dest = &spec.bs, .default_text = "128K",
 		  .help = "bytes per read" },
@@ -192,8 +188,7 @@ int main(int argc, char **argv)
 		{ .name = "fadvise", .kind = OPT_ENUM, .dest = &spec.advice,
 		  .choices = flood_advice_names, .default_text = "sequential",
 		  .help = "readahead hint for every file (posix_fadvise)" },
-		{ .name = "seed", .kind = OPT_UINT, .dest = &spec.seed, .default_text = "1",
-		  .help = "seed for the random order and the made set's data" },
+		opt_seed(&spec.seed),
 		{ .name = "cold", .kind = OPT_FLAG, .dest = &spec.cold,
 		  .help = "first drop the set's pages from the page cache (POSIX_FADV_DONTNEED)" },
 		{ .name = "keep-set", .kind = OPT_FLAG, .dest = &spec.keep_set,
@@ -204,7 +199,7 @@ int main(int argc, char **argv)
 	};
 	struct cli cli = {
 		.prog = "cacheflood", .command = "cacheflood",
-		.description = description, .opts = opts,
+		.description = description, .opts = opts, .version = CACHEFLOOD_VERSION,
 	};
 	struct operands ops;
 	int status;

@@ -34,13 +34,6 @@ struct opt hog_opt_fill(struct hog_common *c)
 				     " that lz4 compresses to about R of their size (0 < R <= 1)" };
 }
 
-struct opt hog_opt_seed(struct hog_common *c)
-{
-	return (struct opt){ .name = "seed", .kind = OPT_UINT, .dest = &c->seed,
-			     .default_text = "1",
-			     .help = "seed of the page contents (and of --order random)" };
-}
-
 struct opt hog_opt_rounds(struct hog_common *c)
 {
 	return (struct opt){ .name = "rounds", .kind = OPT_UINT, .dest = &c->rounds,

@@ -29,7 +29,7 @@ int dump_command(int argc, char **argv)
 	struct opt opts[] = {
 		hog_opt_size(&c, "bytes to write"),
 		hog_opt_fill(&c),
-		hog_opt_seed(&c),
+		opt_seed(&c.seed),
 		opt_output(&c.output),
 		{ .name = NULL },
 	};

@@ -57,7 +57,6 @@ struct hog_common {
 /* Option rows, so that every subcommand spells and explains them alike. */
 struct opt hog_opt_size(struct hog_common *c, const char *help);
 struct opt hog_opt_fill(struct hog_common *c);
-struct opt hog_opt_seed(struct hog_common *c);
 struct opt hog_opt_rounds(struct hog_common *c);
 struct opt hog_opt_force(struct hog_common *c);
 struct opt hog_opt_touch(struct hog_common *c);

@@ -199,7 +199,7 @@ int run_command(int argc, char **argv)
 		  .help = "give up waiting at the barrier after this (a hog died); later rounds do"
 			  " not wait, and the report names the round (barrier_broken_round)" },
 		hog_opt_fill(&spec.c),
-		hog_opt_seed(&spec.c),
+		opt_seed(&spec.c.seed),
 		hog_opt_touch(&spec.c),
 		hog_opt_force(&spec.c),
 		opt_output_format(&spec.c.output_format),

@@ -469,7 +469,7 @@ int victim_command(int argc, char **argv)
 	struct opt opts[] = {
 		hog_opt_size(&spec.c, "bytes in the working set"),
 		hog_opt_fill(&spec.c),
-		hog_opt_seed(&spec.c),
+		opt_seed(&spec.c.seed),
 		hog_opt_touch(&spec.c),
 		{ .name = "ready", .kind = OPT_STRING, .dest = &spec.ready, .metavar = "FILE",
 		  .help = "announce the built working set in FILE (JSON)" },

@@ -23,7 +23,7 @@
  *
  * How much a set covers (CrystalMark 2004 does not say): every set
  * transfers --size bytes, i.e. --size / block size IOs, optionally cut
- * short by --set-time. Random offsets are uniform over the file, aligned to
+ * short by --runtime. Random offsets are uniform over the file, aligned to
  * the block size, drawn with replacement from one stream per test seeded by
  * --seed and the test's position, so a test's offsets do not depend on how
  * long the tests before it ran.
@@ -43,6 +43,7 @@
 #include <unistd.h>
 
 #include "commands.h"
+#include "crystalmark.h"
 #include "engine.h"
 #include "hist.h"
 #include "json.h"
@@ -51,71 +52,9 @@
 #include "rng.h"
 #include "timing.h"
 
-#define KiB (1ULL << 10)
-#define MiB (1ULL << 20)
 #define DIRECT_ALIGN 4096
-#define FILL_BLOCK MiB
-#define MAX_SETS 100
 #define DATA_SEED_SALT 0x636d646174610000ULL    /* "cmdata" */
 #define OFFSET_SEED_SALT 0x636d6f6666736574ULL  /* "cmoffset" */
-
-enum access { SEQUENTIAL, RANDOM };
-
-struct cm_test {
-	const char *key;        /* JSON and trace name */
-	const char *title;      /* CrystalMark's name */
-	enum io_dir dir;
-	enum access access;
-	uint64_t bs;
-};
-
-/* Seed 003's order; changing it changes what is being replayed. */
-static const struct cm_test cm_tests[] = {
-	{ "seq_read",        "Sequential Read",   IO_READ,  SEQUENTIAL, MiB },
-	{ "seq_write",       "Sequential Write",  IO_WRITE, SEQUENTIAL, MiB },
-	{ "rand_read_512k",  "Random Read 512K",  IO_READ,  RANDOM,     512 * KiB },
-	{ "rand_write_512k", "Random Write 512K", IO_WRITE, RANDOM,     512 * KiB },
-	{ "rand_read_64k",   "Random Read 64K",   IO_READ,  RANDOM,     64 * KiB },
-	{ "rand_write_64k",  "Random Write 64K",  IO_WRITE, RANDOM,     64 * KiB },
-};
-#define NTESTS (sizeof(cm_tests) / sizeof(cm_tests[0]))
-
-
-struct cm_spec {
-	const char *file;
-	uint64_t size;
-	uint64_t sets;
-	uint64_t set_time_ns;   /* 0: no cap */
-	bool buffered;
-	bool keep_file;
-	uint64_t seed;
-	const char *tests;      /* comma-separated keys; NULL: all */
-	bool run_test[NTESTS];
-	const char *trace;
-	int output_format;
-};
-
-struct set_result {
-	uint64_t ios;
-	uint64_t bytes;
-	uint64_t ns;            /* first IO issued .. last IO done */
-};
-
-struct test_result {
-	struct set_result set[MAX_SETS];
-	struct hist clat;
-};
-
-struct cm_run {
-	const struct cm_spec *spec;
-	FILE *trace;
-	void *buf;              /* MiB, aligned for O_DIRECT */
-	bool created;           /* this run made the file (and may remove it) */
-	bool filled;            /* ... and filled it to --size */
-	bool reused;            /* --keep-file found the file and kept its data */
-	uint64_t fill_ns, fill_ios;
-	struct test_result tests[NTESTS];
-};
 
 static const char description[] =
 	"Replays CrystalMark 2004R2's disk test (seed 003): creates --file and fills\n"
@@ -124,7 +63,7 @@ static const char description[] =
 	"Write of 1 MiB blocks from offset 0 (posix_fadvise SEQUENTIAL + O_DIRECT),\n"
 	"then Random Read 512K, Random Write 512K, Random Read 64K and Random Write\n"
 	"64K (posix_fadvise RANDOM + O_DIRECT), one synchronous IO at a time.\n"
-	"Every set transfers --size bytes (--size / block size IOs; --set-time cuts\n"
+	"Every set transfers --size bytes (--size / block size IOs; --runtime cuts\n"
 	"a set short). Random offsets are uniform over the file, aligned to the\n"
 	"block size, reproducible from --seed. Reports MB/s (10^6 bytes/s) per set,\n"
 	"the best set (CrystalMark's score) and the mean of the sets, and latency\n"
@@ -151,7 +90,7 @@ static void on_signal(int sig)
 	interrupted = 1;
 }
 
-static const char *dir_name(enum io_dir dir)
+const char *dir_name(enum io_dir dir)
 {
 	return dir == IO_READ ? "read" : "write";
 }
@@ -185,8 +124,8 @@ static int check_options(struct cli *cli, struct cm_spec *spec)
 				   (unsigned long long)spec->size);
 	if (spec->sets < 1 || spec->sets > MAX_SETS)
 		return usage_error(cli, "--sets must be between 1 and %d", MAX_SETS);
-	if (opts_find(cli, "set-time")->given && spec->set_time_ns == 0)
-		return usage_error(cli, "--set-time must be greater than 0");
+	if (opts_find(cli, "runtime")->given && spec->runtime_ns == 0)
+		return usage_error(cli, "--runtime must be greater than 0");
 	return select_tests(cli, spec);
 }
 
@@ -320,7 +259,7 @@ static int run_test(struct cm_run *run, size_t t)
 	for (uint64_t set = 1; set <= spec->sets && !status; set++) {
 		struct set_result *sr = &res->set[set - 1];
 		uint64_t set_start = monotonic_ns(), set_end = set_start;
-		uint64_t deadline = spec->set_time_ns ? set_start + spec->set_time_ns : UINT64_MAX;
+		uint64_t deadline = spec->runtime_ns ? set_start + spec->runtime_ns : UINT64_MAX;
 
 		for (uint64_t i = 0; i < blocks; i++) {
 			if (interrupted) {
@@ -355,148 +294,6 @@ static int run_test(struct cm_run *run, size_t t)
 	return status;
 }
 
-static double set_mb_s(const struct set_result *sr)
-{
-	return report_rate(sr->bytes, sr->ns) / 1e6;
-}
-
-static double best_mb_s(const struct cm_run *run, size_t t)
-{
-	double best = 0;
-
-	for (uint64_t s = 0; s < run->spec->sets; s++)
-		if (set_mb_s(&run->tests[t].set[s]) > best)
-			best = set_mb_s(&run->tests[t].set[s]);
-	return best;
-}
-
-static double mean_mb_s(const struct cm_run *run, size_t t)
-{
-	double sum = 0;
-
-	for (uint64_t s = 0; s < run->spec->sets; s++)
-		sum += set_mb_s(&run->tests[t].set[s]);
-	return sum / (double)run->spec->sets;
-}
-
-static void json_kv_bool(struct json *j, const char *key, bool value)
-{
-	json_key(j, key);
-	json_bool(j, value);
-}
-
-static const char *file_state(const struct cm_run *run)
-{
-	return run->reused ? "reused" : "new";
-}
-
-static const char reuse_note[] =
-	"the file was reused, not refilled: caches below the file system may inflate its scores";
-
-static void report_json(const struct cm_run *run, FILE *out)
-{
-	const struct cm_spec *spec = run->spec;
-	char text[32];
-	struct json j;
-
-	json_init(&j, out, true);
-	json_object_begin(&j);
-	report_json_stamp(&j);
-	json_kv_object_begin(&j, "options");
-	json_kv_string(&j, "file", spec->file);
-	json_kv_uint(&j, "size", spec->size);
-	json_kv_uint(&j, "sets", spec->sets);
-	opts_format_duration(spec->set_time_ns, text, sizeof(text));
-	json_kv_string(&j, "set_time", spec->set_time_ns ? text : "0");
-	json_kv_bool(&j, "direct", !spec->buffered);
-	json_kv_bool(&j, "keep_file", spec->keep_file);
-	json_kv_uint(&j, "seed", spec->seed);
-	json_object_end(&j);
-
-	json_kv_object_begin(&j, "file");
-	json_kv_string(&j, "state", file_state(run));
-	json_kv_bool(&j, "removed", !spec->keep_file);
-	if (run->reused)
-		json_kv_string(&j, "note", reuse_note);
-	json_object_end(&j);
-
-	json_kv_object_begin(&j, "fill");
-	json_kv_string(&j, "sync", "O_DSYNC");
-	json_kv_uint(&j, "bs", FILL_BLOCK);
-	json_kv_uint(&j, "ios", run->fill_ios);
-	json_kv_uint(&j, "bytes", run->fill_ios * FILL_BLOCK);
-	json_kv_double(&j, "seconds", (double)run->fill_ns / 1e9);
-	json_kv_double(&j, "mb_s", report_rate(run->fill_ios * FILL_BLOCK, run->fill_ns) / 1e6);
-	json_object_end(&j);
-
-	json_kv_array_begin(&j, "tests");
-	for (size_t t = 0; t < NTESTS; t++) {
-		const struct cm_test *test = &cm_tests[t];
-		const struct test_result *res = &run->tests[t];
-
-		if (!spec->run_test[t])
-			continue;
-		json_object_begin(&j);
-		json_kv_string(&j, "name", test->key);
-		json_kv_string(&j, "title", test->title);
-		json_kv_string(&j, "op", dir_name(test->dir));
-		json_kv_string(&j, "access", test->access == RANDOM ? "random" : "sequential");
-		json_kv_uint(&j, "bs", test->bs);
-		json_kv_double(&j, "best_mb_s", best_mb_s(run, t));
-		json_kv_double(&j, "mean_mb_s", mean_mb_s(run, t));
-		json_kv_array_begin(&j, "sets");
-		for (uint64_t s = 0; s < spec->sets; s++) {
-			const struct set_result *sr = &res->set[s];
-
-			json_object_begin(&j);
-			json_kv_uint(&j, "set", s + 1);
-			json_kv_uint(&j, "ios", sr->ios);
-			json_kv_uint(&j, "bytes", sr->bytes);
-			json_kv_double(&j, "seconds", (double)sr->ns / 1e9);
-			json_kv_double(&j, "mb_s", set_mb_s(sr));
-			json_kv_double(&j, "iops", report_rate(sr->ios, sr->ns));
-			json_object_end(&j);
-		}
-		json_array_end(&j);
-		report_json_latency(&j, "clat_ns", &res->clat);
-		json_object_end(&j);
-	}
-	json_array_end(&j);
-	json_object_end(&j);
-	json_finish(&j);
-}
-
-static void report_normal(const struct cm_run *run, FILE *out)
-{
-	const struct cm_spec *spec = run->spec;
-	char size[32];
-
-	opts_format_size(spec->size, size, sizeof(size));
-	fprintf(out, "CrystalMark 2004R2 disk sequence: %s, %s, %llu sets, %s, seed %llu\n",
-		spec->file, size, (unsigned long long)spec->sets,
-		spec->buffered ? "buffered" : "O_DIRECT", (unsigned long long)spec->seed);
-	if (run->reused)
-		fprintf(out, "  note: %s\n", reuse_note);
-	else
-		fprintf(out, "  fill: %llu x 1M O_DSYNC writes at %.1f MB/s\n",
-			(unsigned long long)run->fill_ios,
-			report_rate(run->fill_ios * FILL_BLOCK, run->fill_ns) / 1e6);
-	fprintf(out, "  %-18s %10s %10s %10s %10s  sets (MB/s)\n", "test", "best MB/s",
-		"mean MB/s", "p50 us", "p99 us");
-	for (size_t t = 0; t < NTESTS; t++) {
-		const struct hist *h = &run->tests[t].clat;
-
-		if (!spec->run_test[t])
-			continue;
-		fprintf(out, "  %-18s %10.2f %10.2f %10.1f %10.1f ", cm_tests[t].title,
-			best_mb_s(run, t), mean_mb_s(run, t),
-			(double)hist_percentile(h, 50) / 1e3, (double)hist_percentile(h, 99) / 1e3);
-		for (uint64_t s = 0; s < spec->sets; s++)
-			fprintf(out, " %.2f", set_mb_s(&run->tests[t].set[s]));
-		fputc('\n', out);
-	}
-}
-
 static void catch_signals(void)
 {
 	struct sigaction sa = { .sa_handler = on_signal };
@@ -518,14 +315,13 @@ int crystalmark_command(int argc, char **argv)
 		  .help = "file size, a whole number of MiB; also what every set transfers" },
 		{ .name = "sets", .kind = OPT_UINT, .dest = &spec.sets, .default_text = "3",
 		  .help = "sets per test; the best set is the score" },
-		{ .name = "set-time", .kind = OPT_DURATION, .dest = &spec.set_time_ns,
+		{ .name = "runtime", .kind = OPT_DURATION, .dest = &spec.runtime_ns,
 		  .help = "end a set early after TIME (default: no limit)" },
 		{ .name = "buffered", .kind = OPT_FLAG, .dest = &spec.buffered,
 		  .help = "go through the page cache (no O_DIRECT)" },
 		{ .name = "keep-file", .kind = OPT_FLAG, .dest = &spec.keep_file,
 		  .help = "keep the file afterwards, and reuse it as it is if it exists" },
-		{ .name = "seed", .kind = OPT_UINT, .dest = &spec.seed, .default_text = "1",
-		  .help = "seed for the random offsets and the data" },
+		opt_seed(&spec.seed),
 		{ .name = "tests", .kind = OPT_STRING, .dest = &spec.tests, .metavar = "LIST",
 		  .help = "run only these tests (comma-separated keys, as in the report)" },
 		{ .name = "trace", .kind = OPT_STRING, .dest = &spec.trace, .metavar = "FILE",

@@ -20,7 +20,7 @@ cm=$2/iobench-smoke-cm.dat
 "$bin" crystalmark --file "$cm" --size 2M --sets 1 --keep-file --buffered \
   --output-format json >/dev/null
 rm -f "$cm"
-"$bin" crystalmark --file "$cm" --size 1M --sets 1 --set-time 1ms >/dev/null
+"$bin" crystalmark --file "$cm" --size 1M --sets 1 --runtime 1ms >/dev/null
 test ! -e "$cm"
 rm -f "$f" "$f.lat" "$f.json" "$cm.trace"
 echo "ok iobench smoke: job psync and io_uring read/write, json and normal output, crystalmark"

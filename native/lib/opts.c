@@ -3,6 +3,8 @@
  */
 #include "opts.h"
 
+#include "json.h"
+
 #include <errno.h>
 #include <getopt.h>
 #include <math.h>
@@ -14,6 +16,7 @@
 
 #define FIRST_ROW_VAL 1000   /* getopt_long val of table row i is this + i */
 #define HELP_VAL 'h'
+#define DESCRIBE_WORD "--describe-options"
 #define HELP_COLUMN 28
 
 static FILE *err_stream(const struct cli *cli)
@@ -32,104 +35,11 @@ static void vreport(const struct cli *cli, const char *fmt, va_list ap)
 	fprintf(err, "try '%s --help'\n", cli->command);
 }
 
-const char *const output_format_names[] = { "normal", "json", NULL };
-
-struct opt opt_output_format(int *dest)
+struct opt opt_seed(uint64_t *dest)
 {
-	return (struct opt){ .name = "output-format", .kind = OPT_ENUM, .dest = dest,
-			     .choices = output_format_names, .default_text = "normal",
-			     .help = "the report: a text summary, or one JSON document" };
-}
-
-struct opt opt_output(const char **dest)
-{
-	return (struct opt){ .name = "output", .kind = OPT_STRING, .dest = dest, .metavar = "FILE",
-			     .help = "write the report to FILE (whole, or not at all) instead of stdout" };
-}
-
-/* The report being written to a temporary file: where it goes, stdout's own
- * fd, and whether the command has completed it. */
-static struct {
-	char *path, *tmp;
-	int saved_stdout;
-	bool complete;
-} output;
-
-int output_begin(const struct cli *cli, const char *path)
-{
-	const char *slash;
-	int fd;
-
-	if (!path)
-		return 0;
-	slash = strrchr(path, '/');
-	if (asprintf(&output.tmp, "%.*s.%s.XXXXXX", slash ? (int)(slash - path + 1) : 0, path,
-		     slash ? slash + 1 : path) < 0) {
-		output.tmp = NULL;
-		return usage_error(cli, "--output %s: out of memory", path);
-	}
-	fd = mkstemp(output.tmp);
-	if (fd < 0) {
-		int err = errno;
-
-		free(output.tmp);
-		output.tmp = NULL;
-		return usage_error(cli, "--output %s: %s", path, strerror(err));
-	}
-	mode_t mask = umask(0);
-
-	umask(mask);
-	fflush(stdout);
-	output.saved_stdout = dup(STDOUT_FILENO);
-	output.path = strdup(path);
-	/* mkstemp's 0600 is for the unfinished file; FILE gets what open(2) would give it */
-	if (output.saved_stdout < 0 || !output.path || fchmod(fd, 0666 & ~mask) ||
-	    dup2(fd, STDOUT_FILENO) < 0) {
-		int err = errno ? errno : ENOMEM;
-
-		if (output.saved_stdout >= 0)
-			close(output.saved_stdout);
-		close(fd);
-		unlink(output.tmp);
-		free(output.tmp);
-		free(output.path);
-		output.tmp = output.path = NULL;
-		return usage_error(cli, "--output %s: %s", path, strerror(err));
-	}
-	close(fd);
-	output.complete = false;
-	return 0;
-}
-
-void output_complete(void)
-{
-	output.complete = true;
-}
-
-int output_finish(int status)
-{
-	int err = 0;
-
-	if (!output.tmp)
-		return status;
-	if (fflush(stdout) || ferror(stdout))
-		err = errno ? errno : EIO;
-	if (output.complete && !err && fsync(STDOUT_FILENO) && errno != EINVAL)
-		err = errno;
-	dup2(output.saved_stdout, STDOUT_FILENO);
-	close(output.saved_stdout);
-	if (output.complete && !err && rename(output.tmp, output.path))
-		err = errno;
-	if (!output.complete || err)
-		unlink(output.tmp);
-	if (output.complete && err) {
-		fprintf(stderr, "writing %s: %s\n", output.path, strerror(err));
-		status = status ? status : 1;
-	}
-	free(output.tmp);
-	free(output.path);
-	output.tmp = output.path = NULL;
-	return status;
+	return (struct opt){ .name = "seed", .kind = OPT_UINT, .dest = dest, .default_text = "1",
+			     .help = "seed of every pseudo-random choice (data, order, offsets): "
+				     "the same seed, the same run" };
 }
 
 int opts_parse_status(struct cli *cli, int argc, char **argv)
@@ -219,6 +129,7 @@ int parse_duration_ns(const char *text, uint64_t *ns)
 {
 	static const struct { const char *suffix; double ns; } units[] = {
 		{ "", 1e9 }, { "s", 1e9 }, { "ms", 1e6 }, { "us", 1e3 }, { "ns", 1 },
+		{ "m", 60e9 }, { "h", 3600e9 },
 	};
 	char *rest;
 
@@ -288,7 +199,7 @@ static const char *kind_expectation(enum opt_kind kind)
 	case OPT_SIZE:     return "bytes with an optional K, M, G or T suffix";
 	case OPT_UINT:     return "a non-negative integer";
 	case OPT_DOUBLE:   return "a number";
-	case OPT_DURATION: return "a time with an ns, us, ms or s suffix";
+	case OPT_DURATION: return "a time with an ns, us, ms, s, m or h suffix";
 	default:           return "a value";
 	}
 }
@@ -402,6 +313,7 @@ void opts_print_help(const struct cli *cli, FILE *out)
 		fputc('\n', out);
 	}
 	write_help_row(out, "--help", "show this help and exit\n");
+	write_help_row(out, DESCRIBE_WORD, "print the options above as JSON and exit\n");
 }
 
 /* --- parsing --- */
@@ -486,9 +398,155 @@ static enum opts_result parse_argv(struct cli *cli, struct option *longopts,
 	return OPTS_OK;
 }
 
+/* --- the table for programs --- */
+
+static const char *const kind_names[] = {
+	[OPT_SIZE] = "size", [OPT_UINT] = "uint", [OPT_DOUBLE] = "double",
+	[OPT_DURATION] = "duration", [OPT_STRING] = "string", [OPT_ENUM] = "enum",
+	[OPT_FLAG] = "flag",
+};
+
+/* The document subcmd_main has begun (opts_describe_begin), if any. */
+static struct {
+	struct json j;
+	bool open;
+} describing;
+
+/* The row's default, parsed, in the row's unit. */
+static void describe_default(struct json *j, const struct opt *o)
+{
+	uint64_t u = 0;
+	double d = 0;
+
+	if (o->kind == OPT_FLAG) {
+		json_bool(j, false);
+		return;
+	}
+	if (!o->default_text) {
+		json_null(j);
+		return;
+	}
+	switch (o->kind) {
+	case OPT_SIZE:
+		parse_size(o->default_text, &u);
+		json_uint(j, u);
+		break;
+	case OPT_UINT:
+		parse_uint(o->default_text, &u);
+		json_uint(j, u);
+		break;
+	case OPT_DOUBLE:
+		parse_double(o->default_text, &d);
+		json_double(j, d);
+		break;
+	case OPT_DURATION:
+		parse_duration_ns(o->default_text, &u);
+		json_double(j, (double)u / 1e9);
+		break;
+	default:
+		json_string(j, o->default_text);
+		break;
+	}
+}
+
+static void describe_rows(struct json *j, const struct cli *cli)
+{
+	const char *space = strchr(cli->command, ' ');
+	char sub[64] = "";
+
+	if (space)
+		snprintf(sub, sizeof(sub), "%.*s", (int)strcspn(space + 1, " "), space + 1);
+	for (const struct opt *o = cli->opts; o->name; o++) {
+		char choices[256];
+
+		json_object_begin(j);
+		json_kv_string(j, "name", o->name);
+		json_key(j, "subcommand");
+		if (*sub)
+			json_string(j, sub);
+		else
+			json_null(j);
+		json_kv_string(j, "type", kind_names[o->kind]);
+		json_key(j, "unit");
+		if (o->kind == OPT_SIZE)
+			json_string(j, "bytes");
+		else if (o->kind == OPT_DURATION)
+			json_string(j, "s");
+		else
+			json_null(j);
+		json_key(j, "default");
+		describe_default(j, o);
+		json_key(j, "default_text");
+		if (o->default_text)
+			json_string(j, o->default_text);
+		else
+			json_null(j);
+		json_key(j, "required");
+		json_bool(j, o->required);
+		json_key(j, "choices");
+		if (o->kind == OPT_ENUM) {
+			json_array_begin(j);
+			for (const char *const *c = o->choices; *c; c++)
+				json_string(j, *c);
+			json_array_end(j);
+		} else {
+			json_null(j);
+		}
+		json_key(j, "metavar");
+		if (o->kind == OPT_FLAG)
+			json_null(j);
+		else
+			json_string(j, metavar(o, choices, sizeof(choices)));
+		json_kv_string(j, "help", o->help);
+		json_object_end(j);
+	}
+}
+
+void opts_describe_begin(FILE *out, const char *tool)
+{
+	json_init(&describing.j, out, true);
+	json_object_begin(&describing.j);
+	json_kv_string(&describing.j, "tool", tool);
+	json_kv_array_begin(&describing.j, "options");
+	describing.open = true;
+}
+
+int opts_describe_end(void)
+{
+	describing.open = false;
+	json_array_end(&describing.j);
+	json_object_end(&describing.j);
+	return json_finish(&describing.j);
+}
+
+void opts_describe(const struct cli *cli, FILE *out)
+{
+	char tool[64];
+
+	if (describing.open) {
+		describe_rows(&describing.j, cli);
+		return;
+	}
+	snprintf(tool, sizeof(tool), "%.*s", (int)strcspn(cli->command, " "), cli->command);
+	opts_describe_begin(out, tool);
+	describe_rows(&describing.j, cli);
+	opts_describe_end();
+}
+
 enum opts_result opts_parse(struct cli *cli, int argc, char **argv)
 {
 	size_t n = count_rows(cli);
+
+	cli->described = false;
+	if (argc == 2 && cli->version && strcmp(argv[1], "--version") == 0) {
+		puts(cli->version);
+		return OPTS_HELP;
+	}
+	if (argc == 2 && strcmp(argv[1], DESCRIBE_WORD) == 0) {
+		opts_describe(cli, stdout);
+		cli->described = true;
+		return OPTS_HELP;
+	}
 	struct option *longopts = calloc(n + 2, sizeof(*longopts));
 
 	if (!longopts) {

@@ -4,7 +4,9 @@
  * For: the options of one (sub)command. Each table row names an option, its
  * kind, its destination, its default and its help text; the parser
  * (getopt_long underneath), the --help text and the error messages are all
- * generated from that row, so they cannot drift apart. Tools can also print
+ * generated from that row, so they cannot drift apart, and so is the table's
+ * description for programs (--describe-options: JSON, one object per row, which
+ * pagelab.run.tools builds every command line from). Tools can also print
  * effective values back (e.g. into JSON) with opts_format_size/duration.
  * Not for: subcommand dispatch, config files, or checks that involve several
  * options (do those after parsing and report them with usage_error()).
@@ -13,7 +15,8 @@
  *   size      bytes, with an optional K, M, G or T suffix (powers of 1024)
  *   uint      non-negative decimal integer
  *   double    decimal number
- *   duration  number with ns, us, ms or s suffix; a bare number is seconds
+ *   duration  a number with a unit: ns, us, ms, s, m (minutes) or h; a bare
+ *             number is seconds ("500ms", "2s", "1.5m", "0")
  *   string    any text
  *   enum      one of the row's choices; the destination gets its index
  *   flag      takes no value; the destination becomes true
@@ -58,21 +61,30 @@ struct cli {
 	const char *operands;    /* e.g. "FILE...": shown after the options in the usage
 				    line (opts_parse still rejects them: see operands.h);
 				    NULL: the command takes none */
+	const char *version;     /* a tool without subcommands: what `TOOL --version` prints
+				    (subcmd_main answers it for the others); NULL: none */
+	bool described;          /* set by opts_parse: it answered --describe-options */
 };
 
 enum opts_result { OPTS_OK, OPTS_HELP, OPTS_ERROR };
 
 /*
  * Applies the defaults, then parses argv[1..argc-1]. On --help prints the
- * full help to stdout and returns OPTS_HELP (exit 0). On any mistake prints
+ * full help to stdout and returns OPTS_HELP (exit 0); so on --version alone
+ * (with cli->version), printing it, and on --describe-options alone, printing
+ * opts_describe's document (or its rows into the one subcmd_main has begun)
+ * and setting cli->described. On any mistake prints
  * the error, the usage line and a hint to stderr and returns OPTS_ERROR (exit
  * EXIT_USAGE). Positional arguments are rejected.
  */
 enum opts_result opts_parse(struct cli *cli, int argc, char **argv);
 
 /*
- * opts_parse, turned into what a command's main does next: OPTS_GO_ON, or the
- * exit status to return (0 after --help, EXIT_USAGE after a mistake).
+ * The shared start of every command's main: opts_parse (so --help, --version,
+ * --describe-options and every mistake are answered the same way in every
+ * tool), turned into what main does next: OPTS_GO_ON, or the exit status to
+ * return (0 after --help, --version or --describe-options, EXIT_USAGE after a
+ * mistake).
  */
 #define OPTS_GO_ON (-1)
 int opts_parse_status(struct cli *cli, int argc, char **argv);
@@ -110,6 +122,33 @@ void output_complete(void);
  * or 1 when the completed report could not be written or renamed. A no-op
  * without an output_begin. */
 int output_finish(int status);
+
+/*
+ * --seed N, the same in every tool: the seed of every pseudo-random choice the
+ * command makes (data, orders, offsets); default 1.
+ */
+struct opt opt_seed(uint64_t *dest);
+
+/*
+ * The table for programs, as one JSON document:
+ *   {"tool": "hog", "options": [{"name": "size", "subcommand": "run",
+ *     "type": "size", "unit": "bytes", "default": null, "default_text": null,
+ *     "required": true, "choices": null, "metavar": "S", "help": "..."}, ...]}
+ * type is the kind (size, uint, double, duration, string, enum, flag); unit is
+ * "bytes" for a size, "s" for a duration, else null; default is the parsed
+ * default in that unit (bytes, seconds, a number, a string, false for a flag),
+ * or null; subcommand is the second word of cli->command, or null. --help is
+ * not a row.
+ */
+void opts_describe(const struct cli *cli, FILE *out);
+
+/*
+ * A tool of subcommands: one document whose rows are every subcommand's.
+ * Between begin and end, each opts_parse that answers --describe-options adds
+ * its rows to it instead of printing a document of its own.
+ */
+void opts_describe_begin(FILE *out, const char *tool);
+int opts_describe_end(void);
 
 /* Writes the help text generated from the table. */
 void opts_print_help(const struct cli *cli, FILE *out);

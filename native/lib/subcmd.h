@@ -1,6 +1,7 @@
 /*
  * subcmd: the entry point of a tool made of subcommands (`hog run`, `iobench job`): picks the
- * subcommand from a table, answers --help and --version, names an unknown command.
+ * subcommand from a table, answers --help, --version and --describe-options (every
+ * subcommand's option table as one JSON document), names an unknown command.
  * For: dispatch only; each subcommand owns its options, output and exit status.
  */
 #ifndef NATIVE_SUBCMD_H

@@ -270,10 +270,6 @@ int main(int argc, char **argv)
 	static const struct short_alias aliases[] = {
 		{ "-r", "--recursive" }, { NULL, NULL },
 	};
-	if (argc == 2 && strcmp(argv[1], "--version") == 0) {
-		puts(RESIDENCY_VERSION);
-		return 0;
-	}
 	struct run run = { .page_size = pagecache_page_size() };
 	const char *output = NULL;
 	struct opt opts[] = {
@@ -285,7 +281,7 @@ int main(int argc, char **argv)
 	};
 	struct cli cli = {
 		.prog = "residency", .command = "residency", .operands = "FILE...",
-		.description = description, .opts = opts,
+		.description = description, .opts = opts, .version = RESIDENCY_VERSION,
 	};
 	struct operands ops;
 	int status;

@@ -50,7 +50,8 @@ int profile_command_start(struct cli *cli, int argc, char **argv, struct profile
 	*profile = NULL;
 	switch (opts_parse(cli, argc, argv)) {
 	case OPTS_HELP:
-		profile_keys_help(stdout);
+		if (!cli->described)
+			profile_keys_help(stdout);
 		return 0;
 	case OPTS_ERROR:
 		return EXIT_USAGE;

@@ -1,7 +1,8 @@
 /*
  * superfetch.h - the state the agent's files share (internal to superfetch).
  *
- * main.c   the command line, the loop (when to read, how fast), the report
+ * main.c   the command line, the loop (when to read, how fast)
+ * agent.h  one run's options, state and counts; report.c its JSON report
  * scan.c   the victim's pages: /proc/PID/maps and pagemap, the recency order,
  *          process_madvise(MADV_WILLNEED) of one group
  * host.c   what the agent watches: the memory cgroup's free memory, /proc/vmstat,

@@ -43,9 +43,11 @@ static void test_durations(void)
 		{ "3", 3000000000ULL }, { "3s", 3000000000ULL }, { "500ms", 500000000ULL },
 		{ "250us", 250000ULL }, { "10ns", 10 }, { "0.5s", 500000000ULL },
 		{ "1.5ms", 1500000ULL }, { "0", 0 }, { ".25", 250000000ULL },
+		{ "1m", 60000000000ULL }, { "1.5m", 90000000000ULL }, { "2h", 7200000000000ULL },
 	};
 	static const char *const bad[] = {
-		"", "s", "-1s", "5m", "5sec", "5 s", "nan", "inf", "1e30s", "ms5",
+		"", "s", "-1s", "5min", "5sec", "5 s", "nan", "inf", "1e30s", "ms5", "5M", "1d",
+		"2s500ms",
 	};
 
 	for (size_t i = 0; i < sizeof(good) / sizeof(good[0]); i++) {
@@ -206,6 +208,85 @@ static void test_help(void)
 }
 
 
+/* The JSON a table describes itself with: one object per row, its default parsed into the
+ * row's unit; a tool of subcommands gets every subcommand's rows in one document. */
+static void test_describe(void)
+{
+	struct settings s;
+	uint64_t seed;
+	struct opt opts[] = {
+		{ .name = "bs", .kind = OPT_SIZE, .dest = &s.bs, .default_text = "4K", .help = "block size" },
+		{ .name = "runtime", .kind = OPT_DURATION, .dest = &s.runtime, .default_text = "1.5m",
+		  .help = "how long" },
+		{ .name = "mode", .kind = OPT_ENUM, .dest = &s.mode, .choices = modes,
+		  .default_text = "quick", .help = "how" },
+		{ .name = "file", .kind = OPT_STRING, .dest = &s.file, .metavar = "F",
+		  .required = true, .help = "in\"put" },
+		{ .name = "fast", .kind = OPT_FLAG, .dest = &s.fast, .help = "go fast" },
+		opt_seed(&seed),
+		{ .name = NULL },
+	};
+	struct cli run = { .prog = "tool", .command = "tool run", .opts = opts };
+	struct cli top = { .prog = "tool", .command = "tool", .opts = opts + 4 };
+	char *doc = NULL;
+	size_t len = 0;
+	FILE *out = open_memstream(&doc, &len);
+
+	if (!out)
+		exit(1);
+	opts_describe(&run, out);
+	fclose(out);
+	CHECK(strncmp(doc, "{\n  \"tool\": \"tool\",\n  \"options\": [", 34) == 0,
+	      "the document names the tool, then its options");
+	CHECK(strstr(doc, "\"name\": \"bs\",\n      \"subcommand\": \"run\",\n      \"type\": \"size\",\n"
+			  "      \"unit\": \"bytes\",\n      \"default\": 4096,") != NULL,
+	      "a size: unit bytes, its default in bytes, its subcommand");
+	CHECK(strstr(doc, "\"type\": \"duration\",\n      \"unit\": \"s\",\n      \"default\": 90.0,") &&
+	      strstr(doc, "\"default_text\": \"1.5m\""), "a duration: unit s, its default in seconds");
+	CHECK(strstr(doc, "\"choices\": [\n        \"slow\",\n        \"quick\"\n      ]") &&
+	      strstr(doc, "\"default\": \"quick\""), "an enum: its choices and its default");
+	CHECK(strstr(doc, "\"required\": true") && strstr(doc, "\"help\": \"in\\\"put\""),
+	      "required is marked; the help is escaped");
+	CHECK(strstr(doc, "\"type\": \"flag\",\n      \"unit\": null,\n      \"default\": false,") != NULL,
+	      "a flag's default is false");
+	CHECK(strstr(doc, "\"name\": \"seed\"") && strstr(doc, "\"default\": 1,") &&
+	      strstr(doc, "the same seed, the same run"), "--seed is the shared row");
+	free(doc);
+
+	doc = NULL;
+	out = open_memstream(&doc, &len);
+	if (!out)
+		exit(1);
+	opts_describe_begin(out, "tool");
+	opts_describe(&run, NULL);
+	opts_describe(&top, NULL);
+	CHECK(opts_describe_end() == 0, "a document of subcommands ends");
+	fclose(out);
+	const char *tool = strstr(doc, "\"tool\":");
+
+	CHECK(strstr(doc, "\"subcommand\": \"run\"") && strstr(doc, "\"subcommand\": null") &&
+	      tool && !strstr(tool + 1, "\"tool\":") && doc[strlen(doc) - 2] == '}',
+	      "every command's rows in one document");
+	free(doc);
+
+	int saved = dup(STDOUT_FILENO);
+	FILE *null = freopen("/dev/null", "w", stdout);
+	char *argv[] = { "tool", "--describe-options", NULL };
+	char *version[] = { "tool", "--version", NULL };
+	enum opts_result described = opts_parse(&run, 2, argv);
+	bool flagged = run.described;
+
+	run.version = "tool-1.0";
+	enum opts_result versioned = opts_parse(&run, 2, version);
+	bool unflagged = !run.described;
+
+	fflush(stdout);
+	dup2(saved, STDOUT_FILENO);
+	close(saved);
+	CHECK(null && described == OPTS_HELP && flagged && versioned == OPTS_HELP && unflagged,
+	      "--describe-options and --version are answered before parsing, exit 0");
+}
+
 /* Entries in dir other than . and .. */
 static int entries(const char *dir)
 {
@@ -288,6 +369,7 @@ int main(void)
 	test_numbers_and_formatting();
 	test_parser();
 	test_help();
+	test_describe();
 	test_output();
 	return 0;
 }

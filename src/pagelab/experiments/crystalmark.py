@@ -38,11 +38,11 @@ from pagelab.core import plots, records
 from pagelab.core.latex import escape, fmt
 from pagelab.core.prose import comparison_rows, finding
 from pagelab.core.stats import Estimate, coverage_label, interval_name, median_ci, median_rank, paired_ratio_ci
-from pagelab.core.units import parse_duration, parse_size
+from pagelab.core.units import parse_size
 from pagelab.experiments import harness
 from pagelab.experiments.harness import entry
 from pagelab.run import devices, published, sequential, trials
-from pagelab.run.tools import iobench_crystalmark_cmd, run_json, simdisk_model_cmd
+from pagelab.run.tools import iobench_crystalmark_cmd, run_json, schema_options, simdisk_model_cmd
 from pagelab.system import state
 
 NAME = "crystalmark"
@@ -85,9 +85,8 @@ def command(cfg: dict[str, Any], arm: str, file: Path, seed: int, test: str) -> 
     """One phase of the sequence: `test` alone on a file kept between phases (the first phase
     of a fresh file creates and fills it)."""
     buffered, _ = ARMS[arm]
-    return iobench_crystalmark_cmd(file, parse_size(cfg["size"]), cfg["sets"], seed,
-                                   parse_duration(cfg["set_time"]), buffered=buffered,
-                                   keep_file=True) + ["--tests", test]
+    return iobench_crystalmark_cmd(file, seed, buffered=buffered, keep_file=True, tests=test,
+                                   **schema_options(NAME, cfg, "iobench", "crystalmark"))
 
 
 def tier_overrides(cfg: dict[str, Any]) -> dict[str, str]:
@@ -406,8 +405,8 @@ def tier_hit_mbps(cfg: dict[str, Any], bs: int, read_latency_ms: float | None = 
             lines = [f"read_latency_ms: {read_latency_ms}" if ln.startswith("read_latency_ms:") else ln
                      for ln in path.read_text().splitlines()]
             path.write_text("\n".join(lines) + "\n")
-        cmd = simdisk_model_cmd(cfg["tier_profile"], Path(tmp), "randread", bs, parse_size(cfg["size"]))
-        cmd += ["--hit-ratio", "1", "--set", ",".join(f"{k}={v}" for k, v in tier_overrides(cfg).items())]
+        cmd = simdisk_model_cmd(cfg["tier_profile"], Path(tmp), "randread", bs, parse_size(cfg["size"]),
+                                hit_ratio=1.0, set=",".join(f"{k}={v}" for k, v in tier_overrides(cfg).items()))
         doc = run_json(cmd, timeout=120)
     return bs / (doc["mean_service_ns"] / 1e9) / 1e6
 

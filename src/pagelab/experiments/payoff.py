@@ -45,7 +45,7 @@ from pagelab.core.units import parse_size
 from pagelab.experiments import harness, readyboost, recovery
 from pagelab.run import trials
 from pagelab.run.devices import profile_names, profile_value, profiles_dir
-from pagelab.run.tools import ToolError, tool_path
+from pagelab.run.tools import ToolError, command
 from pagelab.system import state
 from pagelab.system.config import ConfigError, load_schema
 
@@ -230,8 +230,8 @@ def skip_reason(cfg: dict[str, Any]) -> str | None:
 
 def qualify(stick: str) -> dict[str, Any]:
     """`simdisk qualify` of a stick profile (ReadyBoost's device test), as JSON."""
-    out = subprocess.run([str(tool_path("simdisk")), "qualify", "--profile", stick, "--profile-dir",
-                          str(profiles_dir()), "--output-format", "json"], capture_output=True, text=True, timeout=60)
+    out = subprocess.run(command("simdisk", "qualify", profile=stick, profile_dir=profiles_dir(), output_format="json"),
+                         capture_output=True, text=True, timeout=60)
     try:
         return json.loads(out.stdout)
     except json.JSONDecodeError as exc:

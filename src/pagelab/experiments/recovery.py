@@ -25,7 +25,7 @@ from pagelab.run import trials
 from pagelab.run.devices import EmulatedDisk, profile_value
 from pagelab.run.superfetch import Agent, swap_devices
 from pagelab.run.systemdisk import IMAGE, SystemDisk, layout, prepare_image, system_disk
-from pagelab.run.tools import cacheflood_cmd, run_json
+from pagelab.run.tools import cacheflood_cmd, run_json, schema_options
 from pagelab.run.victim import Victim, out_and_back_reason, push_out
 from pagelab.system import counters, mm, state
 from pagelab.system.config import ConfigError
@@ -391,10 +391,9 @@ def swap_bytes(ram: int) -> int:
 
 def agent_options(cfg: dict[str, Any]) -> dict[str, Any]:
     """The agent's settings in a block (agent_poll_ms, agent_group, agent_max_rate, agent_depth,
-    agent_priority) as `Agent`'s arguments, the superfetch command line's flags."""
-    return {"poll_ms": float(cfg["agent_poll_ms"]), "group": parse_size(cfg["agent_group"]),
-            "max_rate": parse_size(str(cfg["agent_max_rate"])) if cfg.get("agent_max_rate") else 0,
-            "depth": int(cfg["agent_depth"]), "priority": cfg["agent_priority"]}
+    agent_priority) as superfetch's options (`Agent`'s `options`), by the schema's map to them
+    (pagelab.run.tools.SCHEMA_OPTIONS); one the block leaves unset keeps the tool's default."""
+    return schema_options("readyboost", cfg, "superfetch")
 
 
 def settle_window(cfg: dict[str, Any]) -> float:
@@ -437,9 +436,9 @@ def run_trial(st: state.State, cfg: dict[str, Any], trial: trials.Trial, scratch
                     timeout=3600) as v:
             files = sd.files if sd else None
             cache0 = read_file_cache(cg, d.file_cache, files, trial.seed) if files else 0
-            agent = (Agent(v.pid, cg.path("memory"), work / "agent", mode=arm.agent,
-                           devices=swap_devices(swap_dev), files=files,
-                           done_below=int(BACK_SHARE * ws), **agent_options(cfg))
+            agent = (Agent(v.pid, cg.path("memory"), work / "agent",
+                           {"mode": arm.agent, "devices": ",".join(swap_devices(swap_dev)) or None,
+                            "files": files, "done_below": int(BACK_SHARE * ws), **agent_options(cfg)})
                      if arm.agent else None)
             with agent or nullcontext():
                 s0 = c.snapshot()

@@ -13,7 +13,7 @@ import json
 import os
 import subprocess
 import time
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -40,29 +40,20 @@ def swap_devices(path: Path | str) -> list[str]:
 class Agent:
     """One run of the agent beside a victim. Use as a context manager: entering starts it and
     waits until it watches; `hogs_gone()` creates its go file; `wait_done()` waits for its
-    restore; leaving stops it (if still running) and keeps its report in `report`."""
+    restore; leaving stops it (if still running) and keeps its report in `report`.
+    `options` are superfetch's own (mode, devices, files, poll in seconds, group in bytes, ...,
+    as pagelab.run.tools.command takes them); one left out keeps the tool's default."""
     pid: int
     cgroup_dir: Path
     workdir: Path
-    mode: str = "after"
-    devices: list[str] | None = None
-    files: Path | None = None
-    poll_ms: float = 50
-    group: int = 128 << 10
-    max_rate: int = 0
-    free_start: int | None = None
-    free_stop: int | None = None
-    done_below: int | None = None
-    depth: int = 1
-    priority: str = "low"
+    options: dict[str, Any] = field(default_factory=dict)
 
     def __post_init__(self) -> None:
         self.workdir = Path(self.workdir)
         self.go, self.stop_file = self.workdir / "superfetch-go", self.workdir / "superfetch-stop"
         self.ready, self.done = self.workdir / "superfetch-ready", self.workdir / "superfetch-done"
-        self.command = superfetch_cmd(self.pid, self.cgroup_dir, self.mode, self.go, self.stop_file, self.ready,
-                                      self.done, self.devices, self.files, self.poll_ms, self.group, self.max_rate,
-                                      self.free_start, self.free_stop, self.done_below, self.depth, self.priority)
+        self.command = superfetch_cmd(self.pid, self.cgroup_dir, self.go, self.stop_file, self.ready, self.done,
+                                      **self.options)
         self.proc: subprocess.Popen[str] | None = None
         self.report: dict[str, Any] = {}
         self.go_at = float("nan")

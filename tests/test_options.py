@@ -1,0 +1,156 @@
+"""The native tools' option tables are the source of their command lines: every tool prints the
+table it parses (`--describe-options`), pagelab.run.tools builds each command line from it, and
+each configuration key that sets an option is mapped to exactly one option whose default, where
+both carry one, is the schema's (the real tools, built fresh)."""
+
+from __future__ import annotations
+
+import json
+import math
+import subprocess
+from collections import defaultdict
+from pathlib import Path
+
+import pytest
+
+from pagelab.core.units import parse_duration
+from pagelab.run import tools
+from pagelab.system.config import load_schema
+
+FIELDS = {"name", "subcommand", "type", "unit", "default", "default_text", "required", "choices", "metavar",
+          "help"}
+UNITS = {"size": "bytes", "duration": "s"}
+
+
+def describe(build: Path, *words: str) -> dict:
+    done = subprocess.run([str(build / words[0]), *words[1:], "--describe-options"], capture_output=True, text=True,
+                          timeout=30)
+    assert done.returncode == 0, done.stderr
+    return json.loads(done.stdout)
+
+
+def help_rows(build: Path, tool: str, subcommand: str | None) -> set[str]:
+    done = subprocess.run([str(build / tool), *filter(None, [subcommand]), "--help"], capture_output=True, text=True,
+                          timeout=30)
+    assert done.returncode == 0, done.stderr
+    return {ln.split()[0][2:] for ln in done.stdout.splitlines() if ln.startswith("  --")}
+
+
+@pytest.mark.parametrize("tool", tools.names())
+def test_every_tool_describes_the_table_it_parses(native_build, tool):
+    """One JSON document of every (sub)command's rows, each with its type and unit, its default
+    parsed into that unit, and exactly the options --help lists (the same table)."""
+    doc = describe(native_build, tool)
+    assert doc["tool"] == tool and doc["options"]
+    by_command = defaultdict(set)
+    for row in doc["options"]:
+        assert set(row) == FIELDS, row
+        assert row["unit"] == UNITS.get(row["type"]), row
+        assert row["help"], row
+        by_command[row["subcommand"]].add(row["name"])
+        if row["type"] == "flag":
+            assert row["default"] is False
+        elif row["default_text"] is None:
+            assert row["default"] is None
+        elif row["type"] == "duration":
+            assert math.isclose(row["default"], parse_duration(row["default_text"]))
+    for subcommand, names in by_command.items():
+        assert help_rows(native_build, tool, subcommand) == names | {"help", "describe-options"}
+        if subcommand:  # a subcommand describes its own rows alone, the same ones
+            own = describe(native_build, tool, subcommand)
+            assert own["tool"] == tool and {r["name"] for r in own["options"]} == names
+
+
+def all_rows(build: Path) -> list[dict]:
+    return [dict(row, tool=t) for t in tools.names() for row in describe(build, t)["options"]]
+
+
+def test_one_name_per_meaning_across_the_tools(native_build):
+    """A name means one kind of value in every tool (--size is always bytes, --runtime always a
+    duration), the retired spellings are gone, and --seed is one shared row."""
+    kinds = defaultdict(set)
+    for row in all_rows(native_build):
+        kinds[row["name"]].add(row["type"])
+    assert {name: k for name, k in kinds.items() if len(k) > 1} == {}
+    assert not {"bytes", "set-time", "time", "duration"} & set(kinds)
+    seeds = [r for r in all_rows(native_build) if r["name"] == "seed"]
+    assert len(seeds) >= 5 and len({(r["help"], r["default"], r["type"]) for r in seeds}) == 1
+
+
+def schema_property(block: str, key: str) -> dict:
+    """`block`'s key in the schema: a property of the block, or of its profiles' definition."""
+    schema = load_schema()
+    props = schema["properties"][block]["properties"]
+    if key in props:
+        return props[key]
+    return schema["definitions"][f"{block}_profile"]["properties"][key]
+
+
+@pytest.mark.parametrize("key", list(tools.SCHEMA_OPTIONS), ids=lambda k: ".".join(k))
+def test_a_mapped_schema_key_names_a_real_option_with_the_same_default(native_build, key):
+    m = tools.SCHEMA_OPTIONS[key]
+    prop = schema_property(*key)  # the key exists in the schema
+    opt = tools.option(m.tool, m.subcommand, m.option)  # raises if the tool has no such option
+    if "default" in prop and opt.default is not None:
+        mine = tools.schema_value(opt, prop["default"], m.scale)
+        assert (math.isclose(mine, opt.default) if isinstance(mine, float) else mine == opt.default), (
+            f"{'.'.join(key)}: schema default {prop['default']!r} is {mine!r}, "
+            f"{m.tool} --{m.option} defaults to {opt.default!r}")
+
+
+def test_no_two_schema_keys_set_one_option():
+    targets = defaultdict(list)
+    for key, m in tools.SCHEMA_OPTIONS.items():
+        targets[(m.tool, m.subcommand, m.option)].append(".".join(key))
+    assert {t: keys for t, keys in targets.items() if len(keys) > 1} == {}
+
+
+def test_the_agents_settings_reach_its_command_line_from_the_schema(native_build):
+    """agent_group and agent_poll_ms, from the schema's defaults to superfetch's flags: the
+    schema's 128K and 50 ms, as the one grammar spells them; a value left unset is left off."""
+    from pagelab.experiments import recovery
+    from pagelab.system import config
+
+    cfg = config.resolve(config.validate({"profile": "quick"}))["readyboost"]
+    opts = recovery.agent_options(cfg)
+    cmd = tools.superfetch_cmd(1, Path("/cg"), Path("go"), Path("stop"), Path("ready"), Path("done"), **opts)
+    assert cmd[cmd.index("--group") + 1] == "131072" and cmd[cmd.index("--poll") + 1] == "50ms"
+    assert "--max-rate" not in cmd  # unset in the schema: the tool's own "no cap"
+    changed = recovery.agent_options({**cfg, "agent_poll_ms": 20, "agent_group": "2M", "agent_max_rate": "1M"})
+    cmd = tools.superfetch_cmd(1, Path("/cg"), Path("go"), Path("stop"), Path("ready"), Path("done"), **changed)
+    assert cmd[cmd.index("--poll") + 1] == "20ms" and cmd[cmd.index("--group") + 1] == str(2 << 20)
+    assert cmd[cmd.index("--max-rate") + 1] == str(1 << 20)
+
+
+def test_command_refuses_what_the_table_would(native_build):
+    with pytest.raises(tools.ToolError, match="hog run has no option --bogus"):
+        tools.command("hog", "run", bogus=1)
+    with pytest.raises(tools.ToolError, match="'sideways' is not one of seq, random"):
+        tools.command("hog", "victim", order="sideways")
+    with pytest.raises(tools.ToolError, match="--verify is a flag"):
+        tools.command("hog", "victim", verify="yes")
+    with pytest.raises(tools.ToolError, match="--runtime takes seconds"):
+        tools.command("iobench", "job", runtime="5s")
+    assert tools.command("iobench", "job", direct=False, count=None)[2:] == []
+
+
+@pytest.mark.parametrize(("seconds", "text"), [(0.05, "50ms"), (2, "2s"), (90, "90s"), (0.0001, "100us"),
+                                               (1.5e-8, "15ns"), (0, "0s"), (0.2, "200ms")])
+def test_durations_are_written_in_the_tools_grammar(seconds, text):
+    assert tools.format_duration(seconds) == text
+    assert math.isclose(parse_duration(text), seconds, abs_tol=1e-12)
+
+
+def test_every_built_command_line_parses(native_build, tmp_path):
+    """The command lines the harness builds are accepted by the tools' parsers as they are (each
+    with --help appended: the parse runs, nothing else does)."""
+    cmds = [tools.hog_victim_cmd(1 << 20, "zero", 1, tmp_path / "r", tmp_path / "g", order="random"),
+            tools.hog_run_cmd(1 << 20, 2, tmp_path / "b", 2),
+            tools.cacheflood_cmd(tmp_path, 1 << 20, 4096, seed=1, cold=True),
+            tools.iobench_job_cmd(tmp_path / "f", "randread", 4096, runtime=0.25, seed=2, size=1 << 20),
+            tools.iobench_crystalmark_cmd(tmp_path / "c", 3, size="16M", sets=1, runtime=0.2, tests="seq_read"),
+            tools.superfetch_cmd(1, tmp_path, tmp_path / "go", tmp_path / "s", tmp_path / "r", tmp_path / "d",
+                                 poll=0.02, group=1 << 17, depth=4, priority="normal", mode="between")]
+    for cmd in cmds:
+        done = subprocess.run([*cmd, "--help"], capture_output=True, text=True, timeout=30)
+        assert done.returncode == 0 and done.stdout.startswith("usage: "), (cmd, done.stderr)
