@@ -139,7 +139,7 @@ def recorded_params(experiments: list[str], recording: str = REFERENCE_RECORDING
     """`experiments` as pytest parameters (with `with_recording`, (recording, experiment) pairs),
     each one the recording has no run of (a new experiment, before its first recording) skipped
     by name with the reason."""
-    from pagelab.run.recording import holds, not_recorded
+    from pagelab.data.recording import holds, not_recorded
 
     return [pytest.param(*([recording] if with_recording else []), e,
                          id=f"{recording.rsplit('/', 1)[-1]}-{e}" if with_recording else e,
@@ -155,7 +155,7 @@ def recorded_results(tmp_path_factory) -> Path:
     import json
 
     from pagelab.core import notebooks
-    from pagelab.run.recording import recorded_dir, replay
+    from pagelab.data.recording import recorded_dir, replay
     from pagelab.system import config
 
     rec = recorded_dir() / REFERENCE_RECORDING

@@ -14,11 +14,10 @@ import subprocess
 
 import pytest
 
+from pagelab.claims import changelog, judge, registry
+from pagelab.claims.registry import load_claims
 from pagelab.core.paths import root
 from pagelab.experiments import harness
-from pagelab.paper import claims
-from pagelab.run import published
-from pagelab.run.published import load_claims
 from pagelab.system import config
 
 FIELDS = ["id", "claim", "value", "unit", "source", "experiment", "measurement", "judge", "window_low",
@@ -52,7 +51,7 @@ def setup(tmp_path, rows, measurements, skipped=None, profile="quick"):
         (res / exp).mkdir(parents=True, exist_ok=True)
         (res / exp / "skipped.txt").write_text(why + "\n")
     res.mkdir(exist_ok=True)
-    return claims.verdicts(res, p, profile).set_index("id")
+    return judge.verdicts(res, harness.load_claims(p), profile).set_index("id")
 
 
 def m(v, lo=None, hi=None, n=5):
@@ -68,11 +67,11 @@ def test_the_five_verdicts(tmp_path):
         row("NA", "4", "e.nothing", 3.2, 5),
     ], {"e": {"e.inside": m(4.0, 3.5, 4.5), "e.outside": m(8.0, 7.0, 9.0), "e.straddle": m(4.8, 4.5, 5.5),
               "e.model": m(4.0, 3.9, 4.1)}})
-    assert t.loc["IN", "verdict"] == claims.REPRODUCED
-    assert t.loc["OUT", "verdict"] == claims.NOT_REPRODUCED and "above" in t.loc["OUT", "note"]
-    assert t.loc["STR", "verdict"] == claims.INCONCLUSIVE and "more trial" in t.loc["STR", "note"]
-    assert t.loc["BC", "verdict"] == claims.BY_CONSTRUCTION  # inside the window, never "reproduced"
-    assert t.loc["NA", "verdict"] == claims.NOT_APPLICABLE and "not measured" in t.loc["NA", "note"]
+    assert t.loc["IN", "verdict"] == judge.REPRODUCED
+    assert t.loc["OUT", "verdict"] == judge.NOT_REPRODUCED and "above" in t.loc["OUT", "note"]
+    assert t.loc["STR", "verdict"] == judge.INCONCLUSIVE and "more trial" in t.loc["STR", "note"]
+    assert t.loc["BC", "verdict"] == judge.BY_CONSTRUCTION  # inside the window, never "reproduced"
+    assert t.loc["NA", "verdict"] == judge.NOT_APPLICABLE and "not measured" in t.loc["NA", "note"]
     assert t.loc["IN", "ratio"] == pytest.approx(1.0) and t.loc["OUT", "ratio"] == pytest.approx(2.0)
     assert t.loc["IN", "ours"] == "4.00 [3.50, 4.50]" and t.loc["IN", "window"] == "[3.20, 5.00]"
 
@@ -87,54 +86,54 @@ def test_window_edges_are_inside_and_a_point_outside_is_never_reproduced(tmp_pat
         row("INF", "1.25", "e.ratio", 1.25, "inf", reason="an inflation of at least 25 % agrees", kind="bound"),
     ], {"e": {"e.edge": m(4, 3.2, 5.0), "e.just": m(4, 3.2, 5.01), "e.point_out": m(5.5, 4.9, 6),
               "e.zero": m(0), "e.one": m(1, 0, 2), "e.ratio": m(9, 7, 12)}})
-    assert t.loc["EDGE", "verdict"] == claims.REPRODUCED
-    assert t.loc["JUST", "verdict"] == claims.INCONCLUSIVE
-    assert t.loc["PT", "verdict"] == claims.INCONCLUSIVE and "point estimate lies outside" in t.loc["PT", "note"]
-    assert t.loc["ZERO", "verdict"] == claims.REPRODUCED
-    assert t.loc["ONE", "verdict"] == claims.INCONCLUSIVE
-    assert t.loc["INF", "verdict"] == claims.REPRODUCED and t.loc["INF", "window"] == ">= 1.25"
+    assert t.loc["EDGE", "verdict"] == judge.REPRODUCED
+    assert t.loc["JUST", "verdict"] == judge.INCONCLUSIVE
+    assert t.loc["PT", "verdict"] == judge.INCONCLUSIVE and "point estimate lies outside" in t.loc["PT", "note"]
+    assert t.loc["ZERO", "verdict"] == judge.REPRODUCED
+    assert t.loc["ONE", "verdict"] == judge.INCONCLUSIVE
+    assert t.loc["INF", "verdict"] == judge.REPRODUCED and t.loc["INF", "window"] == ">= 1.25"
     # No claim is "reproduced" with its point estimate outside the window.
-    for cid in t.index[t["verdict"] == claims.REPRODUCED]:
+    for cid in t.index[t["verdict"] == judge.REPRODUCED]:
         assert t.loc[cid, "ci_low"] <= t.loc[cid, "value"] <= t.loc[cid, "ci_high"]
 
 
 def test_more_trials_estimate_shrinks_the_interval_as_one_over_sqrt_n():
     # n = 5, half-width 1, the edge 0.5 away: the width must halve, i.e. n x 4 = 20, 15 more.
-    assert claims.more_trials(5, 4.5, 3.5, 5.5, 5.0).startswith("about 15 more trials")
-    assert claims.trials_needed(5, 4.5, 3.5, 5.5, 5.0) == 15
-    assert "cannot settle" in claims.more_trials(5, 5.0, 4.0, 6.0, 5.0)
-    assert "more than 200" in claims.more_trials(5, 4.99, 3.99, 5.99, 5.0)
-    assert claims.trials_needed(5, 4.99, 3.99, 5.99, 5.0) is None
+    assert judge.more_trials(5, 4.5, 3.5, 5.5, 5.0).startswith("about 15 more trials")
+    assert judge.trials_needed(5, 4.5, 3.5, 5.5, 5.0) == 15
+    assert "cannot settle" in judge.more_trials(5, 5.0, 4.0, 6.0, 5.0)
+    assert "more than 200" in judge.more_trials(5, 4.99, 3.99, 5.99, 5.0)
+    assert judge.trials_needed(5, 4.99, 3.99, 5.99, 5.0) is None
 
 
 def test_inconclusive_only_where_more_trials_could_settle_it():
     """A median on the window's edge: no number of trials takes the interval off it, so the
     verdict is the one the median's side supports, and the note says so."""
-    inside, note = claims.judge_window(m(4.999, 3.999, 5.999), 3.2, 5.0)
-    assert inside == claims.REPRODUCED and "judged by the median" in note and "cannot settle" in note
-    outside, _ = claims.judge_window(m(5.001, 4.001, 6.001), 3.2, 5.0)
-    assert outside == claims.NOT_REPRODUCED
-    straddle, note = claims.judge_window(m(4.5, 3.5, 5.5), 3.2, 5.0)
-    assert straddle == claims.INCONCLUSIVE and "about 15 more trials" in note
+    inside, note = judge.judge_window(m(4.999, 3.999, 5.999), 3.2, 5.0)
+    assert inside == judge.REPRODUCED and "judged by the median" in note and "cannot settle" in note
+    outside, _ = judge.judge_window(m(5.001, 4.001, 6.001), 3.2, 5.0)
+    assert outside == judge.NOT_REPRODUCED
+    straddle, note = judge.judge_window(m(4.5, 3.5, 5.5), 3.2, 5.0)
+    assert straddle == judge.INCONCLUSIVE and "about 15 more trials" in note
 
 
 def test_too_few_trials_is_inconclusive_whatever_the_interval(tmp_path):
     ms = {"e": {"e.a": m(4.0, 3.9, 4.1, n=3), "e.b": m(4.0, 3.9, 4.1, n=5)}}
     t = setup(tmp_path, [row("A", "4", "e.a", 3.2, 5), row("B", "4", "e.b", 3.2, 5)], ms)
-    assert t.loc["A", "verdict"] == claims.INCONCLUSIVE and "needs 5: 2 more" in t.loc["A", "note"]
-    assert t.loc["B", "verdict"] == claims.REPRODUCED
+    assert t.loc["A", "verdict"] == judge.INCONCLUSIVE and "needs 5: 2 more" in t.loc["A", "note"]
+    assert t.loc["B", "verdict"] == judge.REPRODUCED
     (tmp_path / "full").mkdir()
     t = setup(tmp_path / "full", [row("B", "4", "e.b", 3.2, 5)], ms, profile="full")
-    assert t.loc["B", "verdict"] == claims.INCONCLUSIVE and "needs 10" in t.loc["B", "note"]
+    assert t.loc["B", "verdict"] == judge.INCONCLUSIVE and "needs 10" in t.loc["B", "note"]
 
 
 def test_a_claim_judged_only_at_the_seed_scale(tmp_path):
     ms = {"e": {"e.s": m(150, 140, 160)}}
     t = setup(tmp_path, [row("S", "155", "e.s", 124, 194, profiles="seed")], ms)
-    assert t.loc["S", "verdict"] == claims.NOT_APPLICABLE and "PROFILE=seed" in t.loc["S", "note"]
+    assert t.loc["S", "verdict"] == judge.NOT_APPLICABLE and "PROFILE=seed" in t.loc["S", "note"]
     (tmp_path / "s").mkdir()
     t = setup(tmp_path / "s", [row("S", "155", "e.s", 124, 194, profiles="seed")], ms, profile="seed")
-    assert t.loc["S", "verdict"] == claims.REPRODUCED
+    assert t.loc["S", "verdict"] == judge.REPRODUCED
 
 
 def test_a_range_is_judged_as_the_range_with_no_other_rule(tmp_path):
@@ -145,9 +144,9 @@ def test_a_range_is_judged_as_the_range_with_no_other_rule(tmp_path):
         row("ROUT", "2", "e.out", 0.4, 2, reason="the seed's range", kind="range"),
         row("RSTR", "2", "e.str", 0.4, 2, reason="the seed's range", kind="range"),
     ], {"e": {"e.r": m(0.7, 0.68, 0.74), "e.out": m(2.6, 2.4, 2.8), "e.str": m(1.9, 1.7, 2.2)}})
-    assert t.loc["R", "verdict"] == claims.REPRODUCED and t.loc["R", "window"] == "[0.400, 2.00]"
-    assert t.loc["ROUT", "verdict"] == claims.NOT_REPRODUCED
-    assert t.loc["RSTR", "verdict"] == claims.INCONCLUSIVE and "more trials" in t.loc["RSTR", "note"]
+    assert t.loc["R", "verdict"] == judge.REPRODUCED and t.loc["R", "window"] == "[0.400, 2.00]"
+    assert t.loc["ROUT", "verdict"] == judge.NOT_REPRODUCED
+    assert t.loc["RSTR", "verdict"] == judge.INCONCLUSIVE and "more trials" in t.loc["RSTR", "note"]
 
 
 def test_a_bound_is_judged_on_its_one_side(tmp_path):
@@ -158,10 +157,10 @@ def test_a_bound_is_judged_on_its_one_side(tmp_path):
         row("UPTO2", "500", "e.slow", "-inf", 500, reason="up to 500", kind="bound"),
     ], {"e": {"e.big": m(9, 7, 12), "e.one": m(1.0, 0.96, 1.04), "e.fast": m(1300, 1280, 1350),
               "e.slow": m(300, 280, 320)}})
-    assert t.loc["ATLEAST", "verdict"] == claims.REPRODUCED
-    assert t.loc["BELOW", "verdict"] == claims.NOT_REPRODUCED and "below" in t.loc["BELOW", "note"]
-    assert t.loc["UPTO", "verdict"] == claims.NOT_REPRODUCED and t.loc["UPTO", "window"] == "<= 500"
-    assert t.loc["UPTO2", "verdict"] == claims.REPRODUCED
+    assert t.loc["ATLEAST", "verdict"] == judge.REPRODUCED
+    assert t.loc["BELOW", "verdict"] == judge.NOT_REPRODUCED and "below" in t.loc["BELOW", "note"]
+    assert t.loc["UPTO", "verdict"] == judge.NOT_REPRODUCED and t.loc["UPTO", "window"] == "<= 500"
+    assert t.loc["UPTO2", "verdict"] == judge.REPRODUCED
 
 
 def test_an_order_is_judged_step_by_step_against_the_seeds_steps(tmp_path):
@@ -176,10 +175,10 @@ def test_an_order_is_judged_step_by_step_against_the_seeds_steps(tmp_path):
         row("HALF", "warm < cold < none", "e.wide; e.cold_vs_none", **order),
     ], {"e": {"e.warm_vs_cold": m(1.0, 0.95, 1.05), "e.cold_vs_none": m(0.77, 0.72, 0.82),
               "e.seed1": m(0.3, 0.27, 0.33), "e.wide": m(0.34, 0.3, 0.42)}})
-    assert t.loc["SAME", "verdict"] == claims.NOT_REPRODUCED
+    assert t.loc["SAME", "verdict"] == judge.NOT_REPRODUCED
     assert "step 1 (warm_vs_cold)" in t.loc["SAME", "note"] and "outside the seed's step" in t.loc["SAME", "note"]
-    assert t.loc["SEED", "verdict"] == claims.REPRODUCED
-    assert t.loc["HALF", "verdict"] == claims.INCONCLUSIVE and "more trials" in t.loc["HALF", "note"]
+    assert t.loc["SEED", "verdict"] == judge.REPRODUCED
+    assert t.loc["HALF", "verdict"] == judge.INCONCLUSIVE and "more trials" in t.loc["HALF", "note"]
     assert t.loc["SAME", "n"] == "5/5" and t.loc["SAME", "window"] == "[0.235, 0.368]; [0.614, 0.960]"
 
 
@@ -187,13 +186,13 @@ def test_a_ratio_of_two_of_the_seeds_ranges_is_judged_on_the_range_of_their_rati
     t = setup(tmp_path, [row("MCR", "1.67-2.5", "e.r", 1.667, 2.5, reason="500 over 300-200", kind="ratio",
                              hardware="unnamed: the seed's CPU")],
               {"e": {"e.r": m(2.6, 2.55, 2.65)}})
-    assert t.loc["MCR", "verdict"] == claims.NOT_REPRODUCED  # a ratio is judged, unnamed hardware or not
+    assert t.loc["MCR", "verdict"] == judge.NOT_REPRODUCED  # a ratio is judged, unnamed hardware or not
 
 
 def test_missing_experiment_says_why(tmp_path):
     t = setup(tmp_path, [row("S", "10", "standby.x", 8, 12)], {},
               skipped={"standby": "skipped: needs root to turn on swap"})
-    assert t.loc["S", "verdict"] == claims.NOT_APPLICABLE
+    assert t.loc["S", "verdict"] == judge.NOT_APPLICABLE
     assert t.loc["S", "note"] == "skipped: needs root to turn on swap"
 
 
@@ -230,8 +229,8 @@ def test_a_row_without_the_optional_trailing_columns_is_read():
     """A claims row written before `kind` and `hardware` existed (as an experiment added to a
     copy of the repository appends one) is a point value with nothing unnamed."""
     text = ",".join(FIELDS[:-2]) + "\nT1,c,42,u,none,toy,toy.v,window,40,44,x0.95,what we measure,,all\n"
-    c = published.read_claims(text, "test").to_dict("records")[0]
-    assert published.kind(c) == "point" and c["hardware"] == "" and published.window(c) == (40.0, 44.0)
+    c = registry.read_claims(text, "test").to_dict("records")[0]
+    assert registry.kind(c) == "point" and c["hardware"] == "" and registry.window(c) == (40.0, 44.0)
 
 
 # --------------------------------------------------------------------------- the hardware rule
@@ -243,10 +242,10 @@ def test_a_figure_that_depends_on_unnamed_hardware_is_shown_not_judged(tmp_path)
         row("RAT", "0.3", "e.ratio", 0.24, 0.375, kind="ratio", hardware=hw),
     ], {"e": {"e.speed": m(250, 240, 260), "e.ratio": m(0.3, 0.28, 0.32)}})
     for cid in ("ABS", "PT"):
-        assert t.loc[cid, "verdict"] == claims.NOT_APPLICABLE
+        assert t.loc[cid, "verdict"] == judge.NOT_APPLICABLE
         assert t.loc[cid, "note"].startswith("depends on the seed's CPU: an absolute")
         assert t.loc[cid, "ours"] == "250 [240, 260]"  # shown beside it
-    assert t.loc["RAT", "verdict"] == claims.REPRODUCED  # the twin that cancels the hardware is judged
+    assert t.loc["RAT", "verdict"] == judge.REPRODUCED  # the twin that cancels the hardware is judged
 
 
 def test_a_ratio_that_keeps_the_balance_of_two_unnamed_parts_is_shown_not_judged(tmp_path):
@@ -258,7 +257,7 @@ def test_a_ratio_that_keeps_the_balance_of_two_unnamed_parts_is_shown_not_judged
         row("OUT", "0.3", "e.out", 0.24, 0.375, kind="ratio", hardware=hw),
     ], {"e": {"e.in": m(0.3, 0.28, 0.32), "e.out": m(0.5, 0.42, 0.8)}})
     for cid, ours in (("IN", "0.300 [0.280, 0.320]"), ("OUT", "0.500 [0.420, 0.800]")):
-        assert t.loc[cid, "verdict"] == claims.NOT_APPLICABLE
+        assert t.loc[cid, "verdict"] == judge.NOT_APPLICABLE
         assert t.loc[cid, "note"].startswith("depends on the balance of the seed's CPU against its disk")
         assert t.loc[cid, "ours"] == ours
     p = tmp_path / "bad.csv"
@@ -276,17 +275,17 @@ def test_an_absolute_cpu_dependent_claim_judged_is_refused(tmp_path):
               kind="range")
     write_claims(p, [cpu])
     with pytest.raises(ValueError, match=r"MC1: compression.codec.lzo.compress_mbps is measured on this machine's CPU"):
-        claims.load_claims(p)
+        harness.load_claims(p)
     load_claims(p)  # each row is well formed: the rule needs the experiments' tables
     own = harness.own_hardware()
     assert own["compression."] == "this machine's CPU"  # compression's descriptor says so
-    assert published.hardware_problems(published.read_claims(p.read_text(), "c"), own)
-    assert published.hardware_problems(published.read_claims(p.read_text(), "c"), {}) == []
+    assert registry.hardware_problems(registry.read_claims(p.read_text(), "c"), own)
+    assert registry.hardware_problems(registry.read_claims(p.read_text(), "c"), {}) == []
     for hardware in ("unnamed: the seed's CPU", "none: a count"):
         write_claims(p, [cpu | {"hardware": hardware}])
-        claims.load_claims(p)
+        harness.load_claims(p)
     write_claims(p, [cpu | {"kind": "ratio", "value": "1.67-2.5", "window_low": 1.667, "window_high": 2.5}])
-    claims.load_claims(p)  # a ratio of the same machine's figures needs no word
+    harness.load_claims(p)  # a ratio of the same machine's figures needs no word
 
 
 def test_every_own_hardware_prefix_is_one_of_its_experiments_keys():
@@ -302,37 +301,37 @@ def test_every_published_claim_follows_the_hardware_rule():
     without saying what it depends on, and every absolute claim that depends on unnamed hardware
     comes out 'not applicable here' even with ours inside its window; a claim that depends on
     nothing unnamed is judged."""
-    c = claims.load_claims()
-    assert published.hardware_problems(c, harness.own_hardware()) == []
+    c = harness.load_claims()
+    assert registry.hardware_problems(c, harness.own_hardware()) == []
     for r in c.to_dict("records"):
         inside = {}
-        for key, (lo, hi) in zip(published.steps(r), published.windows(r), strict=True):
+        for key, (lo, hi) in zip(registry.steps(r), registry.windows(r), strict=True):
             v = (lo + hi) / 2 if math.isfinite(lo + hi) else lo if math.isfinite(lo) else hi
             inside[key] = m(v, v, v, n=10)
-        got = claims.judge(r, inside, {}, profile=r["profiles"].split()[0] if r["profiles"] != "all" else "full")
-        unnamed = published.unnamed_hardware(r)
-        if published.unnamed_balance(r):
-            assert got["verdict"] == claims.NOT_APPLICABLE and "the balance of" in got["note"], r["id"]
-        elif unnamed and published.kind(r) in published.ABSOLUTE:
-            assert got["verdict"] == claims.NOT_APPLICABLE and got["note"].startswith(f"depends on {unnamed}"), r["id"]
+        got = judge.judge(r, inside, {}, profile=r["profiles"].split()[0] if r["profiles"] != "all" else "full")
+        unnamed = registry.unnamed_hardware(r)
+        if registry.unnamed_balance(r):
+            assert got["verdict"] == judge.NOT_APPLICABLE and "the balance of" in got["note"], r["id"]
+        elif unnamed and registry.kind(r) in registry.ABSOLUTE:
+            assert got["verdict"] == judge.NOT_APPLICABLE and got["note"].startswith(f"depends on {unnamed}"), r["id"]
         elif not r["construction"]:
-            assert got["verdict"] == claims.REPRODUCED, (r["id"], got)
+            assert got["verdict"] == judge.REPRODUCED, (r["id"], got)
     by = c.set_index("id")
     for cid in ("SB2", "SB3", "MC1", "MC2", "MC3"):  # the claims on seed 004's unnamed CPU and disk
-        assert published.unnamed_hardware(by.loc[cid].to_dict()), cid
+        assert registry.unnamed_hardware(by.loc[cid].to_dict()), cid
     for cid in ("SBR", "MCR"):  # their ratios of two of the seed's figures
-        assert published.kind(by.loc[cid].to_dict()) == "ratio" and by.loc[cid, "profiles"] == "all"
+        assert registry.kind(by.loc[cid].to_dict()) == "ratio" and by.loc[cid, "profiles"] == "all"
     # MCR's two figures are both the CPU's (cancelled, judged); SBR's are the CPU's and the disk's
-    assert published.unnamed_balance(by.loc["SBR"].to_dict()) and not published.unnamed_balance(by.loc["MCR"].to_dict())
+    assert registry.unnamed_balance(by.loc["SBR"].to_dict()) and not registry.unnamed_balance(by.loc["MCR"].to_dict())
 
 
 def test_every_published_claim_has_a_twin_a_window_and_a_reason():
     c = load_claims()
-    assert set(c["judge"]) <= set(published.JUDGES)
+    assert set(c["judge"]) <= set(registry.JUDGES)
     for r in c.to_dict("records"):
-        assert all(k.split(".")[0] == r["experiment"] for k in published.steps(r)), r["id"]
+        assert all(k.split(".")[0] == r["experiment"] for k in registry.steps(r)), r["id"]
         assert len(r["twin"]) > 30 and r["window_reason"], r["id"]
-        for lo, hi in published.windows(r):
+        for lo, hi in registry.windows(r):
             assert lo <= hi, r["id"]
 
 
@@ -355,7 +354,7 @@ def test_a_claim_a_device_model_was_built_from_is_by_construction_or_shown_out_o
     for cid in cited:
         if cid == "CM3":
             assert not c.loc[cid, "construction"].strip()
-            assert ceiling < published.window(c.loc[cid].to_dict())[0], ceiling
+            assert ceiling < registry.window(c.loc[cid].to_dict())[0], ceiling
         else:
             assert c.loc[cid, "construction"].strip(), f"{cid} is an input of a device model: by construction"
 
@@ -363,18 +362,18 @@ def test_a_claim_a_device_model_was_built_from_is_by_construction_or_shown_out_o
 def test_summary_sentence_and_counts_come_from_the_table():
     import pandas as pd
 
-    t = pd.DataFrame({"verdict": [claims.REPRODUCED, claims.NOT_REPRODUCED, claims.NOT_REPRODUCED,
-                                  claims.INCONCLUSIVE, claims.BY_CONSTRUCTION]})
-    s = claims.summary_sentence(t)
+    t = pd.DataFrame({"verdict": [judge.REPRODUCED, judge.NOT_REPRODUCED, judge.NOT_REPRODUCED,
+                                  judge.INCONCLUSIVE, judge.BY_CONSTRUCTION]})
+    s = judge.summary_sentence(t)
     assert s.startswith("Of the 5 published claims, one is reproduced here, two are not reproduced")
     assert "one remains inconclusive" in s and "no could" not in s
-    mac = claims.macros(t)
+    mac = judge.macros(t)
     assert mac["VerdictsNotReproduced"] == "2" and mac["VerdictsTotal"] == "5"
     # a count of zero reads as English: "none remains", never "no remain"
-    s0 = claims.summary_sentence(pd.DataFrame({"verdict": [claims.NOT_REPRODUCED, claims.BY_CONSTRUCTION]}))
+    s0 = judge.summary_sentence(pd.DataFrame({"verdict": [judge.NOT_REPRODUCED, judge.BY_CONSTRUCTION]}))
     assert "none is reproduced here" in s0 and "none remains inconclusive" in s0, s0
     assert " no " not in s0, s0
-    s1 = claims.summary_sentence(pd.DataFrame({"verdict": [claims.REPRODUCED]}))
+    s1 = judge.summary_sentence(pd.DataFrame({"verdict": [judge.REPRODUCED]}))
     assert "none is judged not reproduced" in s1, s1
 
 
@@ -396,7 +395,7 @@ def prereg_repo(tmp_path):
     rec = repo / "data/recorded/m1/quick/e"
     rec.mkdir(parents=True)
     (rec / "provenance.json").write_text(json.dumps({"git": {"commit": commit, "dirty": False}}))
-    (repo / "data/published/claims_changelog.csv").write_text(",".join(published.CHANGELOG_COLUMNS) + "\n")
+    (repo / "data/published/claims_changelog.csv").write_text(",".join(changelog.CHANGELOG_COLUMNS) + "\n")
     return repo
 
 
@@ -408,27 +407,27 @@ def log_row(path, claim, column, old, new):
 
 def test_a_window_changed_after_a_recording_needs_a_changelog_row(tmp_path):
     repo = prereg_repo(tmp_path)
-    assert published.changelog_problems(repo) == ([], None)
+    assert changelog.changelog_problems(repo) == ([], None)
     claims_csv, log = repo / "data/published/claims.csv", repo / "data/published/claims_changelog.csv"
     write_claims(claims_csv, [row("X", "4", "e.a", 3.0, 5, reason="a wider window, with its reason")])
-    problems, skip = published.changelog_problems(repo)
+    problems, skip = changelog.changelog_problems(repo)
     assert skip is None and len(problems) == 2
     assert "X.window_low changed since commit" in problems[0] and "'3.2' to '3.0'" in problems[0]
     assert "recording m1/quick/e" in problems[0]
     log_row(log, "X", "window_low", "3.2", "3.1")
     log_row(log, "X", "window_reason", "how the seed measured: x0.8-x1.25", "a wider window, with its reason")
-    assert any("window_low" in p for p in published.changelog_problems(repo)[0])  # 3.1 is not 3.0
+    assert any("window_low" in p for p in changelog.changelog_problems(repo)[0])  # 3.1 is not 3.0
     log_row(log, "X", "window_low", "3.1", "3.0")  # a chain of logged changes reaches today's value
-    assert published.changelog_problems(repo) == ([], None)
+    assert changelog.changelog_problems(repo) == ([], None)
     # a claim added since the recording needs its own row
     write_claims(claims_csv, [row("X", "4", "e.a", 3.0, 5, reason="a wider window, with its reason"),
                               row("Y", "1", "e.b", 0.8, 1.25)])
-    assert published.changelog_problems(repo)[0] == [
+    assert changelog.changelog_problems(repo)[0] == [
         "Y.claim changed since commit " + git(repo, "rev-parse", "HEAD~0")[:10] +
         " (recording m1/quick/e) from '' to 'added' without a row in data/published/claims_changelog.csv"]
     log_row(log, "Y", "claim", "", "added")
-    assert published.changelog_problems(repo) == ([], None)
-    published.load_changelog(log)
+    assert changelog.changelog_problems(repo) == ([], None)
+    changelog.load_changelog(log)
 
 
 def test_a_stopping_rule_changed_after_a_recording_needs_a_changelog_row(tmp_path):
@@ -445,7 +444,7 @@ def test_a_stopping_rule_changed_after_a_recording_needs_a_changelog_row(tmp_pat
     (rec / "config.json").write_text(json.dumps({"profile": "quick", "repetitions": {"n_min": 5, "n_max": 5,
                                                                                      "ci_pct": 10.0}}))
     log = repo / "data/published/claims_changelog.csv"
-    problems, _ = published.changelog_problems(repo)
+    problems, _ = changelog.changelog_problems(repo)
     assert problems == [
         "e/quick.repetitions.n_max is '8' in the schema where m1/quick/e ran with '5', without a row in "
         "data/published/claims_changelog.csv",
@@ -453,33 +452,33 @@ def test_a_stopping_rule_changed_after_a_recording_needs_a_changelog_row(tmp_pat
         "in data/published/claims_changelog.csv"]
     log_row(log, "e/quick", "repetitions.n_max", "5", "8")
     log_row(log, "schema", "repetitions.verdict_look_every", "", "5")
-    assert published.changelog_problems(repo) == ([], None)
-    published.load_changelog(log)
+    assert changelog.changelog_problems(repo) == ([], None)
+    changelog.load_changelog(log)
 
 
 def test_the_changelog_check_skips_without_the_recordings_history(tmp_path):
     repo = prereg_repo(tmp_path)
     shutil.rmtree(repo / ".git")
-    problems, skip = published.changelog_problems(repo)
+    problems, skip = changelog.changelog_problems(repo)
     assert problems == [] and "not in this checkout's git history" in skip
 
 
 def test_bad_changelog_rows_are_named(tmp_path):
     p = tmp_path / "log.csv"
-    p.write_text(",".join(published.CHANGELOG_COLUMNS) + "\n27.11.2026,X,colour,a,b,,q,q\n")
+    p.write_text(",".join(changelog.CHANGELOG_COLUMNS) + "\n27.11.2026,X,colour,a,b,,q,q\n")
     with pytest.raises(ValueError, match=r"date '27.11.2026'.*column 'colour'.*reason is empty"):
-        published.load_changelog(p)
+        changelog.load_changelog(p)
 
 
 def test_every_judging_change_since_a_recording_is_in_the_changelog():
     """The repository's own claims.csv against every recording's commit (needs the git history:
     a clone has it; an export without it skips, saying why)."""
-    problems, skip = published.changelog_problems()
+    problems, skip = changelog.changelog_problems()
     if skip:
         pytest.skip(skip)
     assert problems == []
-    log = published.load_changelog()
-    assert set(log["column"]) <= set(published.JUDGING) | {published.CLAIM_ROW} | set(published.STOPPING_COLUMNS)
+    log = changelog.load_changelog()
+    assert set(log["column"]) <= set(changelog.JUDGING) | {changelog.CLAIM_ROW} | set(changelog.STOPPING_COLUMNS)
     for text in list(log["verdicts_before"]) + list(log["verdicts_after"]):
         assert re.fullmatch(r"quick: .+; full: .+; seed: .+", text), text
 
@@ -488,33 +487,33 @@ def test_every_judging_change_since_a_recording_is_in_the_changelog():
 def test_the_stored_recorded_measurements_match_the_recordings(tmp_path, monkeypatch):
     """data/published/recorded_measurements.json holds every recording, each with the commit
     and the trials of every experiment it was rebuilt from; a recording re-made since is named."""
-    assert claims.stale_recordings() == []
-    store = claims.load_recorded()
+    assert judge.stale_recordings() == []
+    store = judge.load_recorded()
     assert list(store) and all(rec["measurements"] for rec in store.values())
     c = load_claims()
     for name, rec in store.items():  # every claim's key, on every recording that measured it
         for r in c.to_dict("records"):  # (a new experiment is in no recording until it is recorded,
             # and a claim judged only at other profiles' scale need not be measured at this one's)
             if r["experiment"] in rec["experiments"] and r["experiment"] not in rec.get("skipped", {}) \
-                    and published.judged_at(r, rec["profile"]):
-                assert all(k in rec["measurements"] for k in published.steps(r)), \
+                    and registry.judged_at(r, rec["profile"]):
+                assert all(k in rec["measurements"] for k in registry.steps(r)), \
                     f"{name} lacks {r['id']}'s {r['measurement']}: pagelab claims recorded --recording {name}"
-    copy = tmp_path / "recorded"  # claims' own name for the folder: it imports recorded_dir at its top
-    shutil.copytree(claims.recorded_dir(), copy)
-    monkeypatch.setattr(claims, "recorded_dir", lambda: copy)
+    copy = tmp_path / "recorded"  # judge's own name for the folder: it imports recorded_dir at its top
+    shutil.copytree(judge.recorded_dir(), copy)
+    monkeypatch.setattr(judge, "recorded_dir", lambda: copy)
     trials = next(copy.glob("*/quick/standby/trials.csv"))
     trials.write_text(trials.read_text() + "\n")
-    assert [p.split(":")[0] for p in claims.stale_recordings()] == [f"{trials.parents[2].name}/quick"]
+    assert [p.split(":")[0] for p in judge.stale_recordings()] == [f"{trials.parents[2].name}/quick"]
 
 
 def test_verdict_strings_cover_every_recording():
     c = load_claims()
-    strings = claims.verdict_strings(c)
+    strings = judge.verdict_strings(c)
     assert re.fullmatch(r"quick: [^;]+; full: [^;]+; seed: [^;]+", strings["RBO"])
     store = {name: {**rec, "measurements": {k: v for k, v in rec["measurements"].items()
                                             if not k.startswith("standby.")}}
-             for name, rec in claims.load_recorded().items()}
-    assert claims.verdict_strings(c, store)["SBR"].startswith("quick: n/a: not measured (standby.ratio")
+             for name, rec in judge.load_recorded().items()}
+    assert judge.verdict_strings(c, store)["SBR"].startswith("quick: n/a: not measured (standby.ratio")
 
 
 # --------------------------------------------------------------------------- the figure
@@ -524,7 +523,7 @@ def test_the_verdict_figure_has_a_marker_per_claim_and_run_coloured_by_its_verdi
     from pagelab.core import plots
 
     c = load_claims()
-    store = claims.load_recorded()
+    store = judge.load_recorded()
     runs = [(rec["profile"], rec["measurements"], rec.get("skipped", {}), rec["profile"]) for rec in store.values()]
     labels = [r[0] for r in runs]
 
@@ -534,12 +533,12 @@ def test_the_verdict_figure_has_a_marker_per_claim_and_run_coloured_by_its_verdi
         plots.plt.close(fig)
         return out
 
-    rows = claims.forest_rows(c, runs)
+    rows = judge.forest_rows(c, runs)
     got = markers(rows)
-    expected = {f"{r['id']}|{i}|{label}" for r in c.to_dict("records") for i in range(len(published.steps(r)))
+    expected = {f"{r['id']}|{i}|{label}" for r in c.to_dict("records") for i in range(len(registry.steps(r)))
                 for label in labels}
     assert set(got) == expected and len(got) == len(rows)
-    tables = claims.recorded_tables(c, store)
+    tables = judge.recorded_tables(c, store)
     for name, rec in store.items():
         t = tables[name].set_index("id")
         for cid in c["id"]:
@@ -547,8 +546,8 @@ def test_the_verdict_figure_has_a_marker_per_claim_and_run_coloured_by_its_verdi
     # a changed verdict changes its colour: CM1's window moved to hold the quick run's value
     moved = c.copy()
     moved.loc[moved["id"] == "CM1", ["window_low", "window_high"]] = ["7", "10"]
-    again = markers(claims.forest_rows(moved, runs))
-    assert again["CM1|0|quick"] == to_rgb(plots.VERDICT_COLOURS[claims.REPRODUCED]) != got["CM1|0|quick"]
+    again = markers(judge.forest_rows(moved, runs))
+    assert again["CM1|0|quick"] == to_rgb(plots.VERDICT_COLOURS[judge.REPRODUCED]) != got["CM1|0|quick"]
     assert again["CM2|0|quick"] == got["CM2|0|quick"]
 
 
@@ -557,7 +556,7 @@ def test_the_figure_and_its_html_are_written(tmp_path):
     (res / "e").mkdir(parents=True)
     (res / "e" / "measurements.json").write_text("{}")
     out = tmp_path / "claims" / "verdicts-forest.pdf"
-    rows = claims.write_figure(res, out, tmp_path / "claims" / "verdicts.html", profile="quick")
+    rows = judge.write_figure(res, out, harness.load_claims(), tmp_path / "claims" / "verdicts.html", profile="quick")
     assert out.stat().st_size > 0 and out.with_suffix(".png").stat().st_size > 0
     html = (tmp_path / "claims" / "verdicts.html").read_text()
     assert "data:image/png;base64," in html and "this run (quick)" in html and "<th>MCR</th>" in html
@@ -565,11 +564,11 @@ def test_the_figure_and_its_html_are_written(tmp_path):
 
 
 def test_the_appendix_prints_the_changelog(tmp_path):
-    from pagelab.analysis import appendix
+    from pagelab.paper import appendix
 
     macros = appendix.write_changelog(tmp_path)
     text = (tmp_path / "changelog.tex").read_text()
-    log = published.load_changelog()
+    log = changelog.load_changelog()
     assert "\\begin{longtable}" in text and "\\label{tab:app-changelog}" in text
     assert macros["AppendixChangelogRows"] == str(len(log))
     for r in log.to_dict("records"):
@@ -583,7 +582,7 @@ def test_the_appendix_describes_the_machine_the_trials_ran_on(tmp_path, recorded
     """A paper rebuilt from a recording says so in the abstract and the appendix, and describes
     the recording's machine (from the trials' provenance) with the recording's run time; a fresh
     run describes this machine and Snakemake's benchmark time."""
-    from pagelab.analysis import appendix
+    from pagelab.paper import appendix
 
     res = tmp_path / "results"
     (res / "e").mkdir(parents=True)
@@ -619,7 +618,7 @@ def test_every_device_setting_the_paper_reads_is_its_own_profiles():
     (hdd5400-2008, hdd7200-2007, ...) never share a name, so none overwrites another's."""
     import yaml
 
-    from pagelab.analysis import appendix
+    from pagelab.paper import appendix
 
     text = appendix.device_settings()
     got = dict(re.findall(r"\\csname pagelabdev@([\w.-]+@\w+)\\endcsname\{([^}]*)\}", text))
@@ -642,9 +641,9 @@ def test_a_claims_source_is_a_refs_bib_key_and_the_table_cites_it(tmp_path):
     with pytest.raises(ValueError, match=r"X1: source '000_ee8eb7732348eef8.txt' is not a key of .*refs.bib"):
         load_claims(p)
     out = tmp_path / "table.tex"
-    published.write_claims_table(out)
+    registry.write_claims_table(out)
     cited = set(re.findall(r"\\cite\{([^}]+)\}", out.read_text()))
-    assert cited == set(load_claims()["source"]) and cited <= published.bib_keys()
+    assert cited == set(load_claims()["source"]) and cited <= registry.bib_keys()
 
 
 def test_each_source_article_has_a_title_and_says_what_it_does_not_give():
@@ -669,18 +668,18 @@ def test_a_measurement_censored_in_more_than_half_its_trials_is_not_measurable(t
                          row("B", "0.7", "x.b", "0.56", "0.875", kind="ratio"),
                          row("O", "a < b", "x.a; x.c", "0.5; 0.5", "0.9; 0.9", judge="order", kind="order")],
               {"x": {"x.a": cens, "x.b": few, "x.c": m(2.0, 1.9, 2.1)}})
-    assert t.loc["A", "verdict"] == claims.NOT_MEASURABLE
+    assert t.loc["A", "verdict"] == judge.NOT_MEASURABLE
     assert t.loc["A", "note"] == "a: 3 of 5 censored (tier between: met at the hogs' end in 3 of 5 trials)"
     assert t.loc["A", "ours"] == "censored 3/5"
-    assert t.loc["B", "verdict"] == claims.REPRODUCED
-    assert t.loc["O", "verdict"] == claims.NOT_MEASURABLE
+    assert t.loc["B", "verdict"] == judge.REPRODUCED
+    assert t.loc["O", "verdict"] == judge.NOT_MEASURABLE
     assert "measured: step 2 (c): not reproduced, ours lies above the window" in t.loc["O", "note"]
 
 
 def test_a_value_the_sizes_make_is_by_construction(tmp_path):
     built = {**m(0.0, 0.0, 0.0), "construction": "the working set and both hogs fit in the RAM"}
     t = setup(tmp_path, [row("P", "1", "x.p", "-inf", "0.95", kind="bound")], {"x": {"x.p": built}})
-    assert t.loc["P", "verdict"] == claims.BY_CONSTRUCTION and "fit in the RAM" in t.loc["P", "note"]
+    assert t.loc["P", "verdict"] == judge.BY_CONSTRUCTION and "fit in the RAM" in t.loc["P", "note"]
 
 
 def test_sensitivity_rows_are_judged_beside_their_claim_and_not_counted(tmp_path):
@@ -693,10 +692,10 @@ def test_sensitivity_rows_are_judged_beside_their_claim_and_not_counted(tmp_path
     text[2] += ",R"
     p.write_text("\n".join(text) + "\n")
     c = load_claims(p)
-    table = claims.judge_all(c, {"x.a": m(0.7, 0.65, 0.75), "x.b": m(2.0, 1.9, 2.1)}, {}, "quick")
-    assert list(table["verdict"]) == [claims.REPRODUCED, claims.NOT_REPRODUCED]
-    assert claims.counts(table)[claims.NOT_REPRODUCED] == 0 and claims.macros(table)["VerdictsTotal"] == "1"
-    assert claims.summary_sentence(table).startswith("Of the 1 published claims, one is reproduced here")
+    table = judge.judge_all(c, {"x.a": m(0.7, 0.65, 0.75), "x.b": m(2.0, 1.9, 2.1)}, {}, "quick")
+    assert list(table["verdict"]) == [judge.REPRODUCED, judge.NOT_REPRODUCED]
+    assert judge.counts(table)[judge.NOT_REPRODUCED] == 0 and judge.macros(table)["VerdictsTotal"] == "1"
+    assert judge.summary_sentence(table).startswith("Of the 1 published claims, one is reproduced here")
     p.write_text("\n".join(text[:2] + [text[2][:-1] + "Q"]) + "\n")
     with pytest.raises(ValueError, match="RS: sensitivity 'Q' is not the id of a claim"):
         load_claims(p)
@@ -726,11 +725,11 @@ def test_the_readyboost_twins_and_the_explanation_are_registered():
 def test_the_summary_counts_the_claims_not_measurable_here():
     import pandas as pd
 
-    t = pd.DataFrame({"verdict": [claims.REPRODUCED, claims.NOT_MEASURABLE, claims.NOT_MEASURABLE]})
-    s = claims.summary_sentence(t)
+    t = pd.DataFrame({"verdict": [judge.REPRODUCED, judge.NOT_MEASURABLE, judge.NOT_MEASURABLE]})
+    s = judge.summary_sentence(t)
     assert "two are not measurable here (the criterion was met when the clock started" in s, s
-    assert claims.macros(t)["VerdictsNotMeasurable"] == "2"
-    assert "not measurable" not in claims.summary_sentence(pd.DataFrame({"verdict": [claims.REPRODUCED]}))
+    assert judge.macros(t)["VerdictsNotMeasurable"] == "2"
+    assert "not measurable" not in judge.summary_sentence(pd.DataFrame({"verdict": [judge.REPRODUCED]}))
 
 
 def test_the_findings_say_in_words_which_claims_held_and_which_did_not():
@@ -747,22 +746,22 @@ def test_the_findings_say_in_words_which_claims_held_and_which_did_not():
         "kind": ["range", "point", "ratio", "order", "point", "point", "order", "range"],
         "source": ["seed000", "seed000", "seed004", "seed000", "seed003", "seed004", "seed000", "seed000"],
         "sensitivity": ["", "", "", "", "", "", "", "A"],
-        "verdict": [claims.REPRODUCED, claims.NOT_REPRODUCED, claims.INCONCLUSIVE, claims.NOT_MEASURABLE,
-                    claims.BY_CONSTRUCTION, claims.NOT_APPLICABLE, claims.NOT_MEASURABLE, claims.NOT_REPRODUCED]})
-    s = claims.findings_sentence(t)
+        "verdict": [judge.REPRODUCED, judge.NOT_REPRODUCED, judge.INCONCLUSIVE, judge.NOT_MEASURABLE,
+                    judge.BY_CONSTRUCTION, judge.NOT_APPLICABLE, judge.NOT_MEASURABLE, judge.NOT_REPRODUCED]})
+    s = judge.findings_sentence(t)
     assert s == ("One claim held (reproduced here): observed page-in rate (A: at most 2 MB/s). One did not hold "
                  "(not reproduced): recovery, no cache (B: 155 s). One remains open (inconclusive; more trials "
                  "could settle it): a ratio of two rates (C). Two were not measurable here, censored in most "
                  "trials: D and G. Of the rest, one holds by construction and one could not be judged in this "
                  "run."), s
-    assert s != claims.summary_sentence(t) and "AS" not in s   # a sensitivity row is not a claim
-    mac = claims.macros(t)
+    assert s != judge.summary_sentence(t) and "AS" not in s   # a sensitivity row is not a claim
+    mac = judge.macros(t)
     assert mac["VerdictsSources"] == "three" and mac["VerdictFindings"] == s
-    none = claims.findings_sentence(t[t["verdict"] != claims.REPRODUCED])
+    none = judge.findings_sentence(t[t["verdict"] != judge.REPRODUCED])
     assert none.startswith("No claim held (none is reproduced here). One did not hold"), none
     # the claims the paper judges come from the sources claims.csv names, each a refs.bib entry
     c = load_claims()
     named = set(c.loc[c["sensitivity"].fillna("").str.strip() == "", "source"])
-    assert claims.sources(c) == len(named) > 0
+    assert judge.sources(c) == len(named) > 0
     bib = (root() / "paper" / "refs.bib").read_text()
     assert all(f"{{{key}," in bib for key in named), named

@@ -27,8 +27,9 @@ import yaml
 
 from conftest import REFERENCE_RECORDING, REPO, VENV_BIN
 from pagelab import cli
+from pagelab.data import recording
 from pagelab.experiments.harness import Experiment
-from pagelab.run import recording, tools
+from pagelab.run import tools
 from pagelab.system import config, state
 
 SCHEMA = config.load_schema()

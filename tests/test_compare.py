@@ -127,8 +127,8 @@ def test_an_experiment_of_this_checkout_is_grouped_by_its_descriptors_configurat
     among them: the page cluster), read from the run's own config.json; a config.json without a
     key the configurations read is refused, naming the file."""
     from conftest import REFERENCE_RECORDING
+    from pagelab.data.recording import recorded_dir
     from pagelab.experiments import harness
-    from pagelab.run.recording import recorded_dir
 
     block = json.loads((recorded_dir() / REFERENCE_RECORDING / "pagein" / "config.json").read_text())
     confs = harness.descriptor("pagein").configurations(block)

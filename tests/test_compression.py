@@ -11,8 +11,9 @@ from pathlib import Path
 import pandas as pd
 import pytest
 
+from pagelab.claims import registry
 from pagelab.experiments import compression as cx
-from pagelab.run import published, trials
+from pagelab.run import trials
 from pagelab.system import state
 
 MB = 1e6
@@ -97,7 +98,7 @@ def test_summary_and_keys_the_claims_read() -> None:
     # n = 5: the order-statistic interval of the median is [min, max]
     assert (lzo["compress_mbps"], lzo["compress_mbps_lo"], lzo["compress_mbps_hi"]) == (520, 500, 540)
     meas = cx.measurements(s, 0.5, cx.ratios(f))
-    claims = published.load_claims().set_index("id")
+    claims = registry.load_claims().set_index("id")
     for cid in ("MC1", "MC3"):
         key = claims.loc[cid, "measurement"]
         assert key in meas, key

@@ -253,7 +253,7 @@ def test_a_size_is_from_one_byte_to_its_ceiling(value, ok):
     for case in recorded_params(config.experiments(), f"{REFERENCE_RECORDING.split('/')[0]}/{profile}",
                                 with_recording=True)])
 def test_every_recording_in_the_repository_is_whole_and_validates(name, experiment):
-    from pagelab.run import recording
+    from pagelab.data import recording
 
     blocks = recording.check_run(recording.recorded_dir() / name, [experiment], recording.REQUIRED)
     assert blocks[experiment]["profile"] == name.rsplit("/", 1)[1]

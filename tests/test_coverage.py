@@ -165,11 +165,12 @@ def _recorded_statistics():
     arms on (sequential.judges), from the full recording's counted trials."""
     import json
 
+    from pagelab.claims import registry
     from pagelab.experiments import harness
-    from pagelab.run import published, sequential
+    from pagelab.run import sequential
 
     out = []
-    table = published.load_claims()
+    table = registry.load_claims()
     for exp in ("pagein", "crystalmark", "standby", "compression", "readyboost"):
         cfg = json.loads((FULL / exp / "config.json").read_text())
         desc = harness.descriptor(exp)

@@ -226,7 +226,7 @@ class Names:
     def __init__(self) -> None:
         import json
 
-        from pagelab.run.published import load_claims, steps
+        from pagelab.claims.registry import load_claims, steps
         from pagelab.system import config
 
         schema = config.load_schema()

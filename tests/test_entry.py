@@ -24,8 +24,8 @@ from pathlib import Path
 import pytest
 
 from conftest import REPO, VENV_BIN, copy_repo
-from pagelab.run import recording
-from pagelab.run.recording import RecordingError
+from pagelab.data import recording
+from pagelab.data.recording import RecordingError
 from pagelab.system import config
 
 SETUP = REPO / "workflow" / "scripts" / "setup_system.sh"

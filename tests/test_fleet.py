@@ -26,7 +26,8 @@ import pytest
 
 from conftest import REPO, VENV_BIN, build_native, copy_repo
 from pagelab.cli import main as pagelab
-from pagelab.paper import fleet
+from pagelab.paper import fleetmerge
+from pagelab.run import fleet
 from pagelab.system import config
 
 pipeline = pytest.mark.pipeline   # the fleet's runs; the refusals of bad input below are quick
@@ -153,16 +154,16 @@ def test_headlines_by_host_figure_and_section(tmp_path):
         d = tmp_path / host / "seekmodel"
         d.mkdir(parents=True)
         (d / "measurements.json").write_text(json.dumps(data))
-    heads = fleet.headlines(plan_, tmp_path)
+    heads = fleetmerge.headlines(plan_, tmp_path)
     assert sorted(zip(heads["host"], heads["measurement"], heads["value"], strict=True)) == [
         ("a", "seekmodel.x", 2.0), ("a", "seekmodel.y", 7.0), ("b", "seekmodel.x", 3.0)]
     fig = plots.intervals_by_host(heads)
     panels = [ax for ax in fig.axes if ax.get_visible()]
     # each panel names its intervals by the coverage they have at n = 5, never a typed 95 %
     assert [ax.get_title() for ax in panels] == ["seekmodel.x (93.75 % CI)", "seekmodel.y (93.75 % CI)"]
-    merged = fleet.merge(plan_, tmp_path, tmp_path / "logs")
+    merged = fleetmerge.merge(plan_, tmp_path, tmp_path / "logs")
     assert merged.set_index("host").loc["b", "median:seekmodel.x"] == "3.00 [1.50, 3.50] (93.75 %)"
-    tex = fleet.section(merged, plan_, "fleet/headlines.pdf")
+    tex = fleetmerge.section(merged, plan_, "fleet/headlines.pdf")
     assert "\\includegraphics[width=\\textwidth]{fleet/headlines.pdf}" in tex and "\\label{fig:fleet}" in tex
     shown = subprocess.run([str(VENV_BIN / "pagelab"), "fleet", "show"], cwd=REPO, capture_output=True,
                            text=True, timeout=60)
@@ -182,10 +183,10 @@ def test_a_fleet_block_is_checked():
     cfg["fleet"] = {"hosts": [{"name": "a"}], "experiments": ["seekmodel"],
                     "set": {"seekmodel": {"repetitions": {"n_min": 2, "n_max": 2, "ci_pct": 10}}}}
     with pytest.raises(config.ConfigError, match="seekmodel.quick.repetitions.n_min"):
-        fleet.block(cfg, "a", "seekmodel")
+        fleet.block(cfg, "a", "seekmodel", split=None)
     cfg["fleet"]["set"] = {"seekmodel": {"bogus": 1}}
     with pytest.raises(config.ConfigError, match="bogus"):
-        fleet.block(cfg, "a", "seekmodel")
+        fleet.block(cfg, "a", "seekmodel", split=None)
     cfg["fleet"] = {"hosts": [{"name": "a", "experiments": ["nope"]}]}
     with pytest.raises(config.ConfigError, match="nope"):
         fleet.jobs(cfg)
@@ -193,7 +194,7 @@ def test_a_fleet_block_is_checked():
     with pytest.raises(config.ConfigError, match="baseline"):
         fleet.plan(cfg)
     cfg["fleet"] = {"hosts": [{"name": "a"}], "set": {"seekmodel": {"devices": ["own"], "runtime": "0.2s"}}}
-    b = fleet.block(cfg, "a", "seekmodel")
+    b = fleet.block(cfg, "a", "seekmodel", split=None)
     assert b["devices"] == ["own"] and b["runtime"] == "0.2s" and b["scratch_dir"].endswith("fleet/a")
 
 

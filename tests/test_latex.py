@@ -1,8 +1,8 @@
 import pandas as pd
 import pytest
 
+from pagelab.claims.registry import load_claims, write_claims_table
 from pagelab.core.latex import escape, fmt, macros_text, write_table
-from pagelab.run.published import load_claims, write_claims_table
 
 
 def test_fmt_significant_figures():

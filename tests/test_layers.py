@@ -117,14 +117,14 @@ def test_no_import_circle():
 
 
 def test_the_checks_see_an_upward_import_and_a_circle():
-    """The checks themselves, on a made-up graph: state importing claims is upward, and
+    """The checks themselves, on a made-up graph: state importing the results page is upward, and
     config <-> harness is a circle."""
-    graph = {"pagelab.system.state.kernel": {"pagelab.paper.claims": 3}, "pagelab.paper.claims": {},
+    graph = {"pagelab.system.state.kernel": {"pagelab.paper.report": 3}, "pagelab.paper.report": {},
              "pagelab.system.config": {"pagelab.experiments.harness": 5},
              "pagelab.experiments.harness": {"pagelab.system.config": 7}}
     assert upward(graph) == [
         "pagelab.system.config (system) imports pagelab.experiments.harness (experiments) at line 5",
-        "pagelab.system.state.kernel (system) imports pagelab.paper.claims (paper) at line 3"]
+        "pagelab.system.state.kernel (system) imports pagelab.paper.report (paper) at line 3"]
     assert circles(graph) == [["pagelab.experiments.harness", "pagelab.system.config"]]
     assert layers.layer("pagelab.experiments.toy") == "experiments" and layers.layer("pagelab.nothing") is None
 
@@ -136,8 +136,8 @@ def test_parsing_the_snakefile_imports_no_numeric_library():
     names = set()
     for smk in [REPO / "workflow" / "Snakefile", *sorted((REPO / "workflow" / "rules").glob("*.smk"))]:
         names |= set(re.findall(r"^from (pagelab\.\w+) import (\w+)", smk.read_text(), re.M))
-    assert {("pagelab.system", "config"), ("pagelab.run", "recording"), ("pagelab.run", "tools"),
-            ("pagelab.paper", "fleet")} <= names
+    assert {("pagelab.system", "config"), ("pagelab.data", "recording"), ("pagelab.run", "tools"),
+            ("pagelab.run", "fleet")} <= names
     imports = "".join(f"from {package} import {module}\n" for package, module in sorted(names))
     code = (f"import sys, yaml\n{imports}"
             "cfg = config.validate(yaml.safe_load(open('config/config.yaml')) or {})\n"

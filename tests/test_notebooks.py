@@ -11,9 +11,10 @@ import re
 import pytest
 
 from conftest import REFERENCE_RECORDING, REPO, recorded_params
+from pagelab.claims import judge
 from pagelab.core import notebooks
-from pagelab.paper import claims
-from pagelab.run.recording import holds
+from pagelab.data.recording import holds
+from pagelab.experiments import harness
 from pagelab.system import config
 
 EXPERIMENTS = config.experiments()
@@ -97,16 +98,16 @@ def test_notebook_runs_on_recorded_trials(experiment, recorded_results):
 
 
 def test_every_claim_gets_a_verdict_from_the_recorded_run(recorded_results):
-    table = claims.verdicts(recorded_results, profile="quick").set_index("id")
-    assert set(table["verdict"]) <= set(claims.VERDICTS)
+    table = judge.verdicts(recorded_results, harness.load_claims(), profile="quick").set_index("id")
+    assert set(table["verdict"]) <= set(judge.VERDICTS)
     # Every claim the quick profile can judge has its measurement in the recorded run.
-    from pagelab.run.published import load_claims
+    from pagelab.claims.registry import load_claims
 
     judged = load_claims()
     for c in judged.to_dict("records"):
         if c["profiles"] == "all" and holds(REFERENCE_RECORDING, c["experiment"]):  # a new one: not yet
             assert "not measured" not in table.loc[c["id"], "note"], (c["id"], table.loc[c["id"], "note"])
-    for cid in table.index[table["verdict"] == claims.REPRODUCED]:
+    for cid in table.index[table["verdict"] == judge.REPRODUCED]:
         r = table.loc[cid]
         if r["value"] == r["value"]:  # a window claim: its point estimate lies inside the window
             assert r["ci_low"] <= r["value"] <= r["ci_high"]

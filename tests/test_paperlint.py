@@ -1,6 +1,6 @@
 """The lint that keeps measurements out of the paper's hand-written text."""
 
-from pagelab.core.paperlint import hand_typed, lint
+from pagelab.paper.paperlint import hand_typed, lint
 
 
 def test_planted_hand_typed_numbers_are_caught(tmp_path):
@@ -25,7 +25,7 @@ def test_units():
 
 
 def test_a_typed_judgement_in_a_results_block_is_caught_and_a_macro_is_not(tmp_path):
-    from pagelab.core.paperlint import hand_judged
+    from pagelab.paper.paperlint import hand_judged
 
     text = ("The method is faster to explain than to run.\n"      # outside: allowed
             "% begin results\n"

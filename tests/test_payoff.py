@@ -12,10 +12,9 @@ import numpy as np
 import pandas as pd
 import pytest
 
+from pagelab.claims.registry import load_claims
 from pagelab.experiments import payoff
-from pagelab.paper import fleet
-from pagelab.run import trials
-from pagelab.run.published import load_claims
+from pagelab.run import fleet, trials
 from pagelab.system import config
 from pagelab.system.config import ConfigError
 
@@ -77,8 +76,8 @@ def test_a_fleet_deals_the_grid_cells_once_each_disjoint_per_host_and_the_merge_
                            "fleet": {"hosts": [{"name": h} for h in hosts], "experiments": ["payoff"],
                                      "profile": "full"}})
     assert fleet.jobs(raw) == [(h, "payoff") for h in hosts]
-    assert fleet.is_split(raw, "payoff")
-    blocks = {h: fleet.block(raw, h, "payoff") for h in hosts}
+    assert fleet.is_split(raw, "payoff", payoff.EXPERIMENT.split)
+    blocks = {h: fleet.block(raw, h, "payoff", split=payoff.EXPERIMENT.split) for h in hosts}
     every = [c.label for c in payoff.design_cells(blocks["alpha"])]
     shares = {h: b["cells"] for h, b in blocks.items()}
     dealt = [c for h in hosts for c in shares[h]]
@@ -112,7 +111,8 @@ def test_a_fleet_deals_the_grid_cells_once_each_disjoint_per_host_and_the_merge_
     # the one-factor design is not split: every host runs all of it
     raw1 = config.validate({"profile": "full", "fleet": {"hosts": [{"name": h} for h in hosts],
                                                          "experiments": ["payoff"], "profile": "full"}})
-    assert not fleet.is_split(raw1, "payoff") and "cells" not in fleet.block(raw1, "beta", "payoff")
+    assert not fleet.is_split(raw1, "payoff", payoff.EXPERIMENT.split)
+    assert "cells" not in fleet.block(raw1, "beta", "payoff", split=payoff.EXPERIMENT.split)
 
 
 def test_more_hosts_than_cells_or_an_unknown_cell_is_refused():
@@ -204,17 +204,18 @@ def test_the_analysis_pairs_rounds_within_a_cell_and_says_where_the_tier_stops_p
     # nothing is pushed out at 1.33x the RAM: PO2's zero follows from the sizes, by construction
     assert "nothing is pushed out" in m["payoff.advice.ram_first"]["construction"]
     assert "construction" not in m["payoff.advice.fast_stick"]
-    from pagelab.paper import claims
-    table = claims.judge_all(load_claims(), m, {}, "full").set_index("id")
-    assert table.loc["PO2", "verdict"] == claims.BY_CONSTRUCTION
+    from pagelab.claims import judge
+
+    table = judge.judge_all(load_claims(), m, {}, "full").set_index("id")
+    assert table.loc["PO2", "verdict"] == judge.BY_CONSTRUCTION
     # the same zeros where the sizes do push something out are censored (met at the start):
     # not measurable, never a ratio of 0
     censored = frame.assign(intended_share=0.27)
     adv_c = payoff.advice(censored, cfg)
     assert adv_c["ram_first"].censored == 6
     m_c = payoff.measurements(payoff.summarise(censored), adv_c, censored, cfg)
-    assert claims.judge_all(load_claims(), m_c, {}, "full").set_index("id").loc["PO2", "verdict"] == \
-        claims.NOT_MEASURABLE
+    assert judge.judge_all(load_claims(), m_c, {}, "full").set_index("id").loc["PO2", "verdict"] == \
+        judge.NOT_MEASURABLE
     assert payoff.table(s.reset_index()).set_index("RAM").loc["1.33x", "Bare back (s)"] == "0 (by construction)"
     macros = payoff.macros(s.reset_index(), adv, cfg, "full", None)
     assert macros["PayoffAxesSentence"].startswith("Along the paging disk, the tier ")

@@ -88,11 +88,11 @@ def test_paper_prints_the_access_time_the_notebook_fitted(built):
     import csv
     verdicts = list(csv.DictReader(open(built / "results/claims/verdicts.csv")))
     assert {v["id"] for v in verdicts} >= {"RB1", "CM1", "CM2", "SB2"}
-    from pagelab.paper import claims as _claims
+    from pagelab.claims import judge
 
     for v in verdicts:
-        assert v["id"] in text and v["verdict"] in _claims.VERDICTS
-        if v["verdict"] == _claims.REPRODUCED and v["value"]:
+        assert v["id"] in text and v["verdict"] in judge.VERDICTS
+        if v["verdict"] == judge.REPRODUCED and v["value"]:
             assert float(v["ci_low"]) <= float(v["value"]) <= float(v["ci_high"])
     tex = (built / "results/claims/verdicts.tex").read_text()
     for col in ("Published", "Window", "Ours/Pub", "Verdict", "Note"):
@@ -101,10 +101,10 @@ def test_paper_prints_the_access_time_the_notebook_fitted(built):
     # conclusion name in words the claims that held and those that did not.
     import pandas as pd
 
-    expected = _claims.summary_sentence(pd.DataFrame(verdicts))
+    expected = judge.summary_sentence(pd.DataFrame(verdicts))
     flat = " ".join(re.sub(r"-\s*\n\s*", "", text).split())
     assert flat.count(expected.split(" (")[0]) == 1, expected
-    held = [v["id"] for v in verdicts if v["verdict"] == _claims.REPRODUCED and not v.get("sensitivity")]
+    held = [v["id"] for v in verdicts if v["verdict"] == judge.REPRODUCED and not v.get("sensitivity")]
     opening = flat.split("Introduction")[0]
     assert ("held (reproduced here)" in opening or "No claim held" in opening), opening
     assert all(f"({i}" in opening for i in held), (held, opening)
@@ -245,11 +245,12 @@ def test_verdicts_are_stable_against_the_recorded_quick_run(built, recorded_resu
     on another machine a difference is a result. Every difference is reported."""
     import pandas as pd
 
-    from pagelab.paper import claims
-    from pagelab.run import recording
+    from pagelab.claims import judge
+    from pagelab.data import recording
+    from pagelab.experiments import harness
 
     live = pd.read_csv(built / "results/claims/verdicts.csv", keep_default_na=False).set_index("id")
-    rec = claims.verdicts(recorded_results, profile="quick").set_index("id")
+    rec = judge.verdicts(recorded_results, harness.load_claims(), profile="quick").set_index("id")
     # the claims both judge (this run's copy also has the toy experiment's claim)
     diffs = [(cid, rec.loc[cid, "verdict"], live.loc[cid, "verdict"]) for cid in live.index
              if cid in rec.index and rec.loc[cid, "verdict"] != live.loc[cid, "verdict"]]
@@ -257,7 +258,7 @@ def test_verdicts_are_stable_against_the_recorded_quick_run(built, recorded_resu
     ref = recording.source(recorded_results)["machine"]
     for cid, a, b in diffs:
         print(f"verdict differs: {cid}: recorded run on {ref} {a!r}, this run on {here} {b!r}")
-    flips = [d for d in diffs if {d[1], d[2]} == {claims.REPRODUCED, claims.NOT_REPRODUCED}]
+    flips = [d for d in diffs if {d[1], d[2]} == {judge.REPRODUCED, judge.NOT_REPRODUCED}]
     if here == ref:
         assert not flips, f"verdicts that flip between two runs of the same configuration: {flips}"
 

@@ -125,7 +125,7 @@ def toy_copy(tmp_path_factory):
     with their times, so Snakemake does not rebuild them) and a recording of the toy's quick run
     on this machine: 10 trials of 6 s, one minute."""
     from conftest import build_native
-    from pagelab.run.recording import machine_slug
+    from pagelab.data.recording import machine_slug
     from pagelab.system.provenance import provenance
 
     base = REPO / ".pytest-scratch" / f"progress-{tmp_path_factory.getbasetemp().name}"

@@ -152,16 +152,16 @@ def test_censored_criteria_are_named_never_a_zero_or_nan_in_a_median():
 def test_an_all_zero_frame_is_judged_not_measurable():
     """Every arm met the seed's criteria when the clock started: the claims on its ratios are
     "not measurable here", with the reason, never reproduced or not reproduced on 0 [0, 0]."""
-    from pagelab.paper import claims
-    from pagelab.run.published import load_claims
+    from pagelab.claims import judge
+    from pagelab.claims.registry import load_claims
 
     f = frame(0.0, 0.0, inter=0.0)
     f.loc[:, ["recovery_s", "settle_s", "cached_s", "back_s"]] = 0.0
     f["restore_window_s"] = 2.0
     meas = rb.measurements(rb.summarise(f), rb.ratios(f), f)
-    table = claims.judge_all(load_claims(), meas, {}, "quick").set_index("id")
+    table = judge.judge_all(load_claims(), meas, {}, "quick").set_index("id")
     for cid in ("RBR2", "RBR3", "RBO", "RBX", "RBR2S", "RBR3S", "RBOS"):
-        assert table.loc[cid, "verdict"] == claims.NOT_MEASURABLE, (cid, table.loc[cid, "note"])
+        assert table.loc[cid, "verdict"] == judge.NOT_MEASURABLE, (cid, table.loc[cid, "note"])
         assert "censored" in table.loc[cid, "note"] and "at the start" in table.loc[cid, "note"]
     assert "hdd between's recovery (the seed's criteria): met at the hogs' end (at the start) in 5 of 5 trials" in \
         table.loc["RBR3", "note"]

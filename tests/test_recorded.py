@@ -16,7 +16,7 @@ import pytest
 from conftest import REFERENCE_RECORDING as REFERENCE
 from conftest import REPO, add_toy_experiment, copy_repo, recorded_params
 from pagelab.analysis import compare
-from pagelab.run.recording import holds, recorded_dir
+from pagelab.data.recording import holds, recorded_dir
 from pagelab.system import config, state
 
 pytestmark = pytest.mark.pipeline

@@ -8,7 +8,7 @@ import json
 import pytest
 
 from pagelab.cli import main
-from pagelab.run import recording
+from pagelab.data import recording
 
 
 def make_run(d, experiments=("alpha", "beta"), dirty=False, profile="quick"):

@@ -8,10 +8,10 @@ from pathlib import Path
 
 import pytest
 
+from pagelab.claims import judge, registry
 from pagelab.core.stats import censored_median_ci
 from pagelab.experiments import harness
-from pagelab.paper import claims as claims_mod
-from pagelab.run import published, sequential, trials
+from pagelab.run import sequential, trials
 
 RECORDED = Path(__file__).resolve().parents[1] / "data" / "recorded"
 WITH_MEASURES = ["pagein", "crystalmark", "standby", "compression", "readyboost"]
@@ -53,7 +53,7 @@ def test_an_infinite_edge_cannot_be_passed():
 
 
 def test_judges_hold_the_claims_judged_at_the_profile_with_measures():
-    table = published.load_claims()
+    table = registry.load_claims()
     cfg = json.loads((RECORDED / "epyc-2c-linux6.18-virtio" / "full" / "readyboost" / "config.json").read_text())
     held, unheld = sequential.judges("readyboost", table, harness.descriptor("readyboost").measures(cfg), "full")
     ids = {j.claim for j in held}
@@ -80,7 +80,7 @@ def _recorded_frames():
 def test_each_measure_gives_the_recorded_measurement_from_the_recorded_trials(rec, exp):
     """The statistic a claim's arms stop on is the one the analysis reports: the median of each
     measure's values over the recorded counted trials is the recorded measurement's value."""
-    ms = claims_mod.load_recorded()[f"{rec.parent.name}/{rec.name}"]["measurements"]
+    ms = judge.load_recorded()[f"{rec.parent.name}/{rec.name}"]["measurements"]
     cfg = json.loads((rec / exp / "config.json").read_text())
     desc = harness.descriptor(exp)
     keys = sorted({k for c in desc.configurations(cfg) for k in c})

@@ -9,10 +9,10 @@ import os
 import pandas as pd
 import pytest
 
+from pagelab.claims import registry
 from pagelab.core.prose import ratio_sentence
 from pagelab.core.stats import Estimate
 from pagelab.experiments import standby as sb
-from pagelab.run import published
 
 PAGE = os.sysconf("SC_PAGE_SIZE")
 WS = 128 << 20
@@ -79,7 +79,7 @@ TIMES = {"trim_only": [0.04, 0.05, 0.04, 0.045, 0.042], "flooded": [0.45, 0.5, 0
 def test_measurements_carry_the_claims_keys_with_order_statistic_cis() -> None:
     f = trials_frame(TIMES)
     meas = sb.measurements(sb.summarise(f), sb.ratios(f))
-    claims = published.load_claims().set_index("id")
+    claims = registry.load_claims().set_index("id")
     for cid in ("SB1", "SB2", "SB3", "MC2"):
         key = claims.loc[cid, "measurement"]
         assert key in meas, (cid, key)

@@ -1,7 +1,7 @@
 import pandas as pd
 
 from pagelab.core.records import write_json_atomic
-from pagelab.run import tidy
+from pagelab.data import tidy
 
 
 def rec(i, arm, status="ok", warmup=False, pswpin=5):

@@ -47,12 +47,11 @@ def test_in_the_copy_the_toy_is_an_experiment_by_its_name_alone(tmp_path):
         "import json\n"
         "from pagelab.core import notebooks\n"
         "from pagelab.experiments import harness\n"
-        "from pagelab.paper import claims\n"
         "from pagelab.system import config\n"
         "nb = notebooks.notebook('toy')\n"
         "print(json.dumps({'experiments': config.experiments(), 'block': config.load()['toy'],\n"
         "                  'name': harness.descriptor('toy').name,\n"
-        "                  'claims': sorted(claims.load_claims().query('experiment == \"toy\"')['id']),\n"
+        "                  'claims': sorted(harness.load_claims().query('experiment == \"toy\"')['id']),\n"
         "                  'code': [''.join(c['source']) for c in nb['cells'] if c['cell_type'] == 'code']}))\n")
     env = {**os.environ, "PYTHONPATH": str(repo / "src")}
     env.pop("PAGELAB_ROOT", None)

@@ -58,10 +58,10 @@ import yaml
 
 from pagelab import __version__
 from pagelab.core.records import write_json_atomic, write_text_atomic
-from pagelab.paper import fleet
+from pagelab.data import recording
+from pagelab.data.recording import RecordingError, record
 from pagelab.paper.report import write_index
-from pagelab.run import recording
-from pagelab.run.recording import RecordingError, record
+from pagelab.run import fleet
 from pagelab.system import config as _config
 from pagelab.system import state
 from pagelab.system.provenance import provenance
@@ -100,8 +100,8 @@ def _inputs(args: argparse.Namespace, dirs: tuple[str, ...] = (), claims: bool =
     for name in [names] if isinstance(names, str) else names:
         recording.resolve(name)
     if claims:
-        from pagelab.paper.claims import load_claims
-        from pagelab.run.published import claims_path
+        from pagelab.claims.registry import claims_path
+        from pagelab.experiments.harness import load_claims
 
         path = args.claims or claims_path()
         try:
@@ -222,9 +222,12 @@ def cmd_reliability(args: argparse.Namespace) -> int:
 
 def cmd_fleet_show(args: argparse.Namespace) -> int:
     _config.read_document(args.configfile or _config.default_config(), "YAML")  # missing or not YAML: exit 2
+    from pagelab.experiments.harness import descriptor
+
     cfg = fleet.raw_config(args.configfile)
     print(json.dumps({"plan": fleet.plan(cfg), "jobs": fleet.jobs(cfg),
-                      "blocks": {f"{h}/{e}": fleet.block(cfg, h, e) for h, e in fleet.jobs(cfg)}}, indent=1))
+                      "blocks": {f"{h}/{e}": fleet.block(cfg, h, e, split=descriptor(e).split)
+                                 for h, e in fleet.jobs(cfg)}}, indent=1))
     return 0
 
 
@@ -243,8 +246,10 @@ def cmd_fleet_lock(args: argparse.Namespace) -> int:
 
 
 def cmd_fleet_merge(args: argparse.Namespace) -> int:
-    frame = fleet.write_merge(args.plan, args.results, args.csv, args.tex, args.logs)
-    lacking = fleet.missing_hosts(frame)
+    from pagelab.paper import fleetmerge
+
+    frame = fleetmerge.write_merge(args.plan, args.results, args.csv, args.tex, args.logs)
+    lacking = fleetmerge.missing_hosts(frame)
     print(frame.to_string(index=False))
     if lacking:
         print("pagelab fleet: hosts without complete results: " + ", ".join(lacking))
@@ -333,8 +338,8 @@ def cmd_write_json(args: argparse.Namespace) -> int:
 def cmd_tidy(args: argparse.Namespace) -> int:
     """One Parquet row per trial; then the checks (failed trials, missing configurations,
     empty columns or counters), which fail the command."""
+    from pagelab.data import tidy
     from pagelab.experiments.harness import descriptor
-    from pagelab.run import tidy
 
     name = _config.check_experiment(args.experiment)
     block = _config.check_block(name, _config.read_document(args.config), source=args.config, machine=False)
@@ -358,7 +363,7 @@ def cmd_tidy(args: argparse.Namespace) -> int:
 
 
 def cmd_published(args: argparse.Namespace) -> int:
-    from pagelab.run.published import write_claims_table, write_macros
+    from pagelab.claims.registry import write_claims_table, write_macros
 
     _inputs(args, claims=True)
     write_claims_table(args.table, args.claims)
@@ -367,10 +372,11 @@ def cmd_published(args: argparse.Namespace) -> int:
 
 
 def cmd_verdicts(args: argparse.Namespace) -> int:
-    from pagelab.paper.claims import write_verdicts
+    from pagelab.claims.judge import write_verdicts
+    from pagelab.experiments.harness import load_claims
 
     _inputs(args, dirs=("results",), claims=True)
-    write_verdicts(args.results, args.tex, args.csv, args.claims, args.profile, args.macros)
+    write_verdicts(args.results, args.tex, args.csv, load_claims(args.claims), args.profile, args.macros)
     return 0
 
 
@@ -383,7 +389,7 @@ def cmd_compare_section(args: argparse.Namespace) -> int:
 
 
 def cmd_appendix(args: argparse.Namespace) -> int:
-    from pagelab.analysis import appendix
+    from pagelab.paper import appendix
 
     for name in args.experiments:
         _config.check_experiment(name)
@@ -399,10 +405,12 @@ def cmd_index(args: argparse.Namespace) -> int:
 
 
 def cmd_claims(args: argparse.Namespace) -> int:
-    from pagelab.paper import claims
+    from pagelab.claims import judge
+    from pagelab.experiments.harness import load_claims
 
-    _inputs(args, dirs=("results",), claims=args.action in ("history", "figure"))
-    return claims.run(args)
+    judging = args.action in ("history", "figure")
+    _inputs(args, dirs=("results",), claims=judging)
+    return judge.run(args, load_claims(args.claims) if judging else None)
 
 
 def cmd_paper(args: argparse.Namespace) -> int:

@@ -20,16 +20,23 @@ LAYERS: tuple[tuple[str, tuple[str, ...]], ...] = (
     # System state and counters: what changes the machine (journaled), what reads it, what the
     # machine is (provenance) and the configuration checked against it.
     ("system", ("pagelab.system",)),
-    # Running trials, devices and tools, and the data they read and write: the native tools,
-    # the trial loop and its progress, the emulated devices, the hogs and the victim, the
-    # Superfetch-like agent, trial records as a table, recorded runs, the published values.
+    # The data runs leave: recorded runs (data/recorded/) and trial records as a table.
+    ("data", ("pagelab.data",)),
+    # The published claims: the registry (claims.csv), its changelog, and the verdicts on them.
+    # Below the trials, whose stopping rule reads the registry; the rule for unnamed hardware,
+    # which needs every experiment's descriptor, is the experiments' (harness.load_claims).
+    ("claims", ("pagelab.claims",)),
+    # Running trials, devices and tools: the native tools, the trial loop and its progress, the
+    # emulated devices, the hogs and the victim, the Superfetch-like agent, the stopping rule,
+    # where a run's time went, and the fleet's jobs and their plan.
     ("run", ("pagelab.run",)),
     # The experiments: the one harness and each experiment's module.
     ("experiments", ("pagelab.experiments",)),
-    # Analysis across experiments and runs: two runs side by side, the appendix.
+    # Analysis across experiments and runs: two runs side by side, the CI runs.
     ("analysis", ("pagelab.analysis",)),
-    # Claims and the paper at the top, with what drives everything: verdicts, the paper, the
-    # results page, the fleet's merge, and the command line (`pagelab.cli`, the console script).
+    # The paper at the top, with what drives everything: the paper and its lint, the appendix,
+    # the results page, the fleet's merge and section, and the command line (`pagelab.cli`, the
+    # console script).
     ("paper", ("pagelab.paper", "pagelab.cli")),
 )
 

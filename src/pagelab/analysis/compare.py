@@ -30,8 +30,8 @@ import pandas as pd
 from pagelab.core import stats
 from pagelab.core.latex import escape, fmt
 from pagelab.core.records import write_text_atomic
+from pagelab.data import recording
 from pagelab.experiments import harness
-from pagelab.run import recording
 from pagelab.system.config import experiments
 
 NOISE = 0.05

@@ -3,7 +3,7 @@
 Each experiment writes results/<name>/measurements.json: {key: {value, ci_low, ci_high, unit,
 n, method}}. Each claim in data/published/claims.csv names the measurement that is its most
 faithful twin, a window written down before any run, its kind and the profiles it may be
-judged in (see pagelab.run.published). Six verdicts:
+judged in (see pagelab.claims.registry). Six verdicts:
 - reproduced: the whole interval (the order-statistic interval of the median, named by the
   coverage it has at its n: 93.75 % at n = 5) lies inside the window;
 - not reproduced: the whole CI lies outside it;
@@ -26,7 +26,7 @@ judged in (see pagelab.run.published). Six verdicts:
   a ratio that keeps the balance of two such parts (`hardware: unnamed balance: ...`).
 A sensitivity row (`sensitivity`: the id of the claim whose twin it varies) is judged the same
 way and shown beside its claim; it is not one of the published claims the counts add up.
-Kinds (published.KINDS): a point or a ratio against its window (x0.8-x1.25 unless a reason
+Kinds (registry.KINDS): a point or a ratio against its window (x0.8-x1.25 unless a reason
 says otherwise), a range or a bound from the seed's words against that range (no other rule),
 and an order step by step: each step's ratio (an arm over the next, paired round by round)
 against a window around the seed's own step; the order is reproduced when every step is, not
@@ -57,15 +57,8 @@ from typing import Any
 
 import pandas as pd
 
-from pagelab.core.latex import escape, fmt, write_macros, write_table
-from pagelab.core.notebooks import dumps as notebook_text
-from pagelab.core.notebooks import notebook as experiment_notebook
-from pagelab.core.paths import root
-from pagelab.core.records import write_text_atomic
-from pagelab.core.stats import coverage_label, median_rank
-from pagelab.experiments import harness
-from pagelab.run import published
-from pagelab.run.published import (
+from pagelab.claims import changelog, registry
+from pagelab.claims.registry import (
     ABSOLUTE,
     judged_at,
     kind,
@@ -74,7 +67,13 @@ from pagelab.run.published import (
     unnamed_hardware,
     windows,
 )
-from pagelab.run.recording import recorded_dir, replay
+from pagelab.core.latex import escape, fmt, write_macros, write_table
+from pagelab.core.notebooks import dumps as notebook_text
+from pagelab.core.notebooks import notebook as experiment_notebook
+from pagelab.core.paths import root
+from pagelab.core.records import write_text_atomic
+from pagelab.core.stats import coverage_label, median_rank
+from pagelab.data.recording import recorded_dir, replay
 from pagelab.system.config import MIN_TRIALS, PROFILES
 
 REPRODUCED, NOT_REPRODUCED, INCONCLUSIVE = "reproduced", "not reproduced", "inconclusive"
@@ -82,17 +81,6 @@ BY_CONSTRUCTION, NOT_APPLICABLE = "by construction", "not applicable here"
 NOT_MEASURABLE = "not measurable here"
 VERDICTS = (REPRODUCED, NOT_REPRODUCED, INCONCLUSIVE, BY_CONSTRUCTION, NOT_MEASURABLE, NOT_APPLICABLE)
 MAX_MORE = 200  # more trials per configuration than this: more trials cannot settle it
-
-
-def load_claims(path: Path | str | None = None) -> pd.DataFrame:
-    """The claims file's rows (published.load_claims), held to the rule for unnamed hardware
-    with every experiment's own hardware (its descriptor's `own_hardware`): ValueError naming the
-    file and the claims that break it."""
-    frame = published.load_claims(path)
-    problems = published.hardware_problems(frame, harness.own_hardware())
-    if problems:
-        raise ValueError(f"{path or published.claims_path()}: " + "; ".join(problems))
-    return frame
 
 
 def load_measurements(results_dir: Path | str) -> tuple[dict[str, dict[str, Any]], dict[str, str]]:
@@ -302,9 +290,11 @@ def judge_all(claims: pd.DataFrame, measurements: dict[str, dict[str, Any]], ski
     return pd.DataFrame(rows)
 
 
-def verdicts(results_dir: Path | str, claims_path: Path | str | None = None, profile: str = "quick") -> pd.DataFrame:
+def verdicts(results_dir: Path | str, claims: pd.DataFrame, profile: str = "quick") -> pd.DataFrame:
+    """Every claim (the registry's rows, held to the rule for unnamed hardware:
+    pagelab.experiments.harness.load_claims) judged on one results directory's measurements."""
     measurements, skipped = load_measurements(results_dir)
-    return judge_all(load_claims(claims_path), measurements, skipped, profile)
+    return judge_all(claims, measurements, skipped, profile)
 
 
 def primary(table: pd.DataFrame) -> pd.DataFrame:
@@ -438,10 +428,9 @@ def macros(table: pd.DataFrame) -> dict[str, str]:
             "VerdictSummary": escape(summary_sentence(table))}
 
 
-def write_verdicts(results_dir: Path | str, out_tex: Path | str, out_csv: Path | str,
-                   claims_path: Path | str | None = None, profile: str = "quick",
-                   out_macros: Path | str | None = None) -> pd.DataFrame:
-    table = verdicts(results_dir, claims_path, profile)
+def write_verdicts(results_dir: Path | str, out_tex: Path | str, out_csv: Path | str, claims: pd.DataFrame,
+                   profile: str = "quick", out_macros: Path | str | None = None) -> pd.DataFrame:
+    table = verdicts(results_dir, claims, profile)
     cols = ["id", "published", "kind", "window", "ours", "value", "ci_low", "ci_high", "interval", "ratio", "n",
             "verdict", "note", "experiment", "measurement", "sensitivity"]
     write_text_atomic(out_csv, table[cols].to_csv(index=False))
@@ -491,7 +480,7 @@ def _round(x: Any) -> Any:
 
 def rebuild_recording(name: str, notebooks: Path | None = None) -> dict[str, Any]:
     """One recording's measurements as its notebooks compute them today: every experiment
-    replayed into a temporary results directory (pagelab.run.recording.replay) and its notebook run
+    replayed into a temporary results directory (pagelab.data.recording.replay) and its notebook run
     by papermill, as `make PROFILE=recorded` would, without the paper."""
     rec = recorded_dir() / name
     fingerprint = _fingerprint(rec)
@@ -644,13 +633,12 @@ def figure_runs(results_dir: Path | str, profile: str, recording: str = "",
     return runs
 
 
-def write_figure(results_dir: Path | str, out: Path | str, html: Path | str | None = None,
-                 claims_path: Path | str | None = None, profile: str = "quick", recording: str = "") -> pd.DataFrame:
+def write_figure(results_dir: Path | str, out: Path | str, claims: pd.DataFrame, html: Path | str | None = None,
+                 profile: str = "quick", recording: str = "") -> pd.DataFrame:
     """The verdict figure (PDF for the paper, PNG beside it) and an HTML page with it and the
     verdicts of every run."""
     from pagelab.core import plots  # matplotlib and seaborn: 0.4-1.1 s at import, only the figure needs them
 
-    claims = load_claims(claims_path)
     runs = figure_runs(results_dir, profile, recording)
     rows = forest_rows(claims, runs)
     plots.theme()
@@ -686,9 +674,11 @@ def write_html(path: Path, png: Path, claims: pd.DataFrame, runs: list[Run]) -> 
 
 
 # --------------------------------------------------------------------------- command line
-def run(args: Any) -> int:
+def run(args: Any, claims: pd.DataFrame | None) -> int:
     """Carries out `pagelab claims ACTION` (parsed by pagelab.cli, which checks its inputs first:
-    a refused input exits 2 there, while an error here is a failure of the run, exit 1)."""
+    a refused input exits 2 there, while an error here is a failure of the run, exit 1); `claims`
+    are the registry's rows held to the rule for unnamed hardware, for the actions that judge
+    (history, figure)."""
     if args.action == "recorded":
         doc = write_recorded(args.recording or None)
         print(f"{recorded_path()}: {', '.join(doc['recordings'])}")
@@ -697,19 +687,20 @@ def run(args: Any) -> int:
         print("\n".join(stale) or "every recording's stored measurements are current")
         return 1 if stale else 0
     elif args.action == "history":
-        claims = load_claims(args.claims)
+        assert claims is not None
         unknown = sorted(set(args.ids) - set(claims["id"]))
         if unknown:
             print(f"pagelab claims history: no claim {', '.join(unknown)} in "
-                  f"{args.claims or published.claims_path()}", file=sys.stderr)
+                  f"{args.claims or registry.claims_path()}", file=sys.stderr)
             return 2
         for cid, text in verdict_strings(claims).items():
             if not args.ids or cid in args.ids:
                 print(f"{cid}: {text}")
     elif args.action == "changelog":
-        problems, skip = published.changelog_problems()
+        problems, skip = changelog.changelog_problems()
         print(skip or "\n".join(problems) or "every judging change since a recording is in the changelog")
         return 1 if problems else 0
     else:
-        write_figure(args.results, args.output, args.html, args.claims, args.profile, args.recording)
+        assert claims is not None
+        write_figure(args.results, args.output, claims, args.html, args.profile, args.recording)
     return 0

@@ -1,5 +1,6 @@
-"""The published claims (data/published/claims.csv) that this repository reproduces, and the
-changelog beside them (data/published/claims_changelog.csv).
+"""The published claims (data/published/claims.csv) that this repository reproduces: the
+registry, read and checked here; its changelog is pagelab.claims.changelog's, the verdicts
+pagelab.claims.judge's.
 
 One row per claim: its id, wording, value, unit, its source (the seed article's key in
 paper/refs.bib, which the paper's table of claims cites), the experiment
@@ -40,30 +41,24 @@ before any run:
 
 A measurement made on this machine's own disk or CPU (each experiment's descriptor names its
 keys: `own_hardware`) and judged as an absolute figure must say in `hardware` which it is:
-`hardware_problems` refuses it otherwise (pagelab.paper.claims.load_claims applies it with every
-experiment's table), so the one rule for unnamed hardware is applied to every claim by code, not
+`hardware_problems` refuses it otherwise (pagelab.experiments.harness.load_claims applies it with
+every experiment's table), so the one rule for unnamed hardware is applied to every claim by code, not
 by remembering.
 
-Once a recording exists (data/recorded/<machine>/<profile>/, each experiment's provenance
-names its commit), claims.csv is the pre-registration: any change of a judging column
-(JUDGING) after that commit needs a row in the changelog (CHANGELOG_COLUMNS; `changelog_problems`
-checks it against every recording's commit), and so does a parameter of the stopping rule
-(STOPPING) that differs from what a recording ran with.
+Once a recording exists, claims.csv is the pre-registration: a change of a judging column after
+it needs a row in the changelog (pagelab.claims.changelog).
 The paper's table of claims is generated from this file only.
 """
 
 from __future__ import annotations
 
 import io
-import json
 import math
 import re
-import subprocess
 from collections.abc import Mapping
 from pathlib import Path
 
 import pandas as pd
-import yaml
 
 from pagelab.core.latex import escape, write_table
 from pagelab.core.latex import write_macros as _write
@@ -78,17 +73,6 @@ JUDGES = ("window", "order")
 KINDS = ("point", "range", "bound", "ratio", "order")
 ABSOLUTE = ("point", "range", "bound")  # kinds whose figure carries the seed's hardware
 DEFAULT_WIDTH = (0.8, 1.25)  # a point value's window without a reason of its own
-# The columns that decide a verdict: a change of any of them after a recording is logged.
-JUDGING = ["measurement", "judge", "window_low", "window_high", "window_reason", "twin", "construction",
-           "profiles", "kind", "hardware", "sensitivity"]
-CHANGELOG_COLUMNS = ["date", "claim", "column", "old", "new", "reason", "verdicts_before", "verdicts_after"]
-CLAIM_ROW = "claim"  # a changelog row's column for a whole claim added ("added") or removed ("removed")
-# The stopping rule's parameters (pagelab.run.sequential): they decide how many trials stand behind
-# each verdict, so a change of one after a recording is logged too, as column repetitions.<key> of
-# row SCHEMA_ROW (a default in definitions.repetitions) or <experiment>/<profile> (a profile's own).
-STOPPING = ["n_min", "n_max", "ci_pct", "verdict_look_every", "verdict_margin_pct", "verdict_interim_level"]
-STOPPING_COLUMNS = [f"repetitions.{k}" for k in STOPPING]
-SCHEMA_ROW = "schema"
 
 
 def bib_path() -> Path:
@@ -102,10 +86,6 @@ def bib_keys(path: Path | str | None = None) -> set[str]:
 
 def claims_path() -> Path:
     return root() / "data" / "published" / "claims.csv"
-
-
-def changelog_path() -> Path:
-    return root() / "data" / "published" / "claims_changelog.csv"
 
 
 def _number(text: str) -> float:
@@ -161,7 +141,7 @@ def unnamed_balance(claim: dict[str, str]) -> str | None:
 
 
 def judged_here(claim: dict[str, str], profile: str) -> bool:
-    """Whether the judge (pagelab.paper.claims.judge) can give the claim reproduced or not
+    """Whether the judge (pagelab.claims.judge.judge) can give the claim reproduced or not
     reproduced at `profile`: judged at its scale, not an absolute figure of unnamed hardware nor
     a ratio keeping an unnamed balance, not by construction (the measurements may still make it
     by construction, censored or not applicable when they come)."""
@@ -258,7 +238,7 @@ def read_claims(text: str, where: str) -> pd.DataFrame:
 def load_claims(path: Path | str | None = None) -> pd.DataFrame:
     """The claims file's rows, each checked on its own and against the others and refs.bib
     (ValueError naming the claims); the rule for unnamed hardware needs the experiments' tables
-    and is pagelab.paper.claims.load_claims's."""
+    and is pagelab.experiments.harness.load_claims's."""
     path = path or claims_path()
     frame = read_claims(Path(path).read_text(), str(path))
     empty = frame[(frame[COLUMNS] == "").any(axis=1)]
@@ -278,179 +258,6 @@ def load_claims(path: Path | str | None = None) -> pd.DataFrame:
     if problems:
         raise ValueError(f"{path}: " + "; ".join(problems))
     return frame
-
-
-# --------------------------------------------------------------------------- the changelog
-def load_changelog(path: Path | str | None = None) -> pd.DataFrame:
-    """The changelog's rows (date, claim, column, old, new, reason, verdicts before and after),
-    each checked: a real date, a judging column (or `claim` for a claim added or removed), a
-    reason and the verdicts on every recording."""
-    path = Path(path or changelog_path())
-    if not path.exists():
-        return pd.DataFrame(columns=CHANGELOG_COLUMNS)
-    frame = pd.read_csv(path, dtype=str, keep_default_na=False).fillna("")
-    missing = [c for c in CHANGELOG_COLUMNS if c not in frame.columns]
-    if missing:
-        raise ValueError(f"{path}: missing column(s) {', '.join(missing)}")
-    problems = []
-    for i, r in enumerate(frame.to_dict("records"), start=2):
-        if not re.fullmatch(r"\d{4}-\d{2}-\d{2}", r["date"]):
-            problems.append(f"line {i}: date {r['date']!r} is not YYYY-MM-DD")
-        if r["column"] not in JUDGING + [CLAIM_ROW] + STOPPING_COLUMNS:
-            problems.append(f"line {i}: column {r['column']!r} is not a judging column ({', '.join(JUDGING)}), "
-                            f"{CLAIM_ROW!r} or a stopping rule's ({', '.join(STOPPING_COLUMNS)})")
-        if r["column"] == CLAIM_ROW and r["new"] not in ("added", "removed"):
-            problems.append(f"line {i}: a {CLAIM_ROW!r} row's new value is 'added' or 'removed'")
-        for col in ("claim", "reason", "verdicts_before", "verdicts_after"):
-            if not r[col].strip():
-                problems.append(f"line {i}: {col} is empty")
-    if problems:
-        raise ValueError(f"{path}: " + "; ".join(problems))
-    return frame
-
-
-def _covered(rows: list[dict[str, str]], old: str, new: str) -> bool:
-    """A chain of logged changes (in the file's order, each row's new the next one's old) from
-    `old` to `new`."""
-    for i, first in enumerate(rows):
-        if first["old"] != old:
-            continue
-        value = old
-        for r in rows[i:]:
-            if r["old"] != value:
-                break
-            value = r["new"]
-            if value == new:
-                return True
-    return False
-
-
-def differences(before: pd.DataFrame, after: pd.DataFrame) -> list[tuple[str, str, str, str]]:
-    """(claim, column, old, new) for every judging column that differs, and (claim, 'claim',
-    '', 'added' | 'present', 'removed') for a claim that is new or gone."""
-    b, a = before.set_index("id"), after.set_index("id")
-    out = []
-    for cid in a.index:
-        if cid not in b.index:
-            out.append((cid, CLAIM_ROW, "", "added"))
-            continue
-        for col in JUDGING:
-            old = str(b.loc[cid, col]) if col in b.columns else ""
-            new = str(a.loc[cid, col]) if col in a.columns else ""
-            if old != new:
-                out.append((cid, col, old, new))
-    out += [(cid, CLAIM_ROW, "present", "removed") for cid in b.index if cid not in a.index]
-    return out
-
-
-def recording_commits(repo: Path | None = None) -> dict[str, list[str]]:
-    """Every commit a recording was made from (data/recorded/<machine>/<profile>/<experiment>/
-    provenance.json), with the recordings made from it."""
-    repo = repo or root()
-    out: dict[str, list[str]] = {}
-    for prov in sorted((repo / "data" / "recorded").glob("*/*/*/provenance.json")):
-        commit = (json.loads(prov.read_text()).get("git") or {}).get("commit")
-        if commit:
-            out.setdefault(commit, []).append(str(prov.parent.relative_to(repo / "data" / "recorded")))
-    return out
-
-
-def claims_at(commit: str, repo: Path | None = None) -> tuple[str | None, str]:
-    """claims.csv as it was at `commit`, or (None, why git could not show it here)."""
-    try:
-        out = subprocess.run(["git", "show", f"{commit}:data/published/claims.csv"], cwd=repo or root(),
-                             capture_output=True, text=True, timeout=60)
-    except OSError as exc:
-        return None, f"git cannot run here ({exc.strerror})"
-    if out.returncode == 0:
-        return out.stdout, ""
-    err = (out.stderr.strip().splitlines() or ["no message"])[0]
-    if any(w in err for w in ("bad object", "unknown revision", "invalid object", "not a valid object",
-                              "does not exist", "not a git repository", "exists on disk, but not in")):
-        return None, (f"the recordings' commit {commit[:10]} is not in this checkout's git history (a shallow "
-                      "clone or an export)")
-    return None, f"git cannot read this checkout's history here: {err}"
-
-
-def _param(v: object) -> str:
-    return f"{float(v):g}" if isinstance(v, (int, float)) and not isinstance(v, bool) else str(v)
-
-
-def stopping_rule(repo: Path) -> dict[tuple[str, str], dict[str, tuple[str, str]]]:
-    """The stopping rule each experiment's profile runs with now, from the schema (config/schema.yaml
-    and config/schema/*.yaml): (experiment, profile) -> {key: (value, the changelog row that
-    sets it: <experiment>/<profile> for the profile's own block, SCHEMA_ROW for a default of
-    definitions.repetitions)}."""
-    paths = [repo / "config" / "schema.yaml", *sorted((repo / "config" / "schema").glob("*.yaml"))]
-    docs = [yaml.safe_load(p.read_text()) or {} for p in paths if p.exists()]
-    defaults = {}
-    for doc in docs:
-        props = ((doc.get("definitions") or {}).get("repetitions") or {}).get("properties") or {}
-        defaults.update({k: _param(props[k]["default"]) for k in STOPPING
-                         if isinstance(props.get(k), dict) and "default" in props[k]})
-    out: dict[tuple[str, str], dict[str, tuple[str, str]]] = {}
-    for doc in docs:
-        for exp, block in (doc.get("properties") or {}).items():
-            for profile, sub in ((block or {}).get("properties") or {}).items() if isinstance(block, dict) else []:
-                default = sub.get("default") if isinstance(sub, dict) else None
-                reps = default.get("repetitions") if isinstance(default, dict) else None
-                if isinstance(reps, dict):
-                    out[(exp, profile)] = {k: (_param(reps[k]), f"{exp}/{profile}") if k in reps
-                                           else (defaults.get(k, ""), SCHEMA_ROW) for k in STOPPING}
-    return out
-
-
-def stopping_differences(repo: Path) -> list[tuple[str, str, str, str, str]]:
-    """(row, repetitions.<key>, old, new, recording) for every stopping parameter that a
-    recording (its config.json's repetitions; '' for a key it ran without) ran with and that
-    the schema now sets otherwise, once per row, column, old and new."""
-    now = stopping_rule(repo)
-    seen: dict[tuple[str, str, str, str], list[str]] = {}
-    for cfg_path in sorted((repo / "data" / "recorded").glob("*/*/*/config.json")):
-        cfg = json.loads(cfg_path.read_text())
-        exp, profile = cfg_path.parent.name, cfg.get("profile", cfg_path.parent.parent.name)
-        rule = now.get((exp, profile))
-        if rule is None:
-            continue
-        ran = cfg.get("repetitions") or {}
-        for k in STOPPING:
-            old = _param(ran[k]) if k in ran else ""
-            new, row = rule[k]
-            if old != new:
-                seen.setdefault((row, f"repetitions.{k}", old, new), []).append(
-                    str(cfg_path.parent.relative_to(repo / "data" / "recorded")))
-    return [(row, col, old, new, ", ".join(recs)) for (row, col, old, new), recs in sorted(seen.items())]
-
-
-def changelog_problems(repo: Path | None = None) -> tuple[list[str], str | None]:
-    """Every judging change since a recording's commit that the changelog does not log, of
-    claims.csv's judging columns or of the stopping rule's parameters in the schema:
-    (problems, None), or ([], why the check cannot run here: no recording, or no git history)."""
-    repo = Path(repo or root())
-    commits = recording_commits(repo)
-    if not commits:
-        return [], "no recording in data/recorded/: nothing is pre-registered yet"
-    now = read_claims((repo / "data" / "published" / "claims.csv").read_text(), "claims.csv")
-    log = load_changelog(repo / "data" / "published" / "claims_changelog.csv").to_dict("records")
-    problems = []
-    for commit, recordings in commits.items():
-        text, why = claims_at(commit, repo)
-        if text is None:
-            return [], f"{why}: the changelog cannot be checked against it"
-        for cid, col, old, new in differences(read_claims(text, f"claims.csv at {commit[:10]}"), now):
-            rows = [r for r in log if r["claim"] == cid and r["column"] == col]
-            if col == CLAIM_ROW and any(r["new"] == new for r in rows):
-                continue
-            if col != CLAIM_ROW and _covered(rows, old, new):
-                continue
-            problems.append(f"{cid}.{col} changed since commit {commit[:10]} (recording "
-                            f"{', '.join(sorted(recordings))}) from {old!r} to {new!r} without a row in "
-                            "data/published/claims_changelog.csv")
-    for row, col, old, new, recordings in stopping_differences(repo):
-        if not _covered([r for r in log if r["claim"] == row and r["column"] == col], old, new):
-            problems.append(f"{row}.{col} is {new!r} in the schema where {recordings} ran with {old!r}, "
-                            "without a row in data/published/claims_changelog.csv")
-    return problems, None
 
 
 # --------------------------------------------------------------------------- the paper's tables

@@ -1,3 +1,3 @@
 """The core layer: libraries that touch nothing on the machine (paths, sizes, records on disk,
-LaTeX text, statistics, fits, prose from estimates, the paper lint, figures).
+LaTeX text, statistics, fits, prose from estimates, figures, the notebook from its template).
 """

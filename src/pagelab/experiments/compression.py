@@ -35,6 +35,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
+from pagelab.claims import registry
 from pagelab.core import plots, records
 from pagelab.core.latex import escape, fmt
 from pagelab.core.prose import comparison_rows, finding
@@ -42,7 +43,7 @@ from pagelab.core.stats import Estimate, interval_name, median_ci, paired_ratio_
 from pagelab.core.units import parse_size
 from pagelab.experiments import harness
 from pagelab.experiments.harness import entry
-from pagelab.run import published, sequential, trials
+from pagelab.run import sequential, trials
 from pagelab.run.tools import iobench_job_cmd, pinned_to_one_cpu, run_json
 from pagelab.run.victim import Victim
 from pagelab.system import counters, state
@@ -495,7 +496,7 @@ def analyse(results_dir: Path | str, profile: str) -> harness.Analysis:
     corpus = res.provenance.get("corpus")
     summary = summarise(trials_) if len(trials_) else trials_
     paired = ratios(trials_) if len(trials_) else {}
-    references = {c: published.value(c) for c in ("MC1", "MC3")}
+    references = {c: registry.value(c) for c in ("MC1", "MC3")}
     codec = trials_[trials_["arm"] == "codec"] if len(trials_) else trials_
     return harness.Analysis(
         res, f"{res.describe(profile)}; corpus {corpus}", summary,

@@ -34,6 +34,7 @@ from typing import Any
 
 import pandas as pd
 
+from pagelab.claims import registry
 from pagelab.core import plots, records
 from pagelab.core.latex import escape, fmt
 from pagelab.core.prose import comparison_rows, finding
@@ -41,7 +42,7 @@ from pagelab.core.stats import Estimate, coverage_label, interval_name, median_c
 from pagelab.core.units import parse_size
 from pagelab.experiments import harness
 from pagelab.experiments.harness import entry
-from pagelab.run import devices, published, sequential, trials
+from pagelab.run import devices, sequential, trials
 from pagelab.run.tools import iobench_crystalmark_cmd, run_json, schema_options, simdisk_model_cmd
 from pagelab.system import state
 
@@ -374,7 +375,7 @@ def macros(summary: pd.DataFrame, rat: dict[str, Estimate], cfg: dict[str, Any],
         "CrystalmarkTieredRRSixtyFourK": get("tiered", "rand_read_64k"),
         "CrystalmarkTieredReusedRRSixtyFourK": get("tiered_reused", "rand_read_64k"),
         "CrystalmarkHddSeqRead": get("hdd", "seq_read"),
-        "CrystalmarkModelSentence": model_sentence(summary, modelled, published.value("CM1")),
+        "CrystalmarkModelSentence": model_sentence(summary, modelled, registry.value("CM1")),
         "CrystalmarkTierStick": escape(tier_stick(cfg) or "none"),
         "CrystalmarkPhaseSentence": phase_sentence(phases),
         "CrystalmarkTierModelSentence": tier_model_sentence(modelled, summary),

@@ -24,9 +24,10 @@ from matplotlib.figure import Figure
 
 # plots (matplotlib and seaborn, about 0.6 s at import) at the top: every experiment's `analyse`
 # names its figures, so an experiment module costs that once per `pagelab trial` as well
+from pagelab.claims import registry
 from pagelab.core import latex, plots, records
 from pagelab.core.stats import tukey_outliers
-from pagelab.run import devices, progress, published, sequential, trials
+from pagelab.run import devices, progress, sequential, trials
 from pagelab.run.tools import tool_path
 from pagelab.system import state
 from pagelab.system.config import device_profiles, experiments, load_schema, run_hash
@@ -97,7 +98,7 @@ class Experiment:
     check: Callable[[Cfg], None] | None = None
     # Its measurements taken on this machine's own disk or CPU, not on an emulated device built
     # from hardware a seed names: measurement key prefix -> which hardware (the claims' rule for
-    # unnamed hardware: pagelab.paper.claims.load_claims).
+    # unnamed hardware: load_claims).
     own_hardware: dict[str, str] = field(default_factory=dict)
     # How the statistic of each measurement key a claim reads is computed from the trials so far
     # (sequential.Measure): the arms those claims judge stop once their verdicts are settled.
@@ -156,6 +157,17 @@ def own_hardware() -> dict[str, str]:
     return table
 
 
+def load_claims(path: Path | str | None = None) -> pd.DataFrame:
+    """The claims file's rows (registry.load_claims), held to the rule for unnamed hardware
+    with every experiment's own hardware (its descriptor's `own_hardware`): ValueError naming the
+    file and the claims that break it. What the verdicts (pagelab.claims.judge) judge."""
+    frame = registry.load_claims(path)
+    problems = registry.hardware_problems(frame, own_hardware())
+    if problems:
+        raise ValueError(f"{path or registry.claims_path()}: " + "; ".join(problems))
+    return frame
+
+
 def execute(
     name: str,
     cfg: dict[str, Any],
@@ -197,7 +209,7 @@ def execute(
         prov["device_profiles"] = profiles  # the profiles' digests, which the run hash covers
     prov.update(extra_provenance or {})
     reps = cfg["repetitions"]
-    held, unheld = sequential.judges(name, published.load_claims(), measures or {}, cfg.get("profile", "quick"))
+    held, unheld = sequential.judges(name, registry.load_claims(), measures or {}, cfg.get("profile", "quick"))
     rule = sequential.rule(reps, held)
     prov["stopping_rule"] = {"looks": rule.looks(), "interim_level": rule.level(), "margin_pct": rule.margin_pct,
                              "judged": sorted({f"{j.claim}: {'/'.join(j.measure.confs)}" for j in held}),
@@ -404,7 +416,7 @@ def rounded(estimates: dict[str, Any]) -> dict[str, tuple[float, float, float, i
 
 def entry(value: float, lo: float, hi: float, unit: str, n: int, method: str,
           coverage: float | None = None) -> dict[str, Any]:
-    """One measurements.json entry: what pagelab.paper.claims reads (value, its CI, unit, the
+    """One measurements.json entry: what pagelab.claims.judge reads (value, its CI, unit, the
     counted trials behind it, and how the interval was made), and the interval's coverage where
     it is not that of an order-statistic interval of n values (claims.coverage computes that)."""
     out = {"value": float(value), "ci_low": float(lo), "ci_high": float(hi), "unit": unit, "n": int(n),

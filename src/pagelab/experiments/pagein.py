@@ -20,13 +20,14 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
+from pagelab.claims import registry
 from pagelab.core import plots
 from pagelab.core.latex import escape, fmt
 from pagelab.core.stats import interval_name, median_ci
 from pagelab.core.units import parse_size
 from pagelab.experiments import harness
 from pagelab.experiments.harness import entry
-from pagelab.run import published, sequential, trials
+from pagelab.run import sequential, trials
 from pagelab.run.devices import emulated_swap
 from pagelab.run.victim import Victim, out_and_back_reason, push_out
 from pagelab.system import counters, mm, state
@@ -198,8 +199,8 @@ def analyse(results_dir: Path | str, profile: str) -> harness.Analysis:
         fig = plots.lines_by_group(summary.rename(columns={"lo": "mbps_lo", "hi": "mbps_hi"}), "page_cluster",
                                    "mbps", "access", xlabel="vm.page-cluster (read-ahead of 2^N pages)",
                                    ylabel="page-in MB/s",
-                                   references={"seed 000: worst case (PG1)": published.value("PG1"),
-                                               "seed 000: observed, at most (PG2)": published.value("PG2")})
+                                   references={"seed 000: worst case (PG1)": registry.value("PG1"),
+                                               "seed 000: observed, at most (PG2)": registry.value("PG2")})
         fig.axes[0].set_yscale("log")
         fig.axes[0].set_title(f"page-in from swap on {cfg['device']}, {profile} profile")
         return fig

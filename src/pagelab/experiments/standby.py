@@ -40,6 +40,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
+from pagelab.claims import registry
 from pagelab.core import plots
 from pagelab.core.latex import escape, fmt
 from pagelab.core.prose import comparison_rows, finding
@@ -47,7 +48,7 @@ from pagelab.core.stats import Estimate, interval_name, median_ci, paired_ratio_
 from pagelab.core.units import parse_size
 from pagelab.experiments import harness
 from pagelab.experiments.harness import entry
-from pagelab.run import published, sequential, trials
+from pagelab.run import sequential, trials
 from pagelab.run.tools import cacheflood_cmd
 from pagelab.run.victim import Victim
 from pagelab.system import counters, state
@@ -340,7 +341,7 @@ def analyse(results_dir: Path | str, profile: str) -> harness.Analysis:
 
     def figure() -> plots.plt.Figure:
         fig = plots.bars_ci(summary, "arm", "per_ref_s", "per_ref_s_lo", "per_ref_s_hi",
-                            ylabel="re-touch time per 2 GB (s)", reference=published.value("SB2"),
+                            ylabel="re-touch time per 2 GB (s)", reference=registry.value("SB2"),
                             reference_label="seed 004, flooded (SB2)",
                             points=trials_.rename(columns={"retouch_s_per_ref": "per_ref_s"}))
         fig.axes[0].set_title(f"standby, {profile} profile")

@@ -15,13 +15,14 @@ from typing import Any
 import pandas as pd
 import yaml
 
+from pagelab.claims.changelog import changelog_problems, load_changelog
+from pagelab.claims.registry import load_claims
 from pagelab.core.latex import escape, fmt, macros_text, write_table
 from pagelab.core.paths import root
 from pagelab.core.records import write_text_atomic
+from pagelab.data.recording import source
 from pagelab.experiments.harness import read_json
 from pagelab.run import tools
-from pagelab.run.published import changelog_problems, load_changelog, load_claims
-from pagelab.run.recording import source
 from pagelab.system import provenance, state
 
 PACKAGES = ["snakemake", "papermill", "numpy", "scipy", "pandas", "seaborn", "matplotlib", "statsmodels"]

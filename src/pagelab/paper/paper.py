@@ -13,10 +13,10 @@ import shutil
 import subprocess
 from pathlib import Path
 
-from pagelab.core.paperlint import lint
 from pagelab.core.paths import root
 from pagelab.core.records import write_text_atomic
 from pagelab.experiments.harness import descriptor
+from pagelab.paper.paperlint import lint
 from pagelab.system import config
 
 _UNDEFINED = re.compile(r"(Reference|Citation) `[^']*' .*undefined|There were undefined references")

@@ -32,7 +32,7 @@ from typing import Any
 import yaml
 
 from pagelab.core.paths import root
-from pagelab.run.tidy import flatten
+from pagelab.data.tidy import flatten
 from pagelab.run.tools import ToolError, run_json, simdisk_model_cmd, simdisk_mount_cmd
 from pagelab.run.trials import TrialFailed, Validity
 from pagelab.system import state

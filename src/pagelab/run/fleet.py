@@ -1,19 +1,21 @@
-"""The experiment matrix across a fleet of hosts, and the merge of what came back.
+"""The experiment matrix across a fleet of hosts: its jobs and one job on a host.
 
 The `fleet:` block of config/config.yaml names the hosts (name plus free-form labels), the
 experiments each runs and the profile. workflow/rules/fleet.smk turns it into one trial job per
 (host, experiment), run on that host by a Snakemake executor plugin (slurm or cluster-generic,
-workflow/profiles/), writing under results/fleet/<host>/<experiment>/. The merge reads whatever
-came back: one row per host with its labels, the experiments that completed and the ones missing
-(with the reason when one is known), each host's headline medians, `pagelab compare` of the host
-against the baseline host, and the host's verdict counts. A host that failed or never answered
-is named as missing; it never makes the merge fail.
+workflow/profiles/), writing under results/fleet/<host>/<experiment>/. The order the jobs are
+submitted in is pagelab.run.fleetplan's; the merge of what came back, and the paper's section on
+it, are pagelab.paper.fleetmerge's.
+
+An experiment whose run the fleet splits between its hosts (Experiment.split, payoff's grid)
+is split by the function its descriptor names, which the caller hands in (`split`): this layer
+stands below the experiments.
 
 The commands (defined in pagelab.cli, calling this module):
   pagelab fleet trial HOST EXPERIMENT --config JSON --output DIR   one job, on HOST
-  pagelab fleet merge --plan JSON --results DIR --csv CSV --tex TEX  (and headlines.pdf beside TEX)
   pagelab fleet show [--configfile F]                              the jobs, as JSON
   pagelab fleet lock HOST -- COMMAND...                            COMMAND under the host's lock
+  pagelab fleet cells EXPERIMENT --plan JSON                       a split run's hosts in one directory
 
 Not for: reaching hosts (the executor plugin and the profile's submit script do that).
 """
@@ -28,6 +30,7 @@ import re
 import socket
 import stat
 import sys
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -36,10 +39,8 @@ import yaml
 from pagelab.core.records import write_json_atomic, write_text_atomic
 from pagelab.system import config as _config
 
-# The Snakefile imports this module while it is parsed (workflow/rules/fleet.smk): the merge's
-# claims, compare, plots, latex and pandas (1.5 s at import, python -X importtime), and the
-# experiment descriptors a split run asks (pandas with them), are imported by the functions that
-# need them, not here (0.14 s).
+# The Snakefile imports this module while it is parsed (workflow/rules/fleet.smk): pandas (about
+# 0.5 s at import, python -X importtime), which only merge_split needs, is imported there.
 
 ENV_HOST = "PAGELAB_FLEET_HOST"  # set by the submit path: the fleet host a job runs as
 ENV_SLURM_NODE = "SLURMD_NODENAME"  # set by Slurm in a job: the node it runs on
@@ -49,6 +50,9 @@ RAN_ON = "ran_on.json"
 LOCK_DIR = Path("/run/pagelab/fleet")
 ENV_LOCK_DIR = "PAGELAB_FLEET_LOCKDIR"
 HOST_NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]*")
+# An experiment's Experiment.split: the settings over its resolved block that give each host
+# its share of one run, from the block and the hosts that run it.
+Split = Callable[[dict[str, Any], list[str]], dict[str, dict[str, Any]]]
 
 
 # --------------------------------------------------------------------------- the fleet's jobs
@@ -101,11 +105,13 @@ def baseline(cfg: dict[str, Any]) -> str:
     return chosen
 
 
-def block(cfg: dict[str, Any], host: str, experiment: str, with_share: bool = True) -> dict[str, Any]:
+def block(cfg: dict[str, Any], host: str, experiment: str, *, split: Split | None,
+          with_share: bool = True) -> dict[str, Any]:
     """The resolved config block of one fleet job: the experiment's block in the fleet's profile,
     fleet.set[experiment] over it (validated and resolved like the experiment's own block), and
     scratch_dir <scratch_dir>/fleet/<host>; with `with_share`, the host's share of a split run
-    (`share`)."""
+    (`share`, by the experiment's `split`: its descriptor's, None when every host runs all of
+    it)."""
     fb = fleet_block(cfg)
     if (host, experiment) not in jobs(cfg):
         raise _config.ConfigError(f"fleet: host {host!r} does not run {experiment!r}")
@@ -128,17 +134,15 @@ def block(cfg: dict[str, Any], host: str, experiment: str, with_share: bool = Tr
         raise _config.ConfigError(f"fleet.set.{experiment}: {exc}") from exc
     resolved = _config.resolve(raw, schema)[experiment]
     if with_share:
-        resolved.update(share(cfg, experiment, resolved)[host])
+        resolved.update(share(cfg, experiment, resolved, split)[host])
     return {**resolved, "scratch_dir": f"{cfg.get('scratch_dir', 'scratch')}/fleet/{host}"}
 
 
-def share(cfg: dict[str, Any], experiment: str, resolved: dict[str, Any]) -> dict[str, dict[str, Any]]:
+def share(cfg: dict[str, Any], experiment: str, resolved: dict[str, Any],
+          split: Split | None) -> dict[str, dict[str, Any]]:
     """Per host that runs `experiment`, the settings that make its job that host's share of one
-    run (Experiment.split, from the resolved block); {} each when the run is not split."""
-    from pagelab.experiments.harness import descriptor
-
+    run (its Experiment.split, from the resolved block); {} each when the run is not split."""
     hosts_ = [h for h, e in jobs(cfg) if e == experiment]
-    split = descriptor(experiment).split
     return split(resolved, hosts_) if split is not None else {h: {} for h in hosts_}
 
 
@@ -185,18 +189,17 @@ def present(cfg: dict[str, Any], results: str | Path = "results/fleet", name: st
             if (results / h / e / "trials.csv").exists() and experiment in (None, e)]
 
 
-def is_split(cfg: dict[str, Any], experiment: str) -> bool:
+def is_split(cfg: dict[str, Any], experiment: str, split: Split | None) -> bool:
     """Whether the fleet splits `experiment`'s run between its hosts (some host's block names
-    a share of it: payoff's grid)."""
-    from pagelab.experiments.harness import descriptor
-
-    if descriptor(experiment).split is None:
+    a share of it, by the experiment's `split`: payoff's grid)."""
+    if split is None:
         return False
     first = next((h for h, e in jobs(cfg) if e == experiment), None)
     if first is None:
         return False
-    whole = {k: v for k, v in block(cfg, first, experiment, with_share=False).items() if k != "scratch_dir"}
-    return any(share(cfg, experiment, whole).values())
+    whole = {k: v for k, v in block(cfg, first, experiment, split=split, with_share=False).items()
+             if k != "scratch_dir"}
+    return any(share(cfg, experiment, whole, split).values())
 
 
 def read_plan(path: Path | str) -> dict[str, Any]:
@@ -305,207 +308,3 @@ def as_host(host: str, outdir: Path) -> int:
     write_json_atomic(outdir / RAN_ON, {"host": host, "as": actual, "hostname": socket.gethostname(),
                                         "pid": os.getpid()})
     return 0
-
-
-# --------------------------------------------------------------------------- the merge
-def _log_reason(log: Path) -> str:
-    try:
-        lines = [ln.strip() for ln in log.read_text(errors="replace").splitlines() if ln.strip()]
-    except OSError:
-        return ""
-    for ln in reversed(lines):
-        if ln.startswith("pagelab") or "Error" in ln or "error" in ln:
-            return ln[:200]
-    return lines[-1][:200] if lines else ""
-
-
-def job_status(results: Path, logs: Path, host: str, experiment: str) -> tuple[str, str]:
-    """('complete', '') when trials.csv came back; otherwise ('failed', reason) when the job
-    left a log or trial records, ('missing', reason) when nothing came back at all."""
-    d = results / host / experiment
-    if (d / "trials.csv").exists():
-        return "complete", ""
-    log = logs / host / f"{experiment}.log"
-    if log.exists():
-        return "failed", _log_reason(log) or "the job failed (see its log)"
-    if (d / "trials").is_dir() and any((d / "trials").iterdir()):
-        return "failed", "the job stopped before its trials were complete"
-    return "missing", "no result: the host was unreachable or the job never ran"
-
-
-def _measurements(results: Path, host: str, experiments: list[str]) -> dict[str, dict[str, Any]]:
-    out: dict[str, dict[str, Any]] = {}
-    for e in experiments:
-        path = results / host / e / "measurements.json"
-        try:
-            out.update(json.loads(path.read_text()))
-        except (OSError, ValueError):
-            continue
-    return out
-
-
-def headline_keys(plan_: dict[str, Any], per_host: dict[str, dict[str, Any]], limit: int = 3) -> list[str]:
-    """The measured values (with a CI) a claim names (data/published/claims.csv) that some host has; where an
-    experiment has none of those, its first `limit` keys."""
-    from pagelab.paper import claims
-
-    try:
-        named = set(claims.load_claims()["measurement"].dropna())
-    except (OSError, KeyError, ValueError):
-        named = set()
-    # measured values only (a median with its interval), not a model's constants
-    have = sorted({k for m in per_host.values() for k, v in m.items()
-                   if isinstance(v, dict) and v.get("ci_low") is not None and v.get("ci_high") is not None})
-    exps = list(dict.fromkeys(e for h in plan_["hosts"] for e in h["experiments"]))
-    keys: list[str] = []
-    for e in exps:
-        mine = [k for k in have if k.split(".")[0] == e]
-        chosen = [k for k in mine if k in named] or mine[:limit]
-        keys += chosen
-    return keys
-
-
-def _fmt(entry: dict[str, Any] | None) -> str:
-    """A measurement as the merge shows it: "1.56 [1.00, 2.02] (93.75 %)", its interval named by
-    the coverage it has at its n (claims.coverage, as the verdict table names it)."""
-    from pagelab.core.latex import fmt
-    from pagelab.core.stats import coverage_label
-    from pagelab.paper import claims
-
-    if not entry or entry.get("value") is None:
-        return ""
-    lo, hi = entry.get("ci_low"), entry.get("ci_high")
-    s = fmt(entry["value"])
-    if lo is not None and hi is not None:
-        s += f" [{fmt(lo)}, {fmt(hi)}] ({coverage_label(claims.coverage(entry))})"
-    return s
-
-
-def merge(plan_: dict[str, Any], results: Path | str = "results/fleet", logs: Path | str = "results/logs/fleet",
-          noise: float | None = None):  # noqa: ANN201  (a DataFrame)
-    """One row per host: labels, status, completed and missing experiments, headline medians with
-    their CIs, each named by its coverage (_fmt), the comparison with the baseline host (counts of
-    same/faster/slower/different) and the verdict counts of the claims of the experiments the host ran."""
-    import pandas as pd
-
-    from pagelab.analysis import compare
-    from pagelab.paper import claims
-
-    results, logs = Path(results), Path(logs)
-    noise = compare.NOISE if noise is None else noise
-    base = plan_.get("baseline", "")
-    rows: list[dict[str, Any]] = []
-    per_host = {h["name"]: _measurements(results, h["name"], h["experiments"]) for h in plan_["hosts"]}
-    heads = headline_keys(plan_, per_host)
-    label_names = sorted({k for h in plan_["hosts"] for k in h["labels"]})
-    for h in plan_["hosts"]:
-        name = h["name"]
-        status = {e: job_status(results, logs, name, e) for e in h["experiments"]}
-        done = [e for e, (s, _) in status.items() if s == "complete"]
-        lacking = {e: f"{s}: {why}" for e, (s, why) in status.items() if s != "complete"}
-        row: dict[str, Any] = {"host": name, **{f"label:{k}": h["labels"].get(k, "") for k in label_names}}
-        row["status"] = "complete" if not lacking else ("missing" if not done else "partial")
-        row["completed"] = " ".join(done)
-        row["missing"] = "; ".join(f"{e} ({why})" for e, why in lacking.items())
-        for k in heads:
-            row[f"median:{k}"] = _fmt(per_host[name].get(k))
-        if not done:
-            row["vs_baseline"] = "no results"
-        elif name == base:
-            row["vs_baseline"] = "baseline"
-        else:
-            try:
-                cmp_rows = compare.compare(results / base, results / name, noise=noise)
-                words = pd.Series([r.word for r in cmp_rows]).value_counts().to_dict() if cmp_rows else {}
-                row["vs_baseline"] = ", ".join(f"{words.get(w, 0)} {w}" for w in
-                                               ("same", "faster", "slower", "different"))
-            except (ValueError, OSError) as exc:
-                row["vs_baseline"] = f"not compared: {str(exc)[:120]}"
-        if done:
-            table = claims.verdicts(results / name, profile=plan_.get("profile", "quick"))
-            table = table[table["experiment"].isin(done)]
-            for v, n in claims.counts(table).items():
-                row[f"verdict:{v}"] = n
-        else:
-            for v in claims.VERDICTS:
-                row[f"verdict:{v}"] = 0
-        rows.append(row)
-    return pd.DataFrame(rows)
-
-
-def headlines(plan_: dict[str, Any], results: Path | str = "results/fleet"):  # noqa: ANN201  (a DataFrame)
-    """The headline measurements (`headline_keys`) by host, long form: host, measurement,
-    value, ci_low, ci_high, unit, and the interval's coverage at its n (claims.coverage); a host
-    without the measurement has no row."""
-    import pandas as pd
-
-    from pagelab.paper import claims
-
-    results = Path(results)
-    per_host = {h["name"]: _measurements(results, h["name"], h["experiments"]) for h in plan_["hosts"]}
-    rows = [{"host": host, "measurement": k, "value": e["value"], "ci_low": e["ci_low"],
-             "ci_high": e["ci_high"], "unit": e.get("unit", ""), "coverage": claims.coverage(e)}
-            for k in headline_keys(plan_, per_host) for host, m in per_host.items()
-            if isinstance(e := m.get(k), dict) and e.get("value") is not None]
-    return pd.DataFrame(rows, columns=["host", "measurement", "value", "ci_low", "ci_high", "unit", "coverage"])
-
-
-def missing_hosts(frame) -> list[str]:  # noqa: ANN001
-    return [r.host for r in frame.itertuples() if r.status != "complete"]
-
-
-def section(frame, plan_: dict[str, Any], figure: str | None = None) -> str:  # noqa: ANN001
-    """results/fleet/section.tex: the fleet's hosts, what came back, the headline measurements
-    by host (`figure`, a path the paper's TEXINPUTS resolves, when there is one) and the merge
-    table."""
-    from pagelab.core.latex import escape
-
-    hosts_ = [h["name"] for h in plan_["hosts"]]
-    lacking = missing_hosts(frame) if len(frame) else hosts_
-    out = ("\\section{The fleet}\\label{sec:fleet}\n"
-           f"The experiments ran on {len(hosts_)} host(s) ({escape(', '.join(hosts_))}) in the "
-           f"{escape(plan_.get('profile', 'quick'))} profile, one measurement job per host at a time; "
-           f"each host is compared with the baseline host {escape(plan_.get('baseline', ''))} by "
-           "\\texttt{pagelab compare} (counts of same, faster, slower, different).\n")
-    if lacking:
-        out += ("Hosts without complete results: " + escape(", ".join(lacking)) + ".\n")
-    else:
-        out += "Every host returned every experiment.\n"
-    if not len(frame):
-        return out
-    if figure:
-        out += ("\\begin{figure*}[htbp]\n\\centering\n"
-                f"\\includegraphics[width=\\textwidth]{{{figure}}}\n"
-                "\\caption{The headline measurements by host: medians with their intervals (each "
-                "host's own trials), each panel named by the coverage its intervals have at their n.}\n"
-                "\\label{fig:fleet}\n\\end{figure*}\n")
-    show = frame.copy()
-    verdict_cols = [c for c in show.columns if c.startswith("verdict:")]
-    show["verdicts"] = [", ".join(f"{int(r[c])} {c.split(':', 1)[1]}" for c in verdict_cols if int(r[c]))
-                        for _, r in show.iterrows()]
-    cols = ["host"] + [c for c in show.columns if c.startswith("label:")] + ["status", "missing"] + \
-        [c for c in show.columns if c.startswith("median:")] + ["vs_baseline", "verdicts"]
-    tex = show[cols].astype(str).map(escape)
-    tex.columns = [escape(c.split(":", 1)[-1]) for c in cols]
-    body = tex.style.hide(axis="index").to_latex(hrules=True, column_format="l" * len(cols))
-    return out + ("\\begin{table*}[htbp]\n\\centering\\scriptsize\n" + body +
-                  "\\caption{The fleet by host: status, headline medians with their intervals and, in "
-                  "parentheses, each interval's coverage at its n, the comparison with the baseline host and "
-                  "the verdict counts.}\n\\label{tab:fleet}\n\\end{table*}\n")
-
-
-def write_merge(plan_path: Path | str, results: Path | str, csv_path: Path | str, tex_path: Path | str,
-                logs: Path | str = "results/logs/fleet"):  # noqa: ANN201
-    plan_ = read_plan(plan_path)   # before anything is written
-    from pagelab.core import plots
-
-    frame = merge(plan_, results, logs)
-    heads = headlines(plan_, results)
-    fig_path = Path(tex_path).with_name("headlines.pdf")
-    plots.theme()
-    plots.save(plots.intervals_by_host(heads) if len(heads)
-               else plots.message("no host returned a headline measurement"), fig_path)
-    figure = f"{fig_path.parent.name}/{fig_path.name}" if len(heads) else None
-    write_text_atomic(csv_path, frame.to_csv(index=False))
-    write_text_atomic(tex_path, section(frame, plan_, figure))
-    return frame

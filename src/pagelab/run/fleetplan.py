@@ -27,7 +27,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from pagelab.run.recording import RecordingError, machine_slug, recorded_dir
+from pagelab.data.recording import RecordingError, machine_slug, recorded_dir
 from pagelab.system.config import PROFILES
 
 # A pause between two trials longer than this is a stopped and resumed run (pagelab time names
@@ -245,7 +245,7 @@ def verdict(plan: Plan, target: float, splittable: Sequence[str] = ()) -> str:
     return f"within {duration(target)}: no; bounded by " + "; and ".join(why)
 
 def this_machine() -> str:
-    """This machine's name under data/recorded/ (pagelab.run.recording.machine_slug)."""
+    """This machine's name under data/recorded/ (pagelab.data.recording.machine_slug)."""
     from pagelab.system import provenance
 
     return machine_slug({"machine": provenance.machine(), "disk": provenance.block_device_of(".")})

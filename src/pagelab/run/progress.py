@@ -47,7 +47,7 @@ from typing import IO, Any
 import pandas as pd
 
 from pagelab.core.paths import root
-from pagelab.run.recording import machine_slug, recorded_dir
+from pagelab.data.recording import machine_slug, recorded_dir
 from pagelab.system.config import experiments as schema_experiments
 from pagelab.system.config import load_schema, run_hash
 

@@ -23,7 +23,7 @@ stopped n cover as their labels say.
 
 Where an arm's claim is not one this module can compute mid-run (its experiment's descriptor
 names no `measures` for the key), that claim does not hold the arm: it stops on width alone.
-Not for: the verdicts themselves (pagelab.paper.claims judges the finished run).
+Not for: the verdicts themselves (pagelab.claims.judge judges the finished run).
 """
 
 from __future__ import annotations
@@ -36,8 +36,8 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
+from pagelab.claims import registry
 from pagelab.core.stats import median_rank
-from pagelab.run import published
 
 KEYS = ("verdict_look_every", "verdict_margin_pct", "verdict_interim_level")  # the rule's own keys in repetitions
 
@@ -174,16 +174,16 @@ def verdict_known(conf: str, n: int, rule_: Rule, counted: pd.DataFrame) -> bool
 
 def judges(experiment: str, claims: pd.DataFrame, measures: Mapping[str, Measure],
            profile: str) -> tuple[list[Judge], list[str]]:
-    """The judges of an experiment's claims judged at `profile` (published.judged_here) whose
+    """The judges of an experiment's claims judged at `profile` (registry.judged_here) whose
     every step has a measure; and the ids of the claims judged here that have none (they hold
     no arm: their arms stop on width)."""
     out, unheld = [], []
     for claim in claims.to_dict("records"):
-        if claim["experiment"] != experiment or not published.judged_here(claim, profile):
+        if claim["experiment"] != experiment or not registry.judged_here(claim, profile):
             continue
-        keys = published.steps(claim)
+        keys = registry.steps(claim)
         if not all(k in measures for k in keys):
             unheld.append(claim["id"])
             continue
-        out += [Judge(claim["id"], k, measures[k], w) for k, w in zip(keys, published.windows(claim), strict=True)]
+        out += [Judge(claim["id"], k, measures[k], w) for k, w in zip(keys, registry.windows(claim), strict=True)]
     return out, unheld

@@ -32,8 +32,8 @@ from typing import Any
 
 import pandas as pd
 
+from pagelab.data.recording import RecordingError, resolve
 from pagelab.run.progress import PHASES, duration
-from pagelab.run.recording import RecordingError, resolve
 
 # Durations a trial's result holds where its record has no marks: (result field, phase, to
 # seconds). Only fields that time a phase of their own, one after another (readyboost's
