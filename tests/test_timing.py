@@ -20,15 +20,16 @@ def iso(seconds):
     return (T0 + pd.Timedelta(seconds=seconds)).isoformat()
 
 
-def write_run(d, recs, jsonl=False):
-    """An experiment's directory: trials.csv listing `recs`, and their records."""
-    d.mkdir(parents=True)
+def write_run(d, recs, records="files"):
+    """An experiment's directory: trials.csv listing `recs`, and their records: one JSON file
+    each ("files"), one gzipped JSON Lines file ("jsonl"), or none (trials.csv alone: None)."""
+    d.mkdir(parents=True, exist_ok=True)
     pd.DataFrame([{"trial_id": r["trial_id"], "status": "ok", "warmup": False, "start": r["start"], "end": r["end"]}
                   for r in recs]).to_csv(d / "trials.csv", index=False)
-    if jsonl:
+    if records == "jsonl":
         with gzip.open(d / "trials.jsonl.gz", "wt") as fh:
             fh.writelines(json.dumps(r) + "\n" for r in recs)
-    else:
+    elif records == "files":
         (d / "trials").mkdir()
         for r in recs:
             (d / "trials" / f"{r['trial_id']}.json").write_text(json.dumps(r))
@@ -66,7 +67,7 @@ def test_unmarked_records_split_what_their_results_time_and_say_what_they_cannot
             {**rec("x-r00", 5, 65), "result": {"hog_s": 40.0, "restore_window_s": 10.0, "retouch_s": 3.0,
                                                "settle_s": 2.0}},
             {**rec("x-r01", 665, 670), "result": {"trim_s": 1.0, "retouch_s": float("nan"), "runtime_ms": 2000}}]
-    write_run(tmp_path / "rec" / "x", recs, jsonl=True)
+    write_run(tmp_path / "rec" / "x", recs, records="jsonl")
     e = timing.run_time(tmp_path / "rec").experiments[0]
     assert e.phases["hogs"] == pytest.approx(40) and e.phases["restore/watch"] == pytest.approx(10)
     assert e.phases["re-touch"] == pytest.approx(3) and e.phases["trim"] == pytest.approx(1)
@@ -83,12 +84,10 @@ def test_unmarked_records_split_what_their_results_time_and_say_what_they_cannot
 
 
 def test_records_of_another_run_are_left_out_and_trials_csv_alone_will_do(tmp_path):
-    write_run(tmp_path / "r" / "x", [rec("x-r00", 0, 10), rec("x-r01", 10, 20)], jsonl=True)
+    write_run(tmp_path / "r" / "x", [rec("x-r00", 0, 10), rec("x-r01", 10, 20)], records="jsonl")
     with gzip.open(tmp_path / "r" / "x" / "trials.jsonl.gz", "at") as fh:  # an earlier run of another config
         fh.write(json.dumps(rec("x-r00", -9000, -8000)) + "\n")
-    (tmp_path / "r" / "y").mkdir()
-    pd.DataFrame({"trial_id": ["y-r00"], "start": [iso(0)], "end": [iso(30)]}).to_csv(tmp_path / "r/y/trials.csv",
-                                                                                      index=False)
+    write_run(tmp_path / "r" / "y", [rec("y-r00", 0, 30)], records=None)
     x, y = timing.run_time(tmp_path / "r").experiments
     assert x.trials == 2 and x.span == pytest.approx(20)
     assert y.trials == 1 and y.phases[timing.NOT_SPLIT] == pytest.approx(30)
@@ -170,8 +169,7 @@ def test_a_toy_run_through_the_trial_loop_is_split_by_the_phases_its_code_report
     out = tmp_path / "results" / "toy"
     recs, _ = trials.run_adaptive("toy", [{"arm": "single"}], lambda c: c["arm"], run_one, lambda r: r["value"],
                                   out, {"config_hash": "h"}, seed=0, n_min=2, n_max=2, ci_pct=50)
-    pd.DataFrame([{k: r[k] for k in ("trial_id", "start", "end")} for r in recs]).to_csv(out / "trials.csv",
-                                                                                       index=False)
+    write_run(out, recs, records=None)   # the loop wrote the records; trials.csv lists them
     e = timing.run_time(tmp_path / "results").experiments[0]
     assert e.trials == 2 and e.marked == 2 and e.processes
     # two trials' sleeps at least (less the marks' rounding to the ms)

@@ -554,25 +554,24 @@ def macros(summary: pd.DataFrame, rat: dict[str, Estimate], cfg: dict[str, Any] 
         "Times are as measured: the seed's seconds (RB1--RB3) are judged only at the seed's own scale "
         "(\\texttt{make PROFILE=seed}); at this scale the claims are the ratios and the order of its three "
         "conditions.")
-    none, sens = SEED_ARMS["none"], SENSITIVITY_NONE
-    word = {none: "the bare disk with the agent also between the rounds (the primary twin of the seed's "
-                  "``without ReadyBoost'')",
-            sens: "the bare disk with the agent restoring only after them (the sensitivity twin)"}
+    # The seed's "without ReadyBoost" has two twins: the primary (the agent also between the
+    # rounds) and the sensitivity twin (restoring only after them); each gets the same two
+    # findings, with its macro's tag, its arm's label and its claims' suffix.
+    twins = (("", SEED_ARMS["none"], "bare between", "", "the bare disk with the agent also between the rounds "
+              "(the primary twin of the seed's ``without ReadyBoost'')"),
+             ("Sens", SENSITIVITY_NONE, "bare after", "S",
+              "the bare disk with the agent restoring only after them (the sensitivity twin)"))
     # One finding per comparison, in words; its ratio, interval and rounds are a row of the
     # section's comparison table (ReadyboostComparisons), never repeated in the sentence.
-    findings = {
-        "ReadyboostLittleSentence": (f"tier_after_vs_{none}", "tier after / bare between (RBR2)",
-                                     "behind the tier with the agent restoring only after the hogs, recovery was",
-                                     f"than on {word[none]}"),
-        "ReadyboostEnoughSentence": (f"tier_between_vs_{none}", "tier between / bare between (RBR3)",
-                                     "behind the tier with the agent also prefetching between the rounds, recovery "
-                                     "was", f"than on {word[none]}"),
-        "ReadyboostLittleSensSentence": (f"tier_after_vs_{sens}", "tier after / bare after (RBR2S)",
-                                         "behind the tier with the agent restoring only after the hogs, recovery was",
-                                         f"than on {word[sens]}"),
-        "ReadyboostEnoughSensSentence": (f"tier_between_vs_{sens}", "tier between / bare after (RBR3S)",
-                                         "behind the tier with the agent also prefetching between the rounds, "
-                                         "recovery was", f"than on {word[sens]}"),
+    findings: dict[str, tuple[str, str, str, str]] = {}
+    for tag, arm, bare, suffix, word in twins:
+        findings[f"ReadyboostLittle{tag}Sentence"] = (
+            f"tier_after_vs_{arm}", f"tier after / {bare} (RBR2{suffix})",
+            "behind the tier with the agent restoring only after the hogs, recovery was", f"than on {word}")
+        findings[f"ReadyboostEnough{tag}Sentence"] = (
+            f"tier_between_vs_{arm}", f"tier between / {bare} (RBR3{suffix})",
+            "behind the tier with the agent also prefetching between the rounds, recovery was", f"than on {word}")
+    findings |= {
         "ReadyboostPrefetchTierSentence": ("tier_between_vs_tier_after", "tier between / tier after",
                                            "behind the tier, with prefetching between the rounds recovery was",
                                            "than with the agent restoring only after them"),
