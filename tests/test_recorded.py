@@ -104,7 +104,7 @@ def test_make_profile_recorded_builds_the_paper_as_an_unprivileged_user(tmp_path
     # A change to the package's code re-runs every step after the trials, never a trial: a dry
     # run with make's own Snakemake arguments, after a line of the code changed.
     args = shlex.split(line)[2:]
-    with open(repo / "src/pagelab/analysis/appendix.py", "a") as fh:
+    with open(repo / "src/pagelab/paper/appendix.py", "a") as fh:
         fh.write("# a changed line\n")
     dry = subprocess.run(as_user + [str(repo / ".venv/bin/snakemake"), "-n", *args], cwd=repo,
                          env={**user_env, "PATH": f"{repo / '.venv/bin'}:{user_env['PATH']}"},
