@@ -30,7 +30,8 @@ from pagelab.system.state import Cgroup, OomWatchdog
 
 class Victim:
     def __init__(self, size: int, fill: str, seed: int, workdir: Path, cgroup: Cgroup | None = None,
-                 order: str = "seq", timeout: float = 600.0):
+                 order: str | None = None, timeout: float = 600.0):
+        """`hog victim` of `size` bytes; `order` of the re-touch: None keeps the tool's own (seq)."""
         self.workdir = Path(workdir)
         self.ready = self.workdir / "victim-ready.json"
         self.go = self.workdir / "victim-go"
