@@ -204,9 +204,7 @@ int main(int argc, char **argv)
 	struct operands ops;
 	int status;
 
-	if (operands_split(&cli, NULL, argc, argv, &ops))
-		return runtime_error("out of memory");
-	status = opts_parse_status(&cli, ops.argc, ops.argv);
+	status = operands_start(&cli, NULL, argc, argv, &ops);
 	if (status == OPTS_GO_ON) {
 		status = check_options(&cli, &spec, &ops);
 		if (!status)

@@ -6,6 +6,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "fail.h"
+
 /* The table row "--name" (without "=value") names, or NULL. */
 static const struct opt *row_for_word(const struct cli *cli, const char *word)
 {
@@ -61,6 +63,14 @@ int operands_split(const struct cli *cli, const struct short_alias *aliases,
 			out->argv[out->argc++] = argv[++i];   /* its value, whatever it looks like */
 	}
 	return 0;
+}
+
+int operands_start(struct cli *cli, const struct short_alias *aliases, int argc, char **argv,
+		   struct operands *out)
+{
+	if (operands_split(cli, aliases, argc, argv, out))
+		return runtime_error("out of memory");
+	return opts_parse_status(cli, out->argc, out->argv);
 }
 
 void operands_free(struct operands *ops)

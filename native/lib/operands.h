@@ -38,4 +38,12 @@ int operands_split(const struct cli *cli, const struct short_alias *aliases,
 
 void operands_free(struct operands *ops);
 
+/*
+ * The start of a main that takes operands: operands_split, then opts_parse_status on the
+ * options left. Returns OPTS_GO_ON (the operands are in out; the caller frees them), or
+ * the exit status to return (1 out of memory; out is then empty).
+ */
+int operands_start(struct cli *cli, const struct short_alias *aliases, int argc, char **argv,
+		   struct operands *out);
+
 #endif

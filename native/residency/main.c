@@ -286,9 +286,7 @@ int main(int argc, char **argv)
 	struct operands ops;
 	int status;
 
-	if (operands_split(&cli, aliases, argc, argv, &ops))
-		return runtime_error("out of memory");
-	status = opts_parse_status(&cli, ops.argc, ops.argv);
+	status = operands_start(&cli, aliases, argc, argv, &ops);
 	if (status == OPTS_GO_ON) {
 		if (ops.count == 0)
 			status = usage_error(&cli, "no files given");
