@@ -222,11 +222,11 @@ def cmd_reliability(args: argparse.Namespace) -> int:
 
 def cmd_fleet_show(args: argparse.Namespace) -> int:
     _config.read_document(args.configfile or _config.default_config(), "YAML")  # missing or not YAML: exit 2
-    from pagelab.experiments.harness import descriptor
+    from pagelab import experiments
 
     cfg = fleet.raw_config(args.configfile)
     print(json.dumps({"plan": fleet.plan(cfg), "jobs": fleet.jobs(cfg),
-                      "blocks": {f"{h}/{e}": fleet.block(cfg, h, e, split=descriptor(e).split)
+                      "blocks": {f"{h}/{e}": fleet.block(cfg, h, e, split=experiments.split(e))
                                  for h, e in fleet.jobs(cfg)}}, indent=1))
     return 0
 

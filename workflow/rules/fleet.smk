@@ -6,22 +6,9 @@
 # would serialise every host. Everything else (configs, notebooks, the merge) is a local job.
 # Two steps: `fleet_trials` (with --keep-going: a failed host loses only its own jobs), then
 # `fleet_merge`, whose inputs are the jobs that came back, so it never waits for a failed host.
+from pagelab import experiments as pl_experiments
 from pagelab.run import fleet as pl_fleet
 from pagelab.run import fleetplan as pl_fleetplan
-
-
-def fleet_split(experiment):
-    """The experiment's Experiment.split (None: every host runs all of it), which the fleet's
-    blocks take from the descriptor; imported when a rule asks, not while the Snakefile is parsed
-    (the descriptors import pandas)."""
-    from pagelab.experiments.harness import descriptor
-
-    return descriptor(experiment).split
-
-
-def fleet_block(host, experiment):
-    """One fleet job's resolved block, with the host's share of a split run."""
-    return pl_fleet.block(config, host, experiment, split=fleet_split(experiment))
 
 try:
     FLEET_JOBS = pl_fleet.jobs(config)
@@ -51,7 +38,7 @@ rule fleet_config:
         host=FLEET_HOST_RE,
         experiment="|".join(EXPERIMENTS),
     params:
-        block=lambda wc: json.dumps(fleet_block(wc.host, wc.experiment), sort_keys=True),
+        block=lambda wc: json.dumps(pl_fleet.block(config, wc.host, wc.experiment, split=pl_experiments.split(wc.experiment)), sort_keys=True),
     log:
         "results/logs/fleet/{host}/{experiment}_config.log",
     localrule: True
@@ -74,7 +61,7 @@ rule fleet_trial:
     params:
         # as the trial rule: a changed device profile re-runs the trials measured on it
         devices=lambda wc: json.dumps(
-            pl_config.device_profiles(wc.experiment, fleet_block(wc.host, wc.experiment)), sort_keys=True
+            pl_config.device_profiles(wc.experiment, pl_fleet.block(config, wc.host, wc.experiment, split=pl_experiments.split(wc.experiment))), sort_keys=True
         ),
     log:
         "results/logs/fleet/{host}/{experiment}.log",
@@ -161,7 +148,7 @@ rule fleet_merge:
 # An experiment whose run the fleet splits between its hosts (Experiment.split: payoff's grid,
 # disjoint cells per host): the shares that came back merged into one results directory, and
 # its notebook there (payoff's map of every cell).
-FLEET_SPLIT = sorted({e for _, e in FLEET_JOBS if pl_fleet.is_split(config, e, fleet_split(e))})
+FLEET_SPLIT = sorted({e for _, e in FLEET_JOBS if pl_fleet.is_split(config, e, pl_experiments.split(e))})
 
 
 rule fleet_cells:

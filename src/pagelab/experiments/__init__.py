@@ -7,3 +7,18 @@ descriptor each experiment module ends with, and the analysis helpers its notebo
 (`pagelab.system.config.experiments()`), and the command line refuses any other name before it
 imports `pagelab.experiments.<name>`.
 """
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+
+def split(name: str) -> Callable[[dict[str, Any], list[str]], dict[str, dict[str, Any]]] | None:
+    """The experiment's Experiment.split (None: a fleet's every host runs all of it), for the
+    fleet's blocks (pagelab.run.fleet.block). The descriptor is imported here, when it is asked
+    for, not with this package: the Snakefile imports the package while it is parsed, and an
+    experiment module imports pandas and matplotlib (about 1.5 s)."""
+    from pagelab.experiments.harness import descriptor
+
+    return descriptor(name).split
