@@ -39,8 +39,8 @@ import yaml
 from pagelab.core.records import write_json_atomic, write_text_atomic
 from pagelab.system import config as _config
 
-# The Snakefile imports this module while it is parsed (workflow/rules/fleet.smk): pandas (about
-# 0.5 s at import, python -X importtime), which only merge_split needs, is imported there.
+# The Snakefile imports this module while it is parsed (workflow/rules/fleet.smk): pandas (0.2 to
+# 0.3 s at import, python -X importtime), which only merge_split needs, is imported there.
 
 ENV_HOST = "PAGELAB_FLEET_HOST"  # set by the submit path: the fleet host a job runs as
 ENV_SLURM_NODE = "SLURMD_NODENAME"  # set by Slurm in a job: the node it runs on
