@@ -132,6 +132,11 @@ void device_base_destroy(struct device *d);
  * as its member p: `DEVICE_BASE_STATE(struct hdd);`. */
 #define DEVICE_BASE_STATE(type) \
 	_Static_assert(offsetof(type, p) == 0, #type ": the base copies the parameters to its start")
+/* A base model's state size, capacity, create and destroy, inside its struct device_model:
+ * `DEVICE_BASE_OPS(struct hdd),`. */
+#define DEVICE_BASE_OPS(type) \
+	.state_size = sizeof(type), .capacity = device_base_capacity, \
+	.create = device_base_create, .destroy = device_base_destroy
 
 /* How much of r's length lies below capacity (0 when r starts at or beyond it). */
 uint64_t io_length_within(const struct io_request *r, uint64_t capacity);

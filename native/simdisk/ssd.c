@@ -89,10 +89,7 @@ const struct device_model ssd_model = {
 	.summary = "SATA SSD, page-mapped FTL: latency + size / rate for reads and writes alike",
 	.keys = ssd_keys,
 	.params_size = sizeof(struct ssd_params),
-	.state_size = sizeof(struct ssd),
-	.capacity = device_base_capacity,
-	.create = device_base_create,
-	.destroy = device_base_destroy,
+	DEVICE_BASE_OPS(struct ssd),
 	.service = ssd_service,
 	.expect = ssd_expect,
 };

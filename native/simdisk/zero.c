@@ -51,10 +51,7 @@ const struct device_model zero_model = {
 	.summary = "no latency at all (for measuring the emulator's overhead)",
 	.keys = zero_keys,
 	.params_size = sizeof(struct zero_params),
-	.state_size = sizeof(struct zero),
-	.capacity = device_base_capacity,
-	.create = device_base_create,
-	.destroy = device_base_destroy,
+	DEVICE_BASE_OPS(struct zero),
 	.service = zero_service,
 	.expect = zero_expect,
 };
