@@ -1,8 +1,9 @@
 /*
  * daemon_int.h - the mount daemon's state, shared by its files (internal to simdisk).
  *
- * daemon.c      the request loop: serve_io (faults, model, backing IO, deadline,
- *               reply), background work, signals, process set-up, mount and shutdown
+ * daemon.c      the request loop, background work, signals, process set-up, mount
+ *               and shutdown
+ * serve.c       one request: serve_io (faults, model, backing IO, deadline, reply)
  * fuse_ops.c    the FUSE operations on MOUNTPOINT/, disk, stats and control
  * backing.c     the backing file (O_DIRECT through aligned buffers) and file helpers
  * stats.c       counters, the stats document and the per-IO trace
@@ -127,9 +128,11 @@ void account(struct daemon *d, const struct io_request *r, const struct io_times
 void account_failed(struct daemon *d, const struct io_request *r, const struct io_times *tm);
 char *stats_json(struct daemon *d, size_t *len);
 
-/* daemon.c */
+/* serve.c */
 void serve_io(struct daemon *d, fuse_req_t req, enum io_op op, uint64_t off, size_t len,
 	      const char *data);
+
+/* daemon.c */
 int daemon_run(struct daemon *d, const struct mount_opts *o);
 
 /* fuse_ops.c */

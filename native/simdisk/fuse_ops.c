@@ -1,7 +1,7 @@
 /*
  * fuse_ops.c - the FUSE operations of the mount: a root directory holding
  * disk (the emulated device: every read, write and fsync goes to serve_io in
- * daemon.c), stats (a JSON snapshot of the counters taken at open) and control
+ * serve.c), stats (a JSON snapshot of the counters taken at open) and control
  * (write-only: messages to the fault injection, `enable` or `disable`, as
  * dmsetup message passes them to dm-dust).
  */

@@ -1,0 +1,189 @@
+/*
+ * serve.c - one request on the emulated disk, from arrival to reply: the
+ * injected faults, the model's service time, the backing-file IO, the wait to
+ * the deadline, the reply and the counters (serve_io, called by fuse_ops.c).
+ *
+ * For: completing every request at the instant its device model says.
+ * Not for: the loop that receives requests and does background work
+ * (daemon.c), the backing file itself (backing.c), counters (stats.c).
+ *
+ * Timing: a request is stamped when the loop receives it (arrival), starts
+ * when the device is free (start = max(arrival, busy_until); background work
+ * such as prefetching keeps the device busy), and is answered at start + the
+ * model's service time. serve_io does the backing-file IO first, then sleeps
+ * to the absolute deadline with clock_nanosleep(TIMER_ABSTIME) and spins the
+ * last --spin, so errors never accumulate; the reply is started early by the
+ * time replies have been taking (a moving average per request size, at most
+ * 0.5 ms), so that it is complete at the deadline. Requests the kernel queues while
+ * one is served wait inside the kernel; the loop serves them in arrival order.
+ */
+#include <errno.h>
+#include <poll.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "daemon_int.h"
+#include "timing.h"
+
+static void wait_until(uint64_t deadline, uint64_t spin)
+{
+	for (;;) {
+		uint64_t now = monotonic_ns();
+
+		if (now >= deadline)
+			return;
+		if (deadline - now > spin) {
+			uint64_t wake = deadline - spin;
+			struct timespec ts = { .tv_sec = (time_t)(wake / NS_PER_SEC),
+					       .tv_nsec = (long)(wake % NS_PER_SEC) };
+
+			clock_nanosleep(CLOCK_MONOTONIC, TIMER_ABSTIME, &ts, NULL);
+		}
+	}
+}
+
+/*
+ * The reply itself (copying the data to the kernel, waking the reader) takes
+ * from tens of microseconds (4 KiB) to a few hundred (1 MiB); start it that
+ * much before the deadline so the request completes at the deadline. A slow
+ * moving average per power-of-two size class, capped.
+ */
+static unsigned size_class(uint64_t bytes)
+{
+	unsigned c = 0;
+
+	while (bytes > 4096 && c < SIZE_CLASSES - 1) {
+		bytes >>= 1;
+		c++;
+	}
+	return c;
+}
+
+static void learn_reply_time(struct daemon *d, uint64_t bytes, uint64_t took)
+{
+	uint64_t *lead = &d->reply_lead_ns[size_class(bytes)];
+
+	if (took > MAX_REPLY_LEAD_NS)
+		took = MAX_REPLY_LEAD_NS;
+	*lead = (*lead * 15 + took) / 16;
+}
+
+/*
+ * Waits until `until` unless a stop signal comes first (true then; the signal
+ * stays in the pipe for the loop). For the injected waits, which can be long:
+ * a stalled device must not keep the daemon from stopping.
+ */
+static bool wait_or_signal(struct daemon *d, uint64_t until)
+{
+	struct pollfd pfd = { .fd = d->signal_pipe[0], .events = POLLIN };
+
+	for (;;) {
+		uint64_t now = monotonic_ns();
+
+		if (now >= until)
+			return false;
+		uint64_t left = until - now;
+		struct timespec ts = { .tv_sec = (time_t)(left / NS_PER_SEC),
+				       .tv_nsec = (long)(left % NS_PER_SEC) };
+
+		if (ppoll(&pfd, 1, &ts, NULL) > 0)
+			return true;
+	}
+}
+
+/* Answers a request with EIO for an injected fault; the trace shows it. */
+static void fail_io(struct daemon *d, fuse_req_t req, const struct io_request *r, uint64_t arrival,
+		    enum fault_kind kind)
+{
+	fuse_reply_err(req, EIO);
+	uint64_t done = monotonic_ns();
+
+	account_failed(d, r, &(struct io_times){ .arrival = arrival, .start = arrival, .done = done,
+						 .fault = kind });
+	d->last_activity = done;
+	d->idle_done = false;
+}
+
+/* One request on the disk: faults, model, backing IO, deadline, reply, counters. */
+void serve_io(struct daemon *d, fuse_req_t req, enum io_op op, uint64_t off, size_t len,
+		     const char *data)
+{
+	uint64_t arrival = monotonic_ns();
+	struct io_cost cost = { 0 };
+	struct fault_plan fault;
+	char *out = NULL;
+	int err = 0;
+
+	if (op != IO_FLUSH) {
+		if (off >= d->size) {
+			if (op == IO_READ)
+				fuse_reply_buf(req, NULL, 0);
+			else
+				fuse_reply_err(req, ENOSPC);
+			return;
+		}
+		if (len > d->size - off)
+			len = (size_t)(d->size - off);
+	}
+	uint64_t start = arrival > d->busy_until ? arrival : d->busy_until;
+	struct io_request r = { .op = op, .offset = off, .length = len, .data = data };
+
+	/* A timeout waits, then fails the request and takes the device offline; an
+	 * error fails it at once; a delay or a stall moves the model's start. */
+	faults_plan(&d->faults, op, off, len, arrival, start, &fault);
+	if (fault.kind == FAULT_TIMEOUT) {
+		if (!wait_or_signal(d, fault.fail_ns))
+			faults_timed_out(&d->faults);
+		fail_io(d, req, &r, arrival, fault.kind);
+		return;
+	}
+	if (fault.error || (fault.start_ns > start && wait_or_signal(d, fault.start_ns))) {
+		fail_io(d, req, &r, arrival, fault.kind);
+		return;
+	}
+	d->model->service(d->dev, &r, fault.start_ns, &cost);
+	cost.fault_ns = fault.start_ns - start;
+	cost.total_ns += cost.fault_ns;
+	uint64_t deadline = start + cost.total_ns;
+	uint64_t backing_start = monotonic_ns();
+
+	if (op == IO_READ)
+		err = backing_read(d, d->iobuf, off, len, &out);
+	else if (op == IO_WRITE)
+		err = backing_write(d, off, len, data);
+	else if (fdatasync(d->fd))
+		err = -errno;
+	uint64_t backing_end = monotonic_ns();
+
+	d->busy_until = deadline;
+	if (err) {
+		fuse_reply_err(req, -err);
+		return;
+	}
+	uint64_t lead = d->reply_lead_ns[size_class(op == IO_READ ? len : 0)];
+	uint64_t planned = deadline > lead ? deadline - lead : 0;
+
+	wait_until(planned, d->spin_ns);
+	uint64_t replying = monotonic_ns();
+	struct io_times tm = { .arrival = arrival, .start = start,
+			       .backing_ns = backing_end - backing_start,
+			       .start_late_ns = replying > planned ? replying - planned : 0,
+			       .fault = fault.kind };
+
+	if (tm.start_late_ns > LATE_START_NS)
+		tm.cause = backing_end > planned ? LATE_BACKING : LATE_WAKEUP;
+
+	if (op == IO_READ)
+		fuse_reply_buf(req, out, len);
+	else if (op == IO_WRITE)
+		fuse_reply_write(req, len);
+	else
+		fuse_reply_err(req, 0);
+	tm.done = monotonic_ns();   /* the reply is out: what the reader sees */
+
+	learn_reply_time(d, op == IO_READ ? len : 0, tm.done - replying);
+
+	d->last_activity = tm.done;
+	d->idle_done = false;
+	account(d, &r, &tm, &cost);
+}
