@@ -24,7 +24,7 @@ def journal_path() -> Path:
 TRIAL_PHASES = ("start", "setup", "measure", "teardown", "between")
 
 
-def _fault_point(where: str = "change", journal: "Journal | None" = None) -> None:
+def _fault_point(where: str = "change", journal: Journal | None = None) -> None:
     """Fault injection for tests: PAGELAB_FAULT_AT=N sends this process PAGELAB_FAULT_SIGNAL
     (KILL unless named, e.g. TERM) at the N-th point. Points are just before and just after every
     change; with PAGELAB_FAULT_IN_RESTORE=1 also just before and after every undo.
