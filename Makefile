@@ -10,7 +10,7 @@
 #   make setup             only the set-up (Debian packages, venv, native tools; PROFILE=recorded:
 #                          the paper's packages and the venv, no native build)
 #   make bench             native tools against their peers, side by side (prints a table)
-#   make check-crash       the signal sweeps: trials stopped by SIGTERM and SIGKILL at 100 points,
+#   make check-crash       the signal sweeps: trials stopped by SIGTERM and SIGKILL at 90 points,
 #                          and by SIGTERM at every change point of two emulated trials; state
 #                          and scratch checked after each (docs/reliability.md)
 #   make check-flaky       the timing-sensitive tests 20 times beside a CPU hog on one core;
@@ -104,7 +104,7 @@ test:
 	$(VENV)/bin/pytest
 
 # `pagelab trial` of every experiment that changes state, stopped by SIGTERM and by SIGKILL at
-# 100 points spread over a trial's phases; after each stop the state and scratch are checked.
+# 90 points spread over a trial's phases; after each stop the state and scratch are checked.
 # Too long for make test (which runs four of its stops): tests/test_crash_sweep.py.
 check-crash:
 	PAGELAB_CHECK_CRASH=1 $(VENV)/bin/pytest -s tests/test_crash_sweep.py tests/test_state.py -k 'sweep or sigterm_at_every_point'
