@@ -1,8 +1,12 @@
 """results/index.html links what the run made (relative links that resolve) and says what it
-did not make."""
+did not make; the verdicts page (results/claims/verdicts.html) holds every claim's row. Both come
+from pagelab.core's templates, with autoescape on."""
 
 import re
+from html.parser import HTMLParser
 
+from pagelab.claims import judge
+from pagelab.experiments import harness
 from pagelab.paper.report import page, write_index
 
 
@@ -29,3 +33,63 @@ def test_without_a_comparison_the_index_says_why(tmp_path):
     (tmp_path / "paper.pdf").write_text("x")
     text = page(tmp_path, [])
     assert "No comparison" in text and "No verdict figure" in text and 'href="paper.pdf"' in text
+
+
+def test_a_file_name_or_reason_with_markup_is_escaped_on_the_index(tmp_path):
+    (tmp_path / "beta").mkdir()
+    (tmp_path / "beta/skipped.txt").write_text("skipped: needs <root> & a disk\n")
+    text = page(tmp_path, ["beta"])
+    assert "skipped: needs &lt;root&gt; &amp; a disk" in text and "<root>" not in text
+
+
+class _Rows(HTMLParser):
+    """The rows of an HTML page's tables, each a list of its cells' text."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.rows: list[list[str]] = []
+        self.cell: list[str] | None = None
+
+    def handle_starttag(self, tag, attrs):
+        if tag == "tr":
+            self.rows.append([])
+        elif tag in ("td", "th"):
+            self.cell = []
+        elif tag == "br" and self.cell is not None:
+            self.cell.append("|")
+
+    def handle_endtag(self, tag):
+        if tag in ("td", "th") and self.cell is not None:
+            self.rows[-1].append("".join(self.cell))
+            self.cell = None
+
+    def handle_data(self, data):
+        if self.cell is not None:
+            self.cell.append(data)
+
+
+def test_the_verdicts_page_holds_each_claims_row_and_escapes_its_text(tmp_path):
+    """Every claim is one row of the verdicts page: its id, published value, text and each run's
+    verdict and value as judge_all gives them; a `<` in a claim's text is shown, not read as a tag."""
+    claims = harness.load_claims()
+    claims.loc[0, "claim"] = "recovery <script>alert(1)</script> & more"
+    store = judge.load_recorded()
+    runs = [(rec["profile"], rec["measurements"], rec.get("skipped", {}), rec["profile"]) for rec in store.values()]
+    png = tmp_path / "figure.png"
+    png.write_bytes(b"\x89PNG not really")
+    judge.write_html(tmp_path / "verdicts.html", png, claims, runs)
+    text = (tmp_path / "verdicts.html").read_text()
+    assert "<script>" not in text and "recovery &lt;script&gt;alert(1)&lt;/script&gt; &amp; more" in text
+    parser = _Rows()
+    parser.feed(text)
+    head, *rows = parser.rows
+    assert head == ["claim", "published", "", *(r[0] for r in runs)]
+    tables = [judge.judge_all(claims, ms, sk, prof).set_index("id") for _, ms, sk, prof in runs]
+    expected = [[c["id"], f"{c['value']} {c['unit']}", c["claim"],
+                 *(f"{t.loc[c['id'], 'verdict']}|{t.loc[c['id'], 'ours']}" for t in tables)]
+                for c in claims.to_dict("records")]
+    assert rows == expected
+    assert len({r[3] for r in rows}) > 1  # more than one verdict: the cells are the runs' own
+    for t in tables:  # each cell's class is its verdict
+        for verdict in set(t["verdict"]):
+            assert f"<td class='{verdict.replace(' ', '-')}'>{verdict}<br>" in text

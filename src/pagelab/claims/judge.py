@@ -43,7 +43,6 @@ from __future__ import annotations
 
 import base64
 import hashlib
-import html as _html
 import json
 import math
 import os
@@ -70,6 +69,7 @@ from pagelab.claims.registry import (
 from pagelab.core.latex import escape, fmt, write_macros, write_table
 from pagelab.core.notebooks import dumps as notebook_text
 from pagelab.core.notebooks import notebook as experiment_notebook
+from pagelab.core.pages import render
 from pagelab.core.paths import root
 from pagelab.core.records import write_text_atomic
 from pagelab.core.stats import coverage_label, median_rank
@@ -653,24 +653,14 @@ def write_figure(results_dir: Path | str, out: Path | str, claims: pd.DataFrame,
 def write_html(path: Path, png: Path, claims: pd.DataFrame, runs: list[Run]) -> None:
     """results/claims/verdicts.html: the figure and, per claim, each run's verdict, ours and note."""
     tables = {label: judge_all(claims, ms, sk, prof).set_index("id") for label, ms, sk, prof in runs}
-    cells = []
-    for c in claims.to_dict("records"):
-        tds = "".join(f"<td class='{t.loc[c['id'], 'verdict'].replace(' ', '-')}'>"
-                      f"{_html.escape(t.loc[c['id'], 'verdict'])}<br><small>{_html.escape(str(t.loc[c['id'], 'ours']))}"
-                      "</small></td>" for t in tables.values())
-        cells.append(f"<tr><th>{_html.escape(c['id'])}</th><td>{_html.escape(c['value'] + ' ' + c['unit'])}</td>"
-                     f"<td>{_html.escape(c['claim'])}</td>{tds}</tr>")
-    head = "".join(f"<th>{_html.escape(label)}</th>" for label in tables)
-    image = base64.b64encode(png.read_bytes()).decode()
+    rows = [{"id": c["id"], "published": c["value"] + " " + c["unit"], "claim": c["claim"],
+             "cells": [{"verdict": t.loc[c["id"], "verdict"], "ours": str(t.loc[c["id"], "ours"])}
+                       for t in tables.values()]}
+            for c in claims.to_dict("records")]
     colours = {"reproduced": "#cfe8d5", "not-reproduced": "#f4c7c0", "inconclusive": "#fbe0b8",
                "by-construction": "#c8dcef", "not-measurable-here": "#d9c8ef", "not-applicable-here": "#e4e4e4"}
-    style = "".join(f"td.{k}{{background:{v}}}" for k, v in colours.items())
-    write_text_atomic(path, (
-        "<!DOCTYPE html><html><head><meta charset='utf-8'><title>Verdicts</title>"
-        f"<style>body{{font-family:sans-serif}}table{{border-collapse:collapse}}td,th{{border:1px solid #ccc;"
-        f"padding:3px;vertical-align:top}}{style}</style></head><body><h1>Published claims and our verdicts</h1>"
-        f"<p><img alt='verdict figure' src='data:image/png;base64,{image}'></p>"
-        f"<table><tr><th>claim</th><th>published</th><th></th>{head}</tr>{''.join(cells)}</table></body></html>\n"))
+    write_text_atomic(path, render("verdicts.html.j2", runs=list(tables), rows=rows, colours=colours,
+                                   image=base64.b64encode(png.read_bytes()).decode()))
 
 
 # --------------------------------------------------------------------------- command line
