@@ -22,9 +22,6 @@
 #define DEFAULT_RUNTIME_NS (5 * NS_PER_SEC)
 #define MAX_QD 4096
 
-const char *const rw_pattern_names[] = { "read", "write", "randread", "randwrite", NULL };
-const char *const iomem_names[] = { "malloc", "mmaphuge", NULL };
-
 static const char description[] =
 	"Runs one job and reports it, as text or (--output-format json) as JSON\n"
 	"shaped like fio --output-format=json.\n"

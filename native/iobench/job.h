@@ -2,8 +2,8 @@
  * job.h - what an iobench job is asked to do and what it measured.
  *
  * For: passing a job between its parts: job.c (options, the command),
- * job_setup.c (the file and --data-file), job_run.c (the IO loop) and
- * job_report.c (JSON and human output).
+ * job_setup.c (the file and --data-file), job_run.c (the IO loop),
+ * job_report.c (JSON and human output) and job_names.c (the settings' names).
  */
 #ifndef IOBENCH_JOB_H
 #define IOBENCH_JOB_H
@@ -19,8 +19,7 @@
 #define FILL_SEED_SALT 0x66696c6c64617461ULL   /* "filldata": the fill data's stream of --seed */
 
 enum rw_pattern { RW_READ, RW_WRITE, RW_RANDREAD, RW_RANDWRITE };
-
-extern const char *const rw_pattern_names[];
+extern const char *const rw_pattern_names[];   /* job_names.c, as are iomem_names */
 
 /* Where the IO buffers live, named after fio's iomem: malloc (small pages, wherever the
  * allocator puts them) or mmaphuge (anonymous huge pages, MAP_HUGETLB). */
