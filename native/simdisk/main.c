@@ -1,9 +1,9 @@
 /*
  * main.c - simdisk entry point: picks the subcommand from a table (lib/subcmd).
  *
- * For: dispatch only. The daemon is mount_cmd.c and daemon.c (README), the
- * analytic predictions model_cmd.c, ReadyBoost's device test qualify_cmd.c,
- * the device models one file each.
+ * For: dispatch only. The daemon is mount_cmd.c, daemon.c and serve.c
+ * (README), the analytic predictions model_cmd.c, ReadyBoost's device test
+ * qualify_cmd.c, the device models one file each.
  */
 #include "daemon.h"
 #include "subcmd.h"

@@ -89,9 +89,8 @@ int mount_command(int argc, char **argv)
 	struct stat st;
 	int status;
 
-	if (operands_split(&cli, NULL, argc, argv, &ops))
-		return runtime_error("out of memory");
-	status = profile_command_start(&cli, ops.argc, ops.argv, &po, &profile);
+	status = profile_command_finish(&cli, operands_start(&cli, NULL, argc, argv, &ops), &po,
+					&profile);
 	int positionals = ops.count;
 
 	if (positionals == 1)

@@ -103,13 +103,18 @@ struct opt opt_profile_set(struct profile_opts *po);
 struct profile *profile_from_opts(const struct cli *cli, struct profile_opts *po);
 
 /*
- * A subcommand's start: parses its options (a table with PROFILE_OPTION_ROWS) and loads the
- * profile they name. Returns OPTS_GO_ON with *profile loaded (profile_free it), or the exit
- * status with *profile NULL: 0 after --help (which also lists the profile keys --set takes),
- * EXIT_USAGE after a mistake (reported).
+ * A subcommand's start: parses its options (a table with PROFILE_OPTION_ROWS) with the shared
+ * start, opts_parse_status, and loads the profile they name. Returns OPTS_GO_ON with *profile
+ * loaded (profile_free it), or the exit status with *profile NULL: 0 after --help (which also
+ * lists the profile keys --set takes) or --describe-options, EXIT_USAGE after a mistake
+ * (reported).
  */
 int profile_command_start(struct cli *cli, int argc, char **argv, struct profile_opts *po,
 			  struct profile **profile);
+/* The same after a start of the caller's own that returned status (operands_start, for a
+ * subcommand that takes operands): what profile_command_start does once the options are parsed. */
+int profile_command_finish(struct cli *cli, int status, struct profile_opts *po,
+			   struct profile **profile);
 
 /* Every model's profile keys and the fault keys, with their help (simdisk model --help). */
 void profile_keys_help(FILE *out);

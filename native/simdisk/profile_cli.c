@@ -44,22 +44,23 @@ struct profile *profile_from_opts(const struct cli *cli, struct profile_opts *po
 	return p;
 }
 
+int profile_command_finish(struct cli *cli, int status, struct profile_opts *po,
+			   struct profile **profile)
+{
+	*profile = NULL;
+	/* 0 is --help or --describe-options: a subcommand's cli has no --version */
+	if (status == 0 && !cli->described)
+		profile_keys_help(stdout);
+	if (status != OPTS_GO_ON)
+		return status;
+	*profile = profile_from_opts(cli, po);
+	return *profile ? OPTS_GO_ON : EXIT_USAGE;
+}
+
 int profile_command_start(struct cli *cli, int argc, char **argv, struct profile_opts *po,
 			  struct profile **profile)
 {
-	*profile = NULL;
-	switch (opts_parse(cli, argc, argv)) {
-	case OPTS_HELP:
-		if (!cli->described)
-			profile_keys_help(stdout);
-		return 0;
-	case OPTS_ERROR:
-		return EXIT_USAGE;
-	case OPTS_OK:
-		break;
-	}
-	*profile = profile_from_opts(cli, po);
-	return *profile ? OPTS_GO_ON : EXIT_USAGE;
+	return profile_command_finish(cli, opts_parse_status(cli, argc, argv), po, profile);
 }
 
 static void key_rows(FILE *out, const struct profile_key *keys)
