@@ -9,6 +9,10 @@
 #                          checks, no paper (a long profile an experiment at a time)
 #   make setup             only the set-up (Debian packages, venv, native tools; PROFILE=recorded:
 #                          the paper's packages and the venv, no native build)
+#   make report            the run above (same PROFILE, EXPERIMENT, RECORDING), then Snakemake's own
+#                          report of it, results/report.html: its rules and their runtimes, the
+#                          paper, the verdict table and each experiment's figure with their
+#                          captions (workflow/report/)
 #   make bench             native tools against their peers, side by side (prints a table)
 #   make check-crash       the signal sweeps: trials stopped by SIGTERM and SIGKILL at 90 points,
 #                          and by SIGTERM at every change point of two emulated trials; state
@@ -54,7 +58,7 @@ $(if $(REFUSAL),$(error $(REFUSAL)))
 endif
 export PATH := $(BIN):$(PATH)
 
-.PHONY: all paper setup system venv config native test check-crash check-flaky bench clean distclean
+.PHONY: all paper report setup system venv config native test check-crash check-flaky bench clean distclean
 
 all: paper
 
@@ -70,6 +74,12 @@ else
 	  $(foreach e,$(EXPERIMENT),"  $(e):  results/$(e)/ (measurements.json, $(e).pdf, trials.csv)") \
 	  "  logs:         results/logs/"
 endif
+
+# Snakemake's report of the run just made (the files marked report() in workflow/rules/), for the
+# same targets and configuration; it reads the run's metadata in .snakemake/ and runs no job.
+report: paper
+	snakemake --workflow-profile workflow/profiles/default --report results/report.html $(TARGETS) $(PROFILE_FLAGS)
+	@echo "make: Snakemake's report of the run: results/report.html"
 
 setup: $(SETUP)
 

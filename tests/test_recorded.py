@@ -101,6 +101,13 @@ def test_make_profile_recorded_builds_the_paper_as_an_unprivileged_user(tmp_path
     assert f"Every number, table and figure here was measured on the reference machine {machine}" in flat
     assert "measured on the machine that built this document" not in flat
     assert "This machine against the reference machine" not in flat  # the run is the reference
+    # `make report`: the run is made (nothing left to do), then Snakemake's report of it, from
+    # the run's own metadata (the paper's rule and runtime)
+    report = subprocess.run(as_user + ["make", "report", "PROFILE=recorded"], cwd=repo, env=user_env,
+                            capture_output=True, text=True, timeout=600)
+    assert report.returncode == 0, report.stdout[-3000:] + report.stderr[-3000:]
+    assert "Missing metadata for file results/paper.pdf" not in report.stderr
+    assert '"Paper": {"Other": ["results/paper.pdf"]}' in (repo / "results/report.html").read_text()
     # A change to the package's code re-runs every step after the trials, never a trial: a dry
     # run with make's own Snakemake arguments, after a line of the code changed.
     args = shlex.split(line)[2:]

@@ -2,6 +2,7 @@
 did not make; the verdicts page (results/claims/verdicts.html) holds every claim's row. Both come
 from pagelab.core's templates, with autoescape on."""
 
+import json
 import re
 from html.parser import HTMLParser
 
@@ -93,3 +94,41 @@ def test_the_verdicts_page_holds_each_claims_row_and_escapes_its_text(tmp_path):
     for t in tables:  # each cell's class is its verdict
         for verdict in set(t["verdict"]):
             assert f"<td class='{verdict.replace(' ', '-')}'>{verdict}<br>" in text
+
+
+def test_snakemakes_report_holds_the_paper_the_verdicts_and_each_experiments_figure(tmp_path, env):
+    """`make report`'s Snakemake --report on a copy of the repository whose run made the files
+    marked report() (stand-ins: the report embeds them, it does not read them): one category each
+    for the paper and the verdicts, one subcategory per experiment, each with its caption from
+    workflow/report/; a marked file the run did not make is refused by name."""
+    import subprocess
+
+    from conftest import copy_repo
+    from pagelab.system import config
+
+    repo = copy_repo(tmp_path / "repo")
+    experiments = config.experiments()
+    marked = ["results/paper.pdf", "results/claims/verdicts.csv",
+              *(f"results/{e}/{e}.pdf" for e in experiments)]
+    for rel in marked:
+        (repo / rel).parent.mkdir(parents=True, exist_ok=True)
+        (repo / rel).write_text("id,claim\nRB1,a claim\n" if rel.endswith(".csv") else "%PDF-1.4\n%%EOF\n")
+    argv = ["snakemake", "--workflow-profile", "workflow/profiles/default", "--report", "results/report.html",
+            "results/paper.pdf", "results/index.html"]
+    make = subprocess.run(["make", "-n", "--no-print-directory", "report"], cwd=repo, env=env,
+                          capture_output=True, text=True, timeout=120)
+    assert " ".join(argv) in make.stdout, make.stdout[-2000:] + make.stderr[-2000:]  # what make runs
+    out = subprocess.run(argv, cwd=repo, env=env, capture_output=True, text=True, timeout=120)
+    assert out.returncode == 0, out.stderr[-3000:]
+    text = (repo / "results/report.html").read_text()
+    categories = json.loads(re.search(r"var categories = (\{.*\});\n", text).group(1))
+    assert categories == {"Paper": {"Other": ["results/paper.pdf"]},
+                          "Verdicts": {"Other": ["results/claims/verdicts.csv"]},
+                          "Experiments": {e: [f"results/{e}/{e}.pdf"] for e in sorted(experiments)}}
+    for e in experiments:  # the caption names its experiment (the wildcard)
+        assert f"The figure of <strong>{e}</strong>" in text
+    assert "The paper built from this run" in text and "The verdict on each published claim" in text
+    assert "paging-lab: the published paging claims" in text  # workflow/report/workflow.rst
+    (repo / marked[-1]).unlink()
+    out = subprocess.run(argv, cwd=repo, env=env, capture_output=True, text=True, timeout=120)
+    assert out.returncode != 0 and f"File {marked[-1]} marked for report but does not exist" in out.stderr

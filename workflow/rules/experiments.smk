@@ -40,7 +40,9 @@ rule notebook:
         provenance="results/{experiment}/provenance.json",
     output:
         notebook="results/{experiment}/{experiment}.ipynb",
-        figure="results/{experiment}/{experiment}.pdf",
+        # in `make report` (snakemake --report), one subcategory per experiment
+        figure=report("results/{experiment}/{experiment}.pdf", caption="../report/experiments.rst",
+                      category="Experiments", subcategory="{experiment}"),
         table="results/{experiment}/table.tex",
         macros="results/{experiment}/macros.tex",
         measurements="results/{experiment}/measurements.json",

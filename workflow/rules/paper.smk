@@ -25,7 +25,7 @@ rule claims:
         measurements=expand("results/{experiment}/measurements.json", experiment=EXPERIMENTS),
     output:
         tex="results/claims/verdicts.tex",
-        csv="results/claims/verdicts.csv",
+        csv=report("results/claims/verdicts.csv", caption="../report/verdicts.rst", category="Verdicts"),
         macros="results/claims/macros.tex",
     params:
         code=ANALYSIS_CODE,
@@ -126,7 +126,7 @@ rule paper:
         html=expand("results/{experiment}/{experiment}.html", experiment=EXPERIMENTS),
         checks=expand("results/{experiment}/check.txt", experiment=EXPERIMENTS),
     output:
-        "results/paper.pdf",
+        report("results/paper.pdf", caption="../report/paper.rst", category="Paper"),
     params:
         experiments=EXPERIMENTS,
     log:
