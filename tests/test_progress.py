@@ -266,6 +266,45 @@ def test_phase_lines_are_bounded_and_never_in_a_short_trials_first_seconds():
         progress.phase("warming")
 
 
+def test_the_restore_is_shown_as_the_share_of_the_working_set_back_from_the_watchers_samples():
+    """A recovery trial's watcher samples the working set's bytes out of RAM (here a stream of
+    known answer: 400 MB out when the hogs end at 10 s, back at 4 MB/s, sampled every 2 s); each
+    sample read through `watching_restore` is handed on unchanged and reports the share back,
+    and the lines say it at most once per 30 s."""
+    out, clock = io.StringIO(), Clock()
+    p = progress.Progress("rb", ["hdd"], progress.Expectation(), n_min=1, out=out, clock=clock, phase_every=30.0)
+    start = 400e6
+
+    def out_of_ram() -> float:   # the fake counter: what the watcher would read at the clock's time
+        return max(0.0, start - 4e6 * (clock.t - 10.0))
+
+    rec = {"trial_id": "hdd-r00"}
+    with progress.marking(rec, p):
+        progress.phase("hogs", 1, 1, "round")
+        clock.t = 10.0
+        source = progress.watching_restore(out_of_ram, start)
+        read = []
+        for t in range(10, 121, 2):   # the sampler: every 2 s from the hogs' end
+            clock.t = float(t)
+            read.append(source())
+        clock.t = 121.0
+        progress.phase("re-touch")
+    assert read == [max(0.0, start - 4e6 * (t - 10)) for t in range(10, 121, 2)]   # the samples, unchanged
+    assert out.getvalue().splitlines() == ["rb: hdd-r00: restore/watch, 20 %, 0:30 into the trial",
+                                           "rb: hdd-r00: restore/watch, 50 %, 1:00 into the trial",
+                                           "rb: hdd-r00: restore/watch, 80 %, 1:30 into the trial",
+                                           "rb: hdd-r00: restore/watch, 100 %, 2:00 into the trial"]
+    assert rec["phases"] == [["hogs", 0.0], ["restore/watch", 10.0], ["re-touch", 121.0]]
+
+
+def test_the_restore_share_is_bounded_and_unknown_when_nothing_was_out():
+    assert progress.restore_share(400.0, 100.0) == 0.75
+    assert progress.restore_share(400.0, 500.0) == 0.0    # more out than at the start: nothing back yet
+    assert progress.restore_share(400.0, 0.0) == 1.0
+    assert progress.restore_share(0.0, 0.0) is None       # nothing was out: no share to show
+    assert progress.describe_phase("restore/watch", share=progress.restore_share(0.0, 0.0)) == "restore/watch"
+
+
 def test_a_toy_run_records_each_trials_phases_and_process(tmp_path):
     """A toy experiment through the trial loop (trials.run_adaptive): its trial code reports
     phases; each record holds its marks and the process that ran it, also a failed trial's."""

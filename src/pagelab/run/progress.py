@@ -21,11 +21,13 @@ included); an experiment with no recording of this profile takes another profile
 the ratio of the schema's n_min of the two profiles.
 
 Within a trial: the trial code says what it does, `phase("hogs", 3, 20, "round")` or
-`phase("restore/watch", share=0.43)`. Each change of phase is kept as a mark in the trial's record
-(`phases`: [name, seconds from the trial's start], each lasting to the next mark or the trial's
-end; `pagelab time` reads them), and a line ("readyboost: hdd_after-r03: hogs, round 3 of 20, 0:41
-into the trial") is written at most once per PHASE_LINE_S seconds, never in a trial's first
-PHASE_LINE_S seconds: short trials print only their one line.
+`phase("restore/watch", share=0.43)` (the recovery trial's watcher, at each sample of the working
+set's bytes out of RAM, reports the share back since the restore began: `watching_restore`).
+Each change of phase is kept as a mark in the trial's record (`phases`: [name, seconds from the
+trial's start], each lasting to the next mark or the trial's end; `pagelab time` reads them), and
+a line ("readyboost: hdd_after-r03: hogs, round 3 of 20, 0:41 into the trial", "... restore/watch,
+43 %, 1:12 into the trial") is written at most once per PHASE_LINE_S seconds, never in a trial's
+first PHASE_LINE_S seconds: short trials print only their one line.
 Not for: deciding anything; these lines are for people, the records are for analysis.
 """
 
@@ -441,6 +443,25 @@ def phase(name: str, done: int | None = None, of: int | None = None, unit: str =
     `unit`s, or the `share` done); nothing outside a trial."""
     if _marks is not None:
         _marks.mark(name, done, of, unit, share)
+
+
+def restore_share(out_at_start: float, out_now: float) -> float | None:
+    """Of the working set's bytes out of RAM when the restore began, the share back in RAM now
+    (0 to 1); None when nothing was out."""
+    if not out_at_start > 0:
+        return None
+    return min(1.0, max(0.0, 1.0 - out_now / out_at_start))
+
+
+def watching_restore(out_of_ram: Callable[[], float], out_at_start: float) -> Callable[[], float]:
+    """A watcher's source of the working set's bytes out of RAM that, at each read, also reports
+    the trial's phase with the share back since the restore began ("restore/watch, 43 %"); the
+    lines stay at most one per PHASE_LINE_S seconds (Marks)."""
+    def read() -> float:
+        now = out_of_ram()
+        phase("restore/watch", share=restore_share(out_at_start, now))
+        return now
+    return read
 
 
 def process_started() -> str:
