@@ -91,8 +91,8 @@ def test_bad_config_names_the_key(tmp_path, text, key):
 @pytest.mark.parametrize("text,key", [
     ("standby: {quick: {working_set: 64G}}", "standby.quick.working_set"),
     ("readyboost: {quick: {ram: 30G}}", "readyboost.quick.ram"),
-    ("pagein: {device: floppy-1987}", "pagein.device: no device profile 'floppy-1987'"),
-    ("seekmodel: {devices: [own, tape]}", "seekmodel.devices: no device profile 'tape'"),
+    ("pagein: {disk_profile: floppy-1987}", "pagein.disk_profile: no device profile 'floppy-1987'"),
+    ("seekmodel: {disk_profiles: [own, tape]}", "seekmodel.disk_profiles: no device profile 'tape'"),
 ])
 def test_configs_the_machine_cannot_run_name_the_key(tmp_path, text, key):
     p = tmp_path / "bad.yaml"
@@ -201,7 +201,7 @@ def test_snakemake_dry_run_succeeds_on_default_config(repo, env):
     ({"seekmodel": {"quick": {"file_size": "lots"}}}, "seekmodel.quick.file_size"),
     ({"seekmodel": {"trails": 3}}, "trails"),
     ({"standby": {"quick": {"working_set": "64G"}}}, "standby.quick.working_set"),
-    ({"pagein": {"device": "floppy-1987"}}, "floppy-1987"),
+    ({"pagein": {"disk_profile": "floppy-1987"}}, "floppy-1987"),
 ])
 def test_snakemake_refuses_bad_config_naming_the_key(repo, env, tmp_path, bad, key):
     p = tmp_path / "bad.yaml"
@@ -224,15 +224,15 @@ def test_a_resolved_block_passes_check_block_unchanged(profile):
 
 
 def test_check_block_fills_defaults_and_names_keys_as_the_block_spells_them():
-    b = config.check_block("seekmodel", {"profile": "full", "devices": ["own"]}, machine=False)
-    assert b["file_size"] == "4G" and b["repetitions"]["n_min"] == 10 and b["devices"] == ["own"]
+    b = config.check_block("seekmodel", {"profile": "full", "disk_profiles": ["own"]}, machine=False)
+    assert b["file_size"] == "4G" and b["repetitions"]["n_min"] == 10 and b["disk_profiles"] == ["own"]
     with pytest.raises(config.ConfigError, match=r"^x.json: repetitions.n_min: 6 is fewer than the 10"):
         config.check_block("seekmodel", {"profile": "full", "repetitions": {"n_min": 6, "n_max": 10, "ci_pct": 5}},
                            source="x.json")
     with pytest.raises(config.ConfigError, match=r"^x.json: trials: unknown key"):  # the key repetitions replaced
         config.check_block("seekmodel", {"profile": "quick", "trials": 5}, source="x.json")
-    with pytest.raises(config.ConfigError, match=r"^x.json: devices: no device profile 'tape'"):
-        config.check_block("seekmodel", {"devices": ["tape"]}, source="x.json")
+    with pytest.raises(config.ConfigError, match=r"^x.json: disk_profiles: no device profile 'tape'"):
+        config.check_block("seekmodel", {"disk_profiles": ["tape"]}, source="x.json")
     with pytest.raises(config.ConfigError, match=r"no experiment named 'seekmode' \(the experiments: .*seekmodel"):
         config.check_block("seekmode", {})
 
@@ -257,3 +257,113 @@ def test_every_recording_in_the_repository_is_whole_and_validates(name, experime
 
     blocks = recording.check_run(recording.recorded_dir() / name, [experiment], recording.REQUIRED)
     assert blocks[experiment]["profile"] == name.rsplit("/", 1)[1]
+
+
+# --------------------------------------------------------------------------- one name per meaning
+# The names a device profile setting may have: the disk (any device measured or paged on), the
+# stick behind the tier (the cache), the tier itself (its policy; its disk and cache replaced).
+DEVICE_NAMES = {"disk_profile", "cache_profile", "tier_profile"}
+
+
+def schema_keys(schema: dict) -> list[tuple[str, str, dict]]:
+    """Every setting of the schema as (where, key, its schema), where being the block or the
+    definition holding it; a $ref to another setting is that setting (the same name)."""
+    out = []
+
+    def walk(where: str, props: dict) -> None:
+        for key, sub in props.items():
+            if not isinstance(sub, dict) or str(sub.get("$ref", "")).startswith("#/properties/"):
+                continue
+            out.append((where, key, sub))
+            if isinstance(sub.get("properties"), dict):
+                walk(f"{where}.{key}", sub["properties"])
+
+    walk("", schema["properties"])
+    for name, d in schema["definitions"].items():
+        walk(f"definitions.{name}", d.get("properties", {}))
+    return out
+
+
+def stem(key: str, sub: dict) -> str:
+    """A setting's name: a list of levels is named in the plural (disk_profiles, retouch_orders)."""
+    return key.removesuffix("s") if sub.get("type") == "array" else key
+
+
+def meaning_clashes(schema: dict) -> dict[str, set[str]]:
+    """Meanings that two names carry: settings whose values are one closed set (an enum, or a
+    list's items' enum) named differently, and device settings (resource: device) named other
+    than DEVICE_NAMES."""
+    by_domain: dict[frozenset, set[str]] = {}
+    for _, key, sub in schema_keys(schema):
+        values = sub.get("items", {}) if sub.get("type") == "array" else sub
+        if isinstance(values, dict) and values.get("enum"):
+            by_domain.setdefault(frozenset(map(str, values["enum"])), set()).add(stem(key, sub))
+    out = {"/".join(sorted(d)): names for d, names in by_domain.items() if len(names) > 1}
+    devices = {stem(k, sub) for _, k, sub in schema_keys(schema) if sub.get("resource") == "device"}
+    if devices - DEVICE_NAMES:
+        out["device profile"] = devices
+    return out
+
+
+def test_no_two_schema_keys_name_one_meaning():
+    """One name per meaning across the schema: the victim's access order is retouch_order, the
+    agent's mode agent_mode, a device profile disk_profile, cache_profile or tier_profile (a list
+    of levels the name in the plural); the names config/renames.yaml retired are gone."""
+    schema = config.load_schema()
+    assert meaning_clashes(schema) == {}
+    keys = {(w.split(".")[0] or w, k) for w, k, _ in schema_keys(schema)}
+    names = {k for _, k in keys}
+    for experiment, parts in config.renames().items():
+        assert experiment in config.experiments(), experiment
+        for old, new in parts["config"].items():
+            assert old not in schema["properties"][experiment]["properties"], f"{experiment}.{old} is retired"
+            assert old not in config.profile_keys(schema, experiment, "quick"), f"{experiment}.{old} is retired"
+            assert new in names, f"{experiment}: {old} -> {new}, which the schema lacks"
+    # the check fails on a second name: pagein's list of orders under its old name
+    pagein = schema["properties"]["pagein"]["properties"]
+    pagein["orders"] = copy.deepcopy(pagein["retouch_orders"])
+    assert "random/seq" in meaning_clashes(schema)
+    pagein["device"] = {"type": "string", "resource": "device"}
+    assert "device" in meaning_clashes(schema)["device profile"]
+
+
+@pytest.mark.parametrize("name,experiment", [
+    case for profile in ("quick", "full")
+    for case in recorded_params(["payoff", "pagein", "seekmodel"], f"{REFERENCE_RECORDING.split('/')[0]}/{profile}",
+                                with_recording=True)])
+def test_a_recordings_old_names_are_read_under_the_new_ones(tmp_path, name, experiment):
+    """A recording keeps its columns' and keys' old names (the files are not rewritten); replayed,
+    and read as the notebooks read it, they are today's (config/renames.yaml)."""
+    import csv
+    import gzip
+    import json
+
+    from pagelab.data import recording
+    from pagelab.experiments import harness
+
+    src = recording.recorded_dir() / name / experiment
+    old_cols = next(csv.reader([(src / "trials.csv").read_text().partition("\n")[0]]))
+    parts = config.renames()[experiment]
+    renamed = {o: n for o, n in parts["columns"].items() if o in old_cols}
+    assert renamed, f"{src}: holds none of the old columns {sorted(parts['columns'])}: nothing to test"
+    out = tmp_path / experiment
+    recording.replay(src.parent, experiment, out)
+    (out / "config.json").write_text((src / "config.json").read_text())  # as `pagelab claims recorded` does
+    res = harness.open_results(out)
+    for old, new in renamed.items():
+        assert new in res.trials.columns and old not in res.trials.columns, (old, new)
+        raw = [r[old] for r in csv.DictReader(open(src / "trials.csv"))]
+        mine = [r[new] for r in csv.DictReader(open(out / "trials.csv"))]
+        assert mine == raw  # the values as recorded, under the new name
+    for old, new in parts["config"].items():
+        assert old in json.loads((src / "config.json").read_text())  # the recording keeps its own
+        assert new in res.cfg and old not in res.cfg
+    with gzip.open(src / "trials.jsonl.gz", "rt") as fh:
+        first = json.loads(fh.readline())
+    mine = json.loads((out / "trials" / f"{first['trial_id']}.json").read_text())
+    for old, new in parts["columns"].items():
+        if old in first["params"]:
+            assert mine["params"][new] == first["params"][old] and old not in mine["params"]
+    # the experiment's own configurations read the recorded block under the new names
+    confs = harness.descriptor(experiment).configurations(res.cfg)
+    assert confs and all(set(c) <= set(res.trials.columns) for c in confs)

@@ -34,7 +34,7 @@ def test_swap_on_emulated_hdd_under_a_memcg_limited_hog_five_times(journal, disk
         assert str(disk.loop) in state.active_swaps() and str(disk.mountpoint) in state.mounts()
         cg = st.cgroup("devtest", memory_limit=ws + (4 << 20))
         for i in range(5):
-            with Victim(ws, "ratio:0.5", i + 1, disk_tmp / f"v{i}", cg, order="random", timeout=300) as v:
+            with Victim(ws, "ratio:0.5", i + 1, disk_tmp / f"v{i}", cg, retouch_order="random", timeout=300) as v:
                 # A hog in the same cgroup pushes the victim out to the emulated disk.
                 hog = subprocess.run([str(native_build / "hog"), "run", "--size", str(ws), "--force",
                                       "--output-format", "json"], capture_output=True, text=True,

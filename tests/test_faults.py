@@ -258,7 +258,7 @@ def fault_trial(kind: str, seen: dict[str, Any]):
             disk = devices.emulated_swap(st, PROFILE, work / "dev", SWAP, overrides=keys)
             cg = st.cgroup("faults", memory_limit=WS + HEADROOM)
             try:
-                with Victim(WS, "ratio:0.5", t.seed, work / "victim", cg, order="random", timeout=60) as v:
+                with Victim(WS, "ratio:0.5", t.seed, work / "victim", cg, retouch_order="random", timeout=60) as v:
                     if faulty and spec["before_pushout"]:
                         disk.control("enable")
                     hog = push_out(cg, WS + HEADROOM)
@@ -352,7 +352,7 @@ def test_a_restore_while_the_device_stopped_answering_ends_within_the_command_ti
     failed before that signal was sent dies of the swap-in error's SIGBUS instead."""
     timeout_s = 2.0
     before = state.show()
-    victim = Victim(WS, "ratio:0.5", 3, disk_tmp / "victim", None, order="random", timeout=60)
+    victim = Victim(WS, "ratio:0.5", 3, disk_tmp / "victim", None, retouch_order="random", timeout=60)
     with state.session() as st:
         disk = devices.emulated_swap(st, PROFILE, disk_tmp / "dev", SWAP, overrides={
             "stall": "true", "command_timeout_ms": int(timeout_s * 1000), "faults_enabled": "false"})

@@ -44,7 +44,7 @@ fleet:
   profile: quick
   baseline: alpha
   set:
-    seekmodel: {devices: [own], block_sizes: [4K, 64K], repetitions: {n_min: 5, n_max: 5, ci_pct: 50},
+    seekmodel: {disk_profiles: [own], block_sizes: [4K, 64K], repetitions: {n_min: 5, n_max: 5, ci_pct: 50},
                 runtime: 0.2s, warmup: 0, file_size: 32M}
     crystalmark: {arms: [direct, buffered], size: 16M, sets: 1, set_time: 0.05s}
 """
@@ -193,9 +193,9 @@ def test_a_fleet_block_is_checked():
     cfg["fleet"] = {"hosts": [{"name": "a"}], "baseline": "z"}
     with pytest.raises(config.ConfigError, match="baseline"):
         fleet.plan(cfg)
-    cfg["fleet"] = {"hosts": [{"name": "a"}], "set": {"seekmodel": {"devices": ["own"], "runtime": "0.2s"}}}
+    cfg["fleet"] = {"hosts": [{"name": "a"}], "set": {"seekmodel": {"disk_profiles": ["own"], "runtime": "0.2s"}}}
     b = fleet.block(cfg, "a", "seekmodel", split=None)
-    assert b["devices"] == ["own"] and b["runtime"] == "0.2s" and b["scratch_dir"].endswith("fleet/a")
+    assert b["disk_profiles"] == ["own"] and b["runtime"] == "0.2s" and b["scratch_dir"].endswith("fleet/a")
 
 
 @pipeline
@@ -405,7 +405,7 @@ def test_fleet_trial_checks_its_config_before_it_writes_anything(tmp_path, capsy
     line before ran_on.json (or its output directory) exists."""
     out = tmp_path / "out"
     cfg = tmp_path / "config.json"
-    for text, why in ((None, "No such file"), ("{", "not JSON"), ('{"devices": 3}', "devices")):
+    for text, why in ((None, "No such file"), ("{", "not JSON"), ('{"disk_profiles": 3}', "disk_profiles")):
         cfg.unlink(missing_ok=True)
         if text is not None:
             cfg.write_text(text)
@@ -462,7 +462,7 @@ def test_a_fleet_job_recovers_the_state_first_waiting_for_the_state_lock(tmp_pat
     if os.geteuid() != 0:
         pytest.skip("a fleet job recovers the state only as root")
     cfg = tmp_path / "config.json"
-    cfg.write_text(json.dumps({"devices": ["own"]}))
+    cfg.write_text(json.dumps({"disk_profiles": ["own"]}))
     out = tmp_path / "out"
     script = tmp_path / "hold.py"   # holds the state lock until its stdin closes
     script.write_text("import sys\nfrom pagelab.system import state\n"

@@ -88,21 +88,55 @@ def schema_property(block: str, key: str) -> dict:
 
 @pytest.mark.parametrize("key", list(tools.SCHEMA_OPTIONS), ids=lambda k: ".".join(k))
 def test_a_mapped_schema_key_names_a_real_option_with_the_same_default(native_build, key):
+    """The key exists, names a real option, offers no value the option refuses (a list of levels:
+    each level) and, where both carry a default, has the option's."""
     m = tools.SCHEMA_OPTIONS[key]
     prop = schema_property(*key)  # the key exists in the schema
     opt = tools.option(m.tool, m.subcommand, m.option)  # raises if the tool has no such option
-    if "default" in prop and opt.default is not None:
+    assert (prop.get("type") == "array") == m.levels, f"{'.'.join(key)}: a list of levels is mapped with levels=True"
+    values = prop["items"] if m.levels else prop
+    if "enum" in values:
+        assert opt.choices and set(values["enum"]) <= set(opt.choices), (values["enum"], opt.choices)
+    if "default" in prop and opt.default is not None and not m.levels:
         mine = tools.schema_value(opt, prop["default"], m.scale)
         assert (math.isclose(mine, opt.default) if isinstance(mine, float) else mine == opt.default), (
             f"{'.'.join(key)}: schema default {prop['default']!r} is {mine!r}, "
             f"{m.tool} --{m.option} defaults to {opt.default!r}")
 
 
+def option_names(mapping: dict[tuple[str, str], tools.SchemaOption]) -> dict[tuple, set[str]]:
+    """Per option, the names the schema gives it: a key, or a list of levels' key less its
+    plural s (pagein's retouch_orders is retouch_order's levels)."""
+    names = defaultdict(set)
+    for (_, key), m in mapping.items():
+        names[(m.tool, m.subcommand, m.option)].add(key.removesuffix("s") if m.levels else key)
+    return names
+
+
 def test_no_two_schema_keys_set_one_option():
-    targets = defaultdict(list)
-    for key, m in tools.SCHEMA_OPTIONS.items():
-        targets[(m.tool, m.subcommand, m.option)].append(".".join(key))
-    assert {t: keys for t, keys in targets.items() if len(keys) > 1} == {}
+    """One name per option: the blocks that set an option (readyboost's and payoff's
+    retouch_order, pagein's retouch_orders) use one name for it."""
+    assert {t: keys for t, keys in option_names(tools.SCHEMA_OPTIONS).items() if len(keys) > 1} == {}
+    both = {**tools.SCHEMA_OPTIONS, ("pagein", "access"): tools.SchemaOption("hog", "victim", "order")}
+    assert option_names(both)[("hog", "victim", "order")] == {"retouch_order", "access"}  # what it refuses
+
+
+def test_the_access_order_and_the_agents_mode_reach_their_flags(native_build):
+    """The one schema name of each (retouch_order, agent_mode) reaches hog victim --order and
+    superfetch --mode through the harness's builders."""
+    from pagelab.experiments import pagein, payoff, recovery
+    from pagelab.system import config
+
+    cfg = config.resolve(config.validate({"profile": "quick", "pagein": {"retouch_orders": ["random"]}}))
+    conf = pagein.configurations(cfg["pagein"])[0]
+    cmd = tools.hog_victim_cmd(4096, "zero", 1, Path("r"), Path("g"), retouch_order=conf["retouch_order"])
+    assert cmd[cmd.index("--order") + 1] == "random"
+    assert recovery.design({"ram": "24M", "retouch_order": "random"}).retouch_order == "random"
+    cell = payoff.design_cells(cfg["payoff"])[0]
+    assert payoff.readyboost_arm(cell, "tier") == f"tier_{cell.agent_mode}"
+    assert recovery.ARM[payoff.readyboost_arm(cell, "tier")].agent_mode == cell.agent_mode
+    cmd = tools.superfetch_cmd(1, Path("/cg"), Path("go"), Path("s"), Path("r"), Path("d"), mode=cell.agent_mode)
+    assert cmd[cmd.index("--mode") + 1] == cell.agent_mode
 
 
 def test_the_agents_settings_reach_its_command_line_from_the_schema(native_build):
@@ -144,7 +178,7 @@ def test_durations_are_written_in_the_tools_grammar(seconds, text):
 def test_every_built_command_line_parses(native_build, tmp_path):
     """The command lines the harness builds are accepted by the tools' parsers as they are (each
     with --help appended: the parse runs, nothing else does)."""
-    cmds = [tools.hog_victim_cmd(1 << 20, "zero", 1, tmp_path / "r", tmp_path / "g", order="random"),
+    cmds = [tools.hog_victim_cmd(1 << 20, "zero", 1, tmp_path / "r", tmp_path / "g", retouch_order="random"),
             tools.hog_run_cmd(1 << 20, 2, tmp_path / "b", 2),
             tools.cacheflood_cmd(tmp_path, 1 << 20, 4096, seed=1, cold=True),
             tools.iobench_job_cmd(tmp_path / "f", "randread", 4096, runtime=0.25, seed=2, size=1 << 20),

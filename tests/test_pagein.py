@@ -15,7 +15,7 @@ def summary(pc3_factor):
     rows = []
     for pc, f in ((0, 1.0), (3, pc3_factor)):
         for i in range(5):
-            rows.append({"access": "random", "page_cluster": pc, "pagein_mbps": f * (0.6 + 0.01 * i),
+            rows.append({"retouch_order": "random", "page_cluster": pc, "pagein_mbps": f * (0.6 + 0.01 * i),
                          "ms_per_fault": 7.0, "pswpin": 1000, "majflt": 1000, "evicted_share": 1.0})
     return pg.summarise(pd.DataFrame(rows))
 

@@ -124,10 +124,11 @@ def test_more_hosts_than_cells_or_an_unknown_cell_is_refused():
 
 
 @pytest.mark.parametrize("over, message", [
-    ({"full": {"disks": ["hdd7200-2007"]}}, "payoff.full.disks: ['hdd7200-2007'] lacks the seed's machine's level"),
-    ({"full": {"sticks": ["usbstick-2008", "usbstick-slow-2007"]}},
-     "payoff.sticks: usbstick-slow-2007 fails ReadyBoost's device test"),
-    ({"full": {"disks": ["hdd5400-2008", "nosuch-disk"]}}, "disks: no device profile 'nosuch-disk'"),
+    ({"full": {"disk_profiles": ["hdd7200-2007"]}},
+     "payoff.full.disk_profiles: ['hdd7200-2007'] lacks the seed's machine's level"),
+    ({"full": {"cache_profiles": ["usbstick-2008", "usbstick-slow-2007"]}},
+     "payoff.cache_profiles: usbstick-slow-2007 fails ReadyBoost's device test"),
+    ({"full": {"disk_profiles": ["hdd5400-2008", "nosuch-disk"]}}, "disk_profiles: no device profile 'nosuch-disk'"),
     ({"design": "all"}, "design: 'all' is not one of ['one-factor', 'grid']"),
 ])
 def test_a_bad_block_is_refused_with_exit_2_before_anything_changes(tmp_path, monkeypatch, capsys, over, message):
@@ -168,12 +169,12 @@ def frame_of(cells: dict[str, tuple[list[float], list[float]]]) -> pd.DataFrame:
     the seed's proportions push nothing out (intended_share 0)."""
     rows, order = [], 0
     for label, (bare, tier) in cells.items():
-        disk, stick, ram, prefetch = label.split("+")
+        disk, stick, ram, mode = label.split("+")
         for b, t in zip(bare, tier, strict=True):
             for arm, v in (("bare", b), ("tier", t)):
-                rows.append({"cell": label, "disk": disk, "stick": stick, "ram_x": float(ram.rstrip("x")),
-                             "prefetch": prefetch, "arm": arm, "order": order, "recovery_s": 0.0,
-                             "back_s": v, "evicted_share": 0.3,
+                rows.append({"cell": label, "disk_profile": disk, "cache_profile": stick,
+                             "ram_x": float(ram.rstrip("x")), "agent_mode": mode, "arm": arm, "order": order,
+                             "recovery_s": 0.0, "back_s": v, "evicted_share": 0.3,
                              "intended_share": 0.27 if ram == "1x" else 0.0})
                 order += 1
     return pd.DataFrame(rows)
@@ -182,9 +183,9 @@ def frame_of(cells: dict[str, tuple[list[float], list[float]]]) -> pd.DataFrame:
 def test_the_analysis_pairs_rounds_within_a_cell_and_says_where_the_tier_stops_paying():
     cfg = block("full")
     c = payoff.SEED_MACHINE
-    ssd = dataclasses.replace(c, disk=payoff.SSD)
+    ssd = dataclasses.replace(c, disk_profile=payoff.SSD)
     ram = dataclasses.replace(c, ram_x=payoff.MORE_RAM)
-    fast = dataclasses.replace(c, stick=payoff.FAST_STICK)
+    fast = dataclasses.replace(c, cache_profile=payoff.FAST_STICK)
     bare = [10.0, 12, 11, 13, 9, 10]
     frame = frame_of({c.label: (bare, [5.0, 6, 5.5, 6.5, 4.5, 5]),
                       ssd.label: ([2.0] * 6, [2.0, 2.02, 1.98, 2.0, 2.01, 1.99]),
@@ -228,8 +229,8 @@ def test_the_map_has_one_point_with_an_interval_per_cell():
 
     cfg = block("full")
     c = payoff.SEED_MACHINE
-    cells = [c] + [dataclasses.replace(c, disk=d) for d in ("hdd4200-2007", "ssd-x25m-2008")] + \
-        [dataclasses.replace(c, stick=payoff.FAST_STICK)]
+    cells = [c] + [dataclasses.replace(c, disk_profile=d) for d in ("hdd4200-2007", "ssd-x25m-2008")] + \
+        [dataclasses.replace(c, cache_profile=payoff.FAST_STICK)]
     frame = frame_of({x.label: ([10.0, 11, 12, 10, 11], [5.0, 6, 5, 7, 6]) for x in cells})
     fig = payoff.map_figure(payoff.map_panels(payoff.summarise(frame), cfg), payoff.NOISE)
     ratio_axes = fig.axes[len(fig.axes) // 2:]
@@ -257,7 +258,7 @@ def test_an_agent_setting_in_payoffs_block_changes_payoffs_agent_command_line(tm
 
     def command(block: dict) -> list[str]:
         opts = recovery.agent_options(payoff.trial_config(block, cell))
-        return Agent(1, tmp_path, tmp_path / "agent", {"mode": cell.prefetch, **opts}).command
+        return Agent(1, tmp_path, tmp_path / "agent", {"mode": cell.agent_mode, **opts}).command
 
     def flag(cmd: list[str], name: str) -> str:
         return cmd[cmd.index(name) + 1]

@@ -34,7 +34,7 @@ def test_make_recovers_after_kill_minus_9(tmp_path_factory, env):
     shutil.rmtree(base, ignore_errors=True)
     repo = copy_repo(base / "repo")
     cfg = yaml.safe_load((repo / "config/config.yaml").read_text())
-    cfg["seekmodel"]["devices"] = ["hdd5400-2008"]
+    cfg["seekmodel"]["disk_profiles"] = ["hdd5400-2008"]
     cfg["seekmodel"]["block_sizes"] = ["4K", "64K"]
     cfg["seekmodel"]["spans"] = []
     (repo / "config/config.yaml").write_text(yaml.safe_dump(cfg))

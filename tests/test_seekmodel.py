@@ -10,7 +10,7 @@ def test_only_the_seeds_disk_and_stick_write_the_prose_macros():
     its numbers never land in a sentence about the seed's disk: the prose macros are the seed's
     devices' alone, and n/a when one was not measured."""
     curve = pd.DataFrame({
-        "device": ["hdd5400-2008", "hdd5400-2008", "hdd7200-2007", "hdd7200-2007"],
+        "disk_profile": ["hdd5400-2008", "hdd5400-2008", "hdd7200-2007", "hdd7200-2007"],
         "span": [16 << 20, 64 << 30, 16 << 20, 64 << 30],
         "t_ms": [7.0, 15.0, 4.0, 9.0], "model_ms": [7.1, 14.9, 4.1, 8.9],
     })

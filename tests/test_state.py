@@ -676,7 +676,7 @@ def test_the_state_tests_run_beside_a_real_run_without_touching_it(own_journal, 
 
     if not os.path.exists("/dev/fuse"):
         pytest.skip("no /dev/fuse")
-    cfg = {**config.load(overrides={"profile": "quick"})["pagein"], "orders": ["random"],
+    cfg = {**config.load(overrides={"profile": "quick"})["pagein"], "retouch_orders": ["random"],
            "page_clusters": [0], "scratch_dir": str(disk_tmp / "scratch")}
     (tmp_path / "config.json").write_text(json.dumps(cfg))
     before = state.show()

@@ -70,8 +70,6 @@ def machine(state_lock, disk_tmp):
     assert state.show() == before
 
 
-@pytest.mark.xfail(strict=True, reason="the tier's fault counters are not read before mkswap's failure unmounts it: "
-                   "the trials are invalid, but with 'the trial failed: StateError: mkswap ...' as the reason")
 def test_eio_on_the_readyboost_stick_invalidates_its_trials_and_stops_the_run(machine, disk_tmp, native_build):
     """Every read of the ReadyBoost tier (the stick before the disk) fails with EIO, from its
     mount on (mkswap's first read fails): every tier_after trial is invalid naming the read errors
@@ -99,7 +97,7 @@ def test_a_disk_that_stops_answering_during_pagein_invalidates_the_trial(machine
     with the reason counted once more than half its trials are invalid."""
     root = faulty_root(disk_tmp, {"hdd5400-2008-stops": ("hdd5400-2008", {
         "stall": "true", "up_interval_s": 1, "command_timeout_ms": 1000})})
-    done, recs = run_trial(disk_tmp, "pagein", root, device="hdd5400-2008-stops", orders=["random"],
+    done, recs = run_trial(disk_tmp, "pagein", root, disk_profile="hdd5400-2008-stops", retouch_orders=["random"],
                            page_clusters=[0])
     assert done.returncode == 1, done.stderr[-3000:]
     trials = judged(recs)
@@ -118,12 +116,12 @@ def test_latency_spikes_during_seekmodel_invalidate_only_the_spiky_devices_trial
     trials are invalid, each reason counted."""
     root = faulty_root(disk_tmp, {"hdd5400-2008-spiky": ("hdd5400-2008", {
         "read_delay_ms": 30, "delay_share": 0.3})})
-    done, recs = run_trial(disk_tmp, "seekmodel", root, devices=["hdd5400-2008", "hdd5400-2008-spiky"],
+    done, recs = run_trial(disk_tmp, "seekmodel", root, disk_profiles=["hdd5400-2008", "hdd5400-2008-spiky"],
                            block_sizes=["4K", "16K"], spans=[])
     assert done.returncode == 1, done.stderr[-3000:]
     trials = judged(recs)
-    plain = [r for r in trials if r["params"]["device"] == "hdd5400-2008"]
-    spiky = [r for r in trials if r["params"]["device"] == "hdd5400-2008-spiky"]
+    plain = [r for r in trials if r["params"]["disk_profile"] == "hdd5400-2008"]
+    spiky = [r for r in trials if r["params"]["disk_profile"] == "hdd5400-2008-spiky"]
     assert len(plain) == 10 and all(r["status"] == "ok" and r["valid"] for r in plain), plain
     assert len(spiky) >= 10 and all(r["status"] == "ok" and not r["valid"] for r in spiky), spiky
     for r in spiky:

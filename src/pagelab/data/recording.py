@@ -13,7 +13,9 @@ push data/recorded/ past its size limit.
 
 `replay(recording, outdir)` puts a recorded experiment back into a results directory exactly
 as its trial rule would have left it, so the notebooks, verdicts and paper are rebuilt from
-it without root, FUSE or any trial (make PROFILE=recorded).
+it without root, FUSE or any trial (make PROFILE=recorded). A recording keeps the names it was
+measured with: its config block, trials.csv columns and records are read under the current
+names (config/renames.yaml, pagelab.system.config.renamed_block and renamed_columns).
 """
 
 from __future__ import annotations
@@ -211,7 +213,7 @@ def check_run(run: Path | str, experiments: list[str] | None = None,
                     raise RecordingError(str(exc)) from exc
                 if not isinstance(docs[f], dict):
                     raise RecordingError(f"{d / f}: not a JSON object")
-        block = docs.get("config.json", {})
+        block = config.renamed_block(name, docs.get("config.json", {}))
         if name in known and "config.json" in docs:
             try:
                 config.check_block(name, block, source=d / "config.json", machine=False)
@@ -258,7 +260,9 @@ def replay(recording: Path | str, experiment: str, outdir: Path | str) -> None:
         if f in ("config.json", "provenance.json"):
             continue  # config.json is the rule's own input; provenance is stamped below
         target = outdir / f
-        if (src / f).exists():
+        if f == "trials.csv":
+            write_text_atomic(target, renamed_trials_csv(experiment, (src / f).read_text()))
+        elif (src / f).exists():
             tmp = target.with_name(f".{f}.tmp")
             shutil.copyfile(src / f, tmp)
             tmp.replace(target)
@@ -272,8 +276,16 @@ def replay(recording: Path | str, experiment: str, outdir: Path | str) -> None:
     if (src / "trials.jsonl.gz").exists():
         with gzip.open(src / "trials.jsonl.gz", "rt") as fh:
             for line in fh:
-                rec = json.loads(line)
+                rec = config.renamed_record(experiment, json.loads(line))
                 write_json_atomic(outdir / "trials" / f"{rec['trial_id']}.json", rec)
+
+
+def renamed_trials_csv(experiment: str, text: str) -> str:
+    """A recorded trials.csv under the current column names (config.renamed_columns): its
+    header renamed, its rows as they are."""
+    header, sep, rows = text.partition("\n")
+    cols = next(csv.reader([header])) if header else []
+    return ",".join(config.renamed_columns(experiment, cols)) + sep + rows if cols else text
 
 
 def source(results_dir: Path | str) -> dict[str, str]:

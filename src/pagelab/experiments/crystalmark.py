@@ -7,7 +7,7 @@ machine's disk: `direct` (fresh file, O_DIRECT, CrystalMark's own way), `direct_
 same file every trial, O_DIRECT: only a cache below the guest could inflate it),
 `buffered` (fresh file through the page cache) and `buffered_reused` (the page cache as the
 "cache below", kept warm by reuse). On the emulated devices: `hdd` (the 2008 laptop disk, CM1),
-and behind the ReadyBoost-like flash tier on seed 003's own stick (`tier_cache_profile`), with a
+and behind the ReadyBoost-like flash tier on seed 003's own stick (`cache_profile`), with a
 fresh image (`tiered`) and with one image and its tier state kept across trials
 (`tiered_reused`, CM3; CMW is their ratio).
 
@@ -94,8 +94,8 @@ def tier_overrides(cfg: dict[str, Any]) -> dict[str, str]:
     """The tier's devices: the disk of the hdd arm, behind seed 003's stick (a configuration
     recorded before the stick had its own profile used the tier profile's own stick)."""
     out = {"disk_profile": cfg["disk_profile"]}
-    if cfg.get("tier_cache_profile"):
-        out["cache_profile"] = cfg["tier_cache_profile"]
+    if cfg.get("cache_profile"):
+        out["cache_profile"] = cfg["cache_profile"]
     return out
 
 
@@ -388,8 +388,8 @@ def macros(summary: pd.DataFrame, rat: dict[str, Estimate], cfg: dict[str, Any],
 
 def tier_stick(cfg: dict[str, Any]) -> str:
     """The stick the tier arms' cache is on ('' without a tier)."""
-    if cfg.get("tier_cache_profile"):
-        return cfg["tier_cache_profile"]
+    if cfg.get("cache_profile"):
+        return cfg["cache_profile"]
     return str(devices.profile_value(cfg["tier_profile"], "cache_profile")) if cfg.get("tier_profile") else ""
 
 

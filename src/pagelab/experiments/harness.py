@@ -30,7 +30,7 @@ from pagelab.core.stats import tukey_outliers
 from pagelab.run import devices, progress, sequential, trials
 from pagelab.run.tools import tool_path
 from pagelab.system import state
-from pagelab.system.config import device_profiles, experiments, load_schema, run_hash
+from pagelab.system.config import device_profiles, experiments, load_schema, renamed_block, renamed_columns, run_hash
 from pagelab.system.provenance import provenance
 
 Cfg = dict[str, Any]
@@ -273,6 +273,7 @@ def _read_trials(results_dir: Path | str) -> tuple[pd.DataFrame, str | None]:
     d = Path(results_dir)
     skipped = (d / "skipped.txt").read_text().strip() if (d / "skipped.txt").exists() else None
     frame = pd.read_csv(d / "trials.csv", keep_default_na=False, na_values=[""])
+    frame.columns = renamed_columns(d.name, list(frame.columns))  # a recording's old names: today's
     if "valid" not in frame.columns:  # recorded before validity was checked: nothing was judged
         frame["valid"] = True
         frame["invalid_reason"] = ""
@@ -327,9 +328,12 @@ class Results:
 
 def read_json(results_dir: Path | str, name: str) -> Any:
     """A JSON file of a results directory (config.json, modelled.json, ...), or None where the run
-    did not write it (an experiment that skipped the part, a recording made before it existed)."""
+    did not write it (an experiment that skipped the part, a recording made before it existed);
+    config.json under the current names (a recording keeps its own: config/renames.yaml), the
+    directory's name being the experiment's."""
     path = Path(results_dir) / name
-    return json.loads(path.read_text()) if path.exists() else None
+    doc = json.loads(path.read_text()) if path.exists() else None
+    return renamed_block(Path(results_dir).name, doc) if name == "config.json" and doc else doc
 
 
 def open_results(results_dir: Path | str,

@@ -39,11 +39,11 @@ REQUIRED_COLUMNS = ["result.pagein_mbps", "result.retouch_s", "result.pswpin", "
 
 
 def configurations(cfg: dict[str, Any]) -> list[dict[str, Any]]:
-    return [{"access": o, "page_cluster": int(pc)} for o in cfg["orders"] for pc in cfg["page_clusters"]]
+    return [{"retouch_order": o, "page_cluster": int(pc)} for o in cfg["retouch_orders"] for pc in cfg["page_clusters"]]
 
 
 def conf_name(c: dict[str, Any]) -> str:
-    return f"{c['access']}-pc{c['page_cluster']}"
+    return f"{c['retouch_order']}-pc{c['page_cluster']}"
 
 
 def skip_reason(cfg: dict[str, Any]) -> str | None:
@@ -55,14 +55,14 @@ def skip_reason(cfg: dict[str, Any]) -> str | None:
 
 
 def run_trial(st: state.State, cfg: dict[str, Any], trial: trials.Trial, scratch: Path) -> dict[str, Any]:
-    order, pc = trial.params["access"], trial.params["page_cluster"]
+    order, pc = trial.params["retouch_order"], trial.params["page_cluster"]
     ws = parse_size(cfg["working_set"])
     with harness.work_dir(scratch / f"{NAME}-{trial.trial_id}") as work, st.scope():
-        disk = emulated_swap(st, cfg["device"], work / "dev", 4 * ws)
+        disk = emulated_swap(st, cfg["disk_profile"], work / "dev", 4 * ws)
         st.set_knob("vm.page-cluster", pc)
         cg = st.cgroup(NAME, memory_limit=ws + parse_size(cfg["headroom"]))
         c = counters.Counters(memcg=cg.path("memory"), extra={"device": disk.flat_stats})
-        with Victim(ws, f"ratio:{cfg['fill_ratio']}", trial.seed, work / "victim", cg, order=order) as v:
+        with Victim(ws, f"ratio:{cfg['fill_ratio']}", trial.seed, work / "victim", cg, retouch_order=order) as v:
             s0 = c.snapshot()
             hog = push_out(cg, ws + parse_size(cfg["headroom"]))
             s1 = c.snapshot()
@@ -73,7 +73,7 @@ def run_trial(st: state.State, cfg: dict[str, Any], trial: trials.Trial, scratch
         retouch_s = rep["retouch"]["ns"] / 1e9
         pswpin = d["vmstat"].get("pswpin", 0)
         result = {
-            "access": order, "page_cluster": pc, "working_set": ws, "device_profile": cfg["device"],
+            "retouch_order": order, "page_cluster": pc, "working_set": ws, "disk_profile": cfg["disk_profile"],
             "command": v.command, "effective": dict(st.effective),
             "retouch_s": retouch_s, "pswpin": pswpin,
             "pagein_mbps": pswpin * PAGE / retouch_s / MB if retouch_s > 0 else float("nan"),
@@ -84,7 +84,7 @@ def run_trial(st: state.State, cfg: dict[str, Any], trial: trials.Trial, scratch
             # smaps' Swap also counts the process's own stack and heap pages: capped at the whole set
             "evicted_share": min(1.0, swapped / ws) if ws else float("nan"),
             "pagein_share": pswpin * PAGE / ws if ws else float("nan"),
-            "hog_rounds": len(hog.reports[0].get("rounds", [])) if hog.reports else 0,
+            "pushout_rounds": len(hog.reports[0].get("rounds", [])) if hog.reports else 0,
             "oom_kills": hog.oom_kills, "killed": hog.invalid_reason(),
             "device": {k.replace(".", "_"): v for k, v in d["device"].items()},
             "counters": {"pushout": c.delta(s0, s1), "retouch": d},
@@ -109,10 +109,10 @@ def summarise(frame: pd.DataFrame) -> pd.DataFrame:
     """Per access order and page-cluster: the median page-in rate with its order-statistic CI
     over the counted trials, and the medians of the per-fault cost and counters."""
     rows = []
-    for (order, pc), g in frame.groupby(["access", "page_cluster"], sort=True):
+    for (order, pc), g in frame.groupby(["retouch_order", "page_cluster"], sort=True):
         e = median_ci(g["pagein_mbps"])
         faults = g["ms_per_fault"].dropna()
-        rows.append({"access": order, "page_cluster": int(pc), "n": e.n, "mbps": e.value, "lo": e.ci_low,
+        rows.append({"retouch_order": order, "page_cluster": int(pc), "n": e.n, "mbps": e.value, "lo": e.ci_low,
                      "hi": e.ci_high, "ms_per_fault": float(np.median(faults)) if len(faults) else float("nan"),
                      "pswpin": float(np.median(g["pswpin"])), "majflt": float(np.median(g["majflt"])),
                      "evicted_share": float(np.median(g["evicted_share"])) if "evicted_share" in g else float("nan")})
@@ -122,7 +122,7 @@ def summarise(frame: pd.DataFrame) -> pd.DataFrame:
 def measurements(summary: pd.DataFrame, device: str) -> dict[str, Any]:
     """pagein.<device>.<order>.page_cluster_<N>.mbps: PG1 reads page-cluster 0 (one page per
     fault), PG2 page-cluster 3 (Linux's default read-around)."""
-    return {f"{NAME}.{device}.{r['access']}.page_cluster_{int(r['page_cluster'])}.mbps":
+    return {f"{NAME}.{device}.{r['retouch_order']}.page_cluster_{int(r['page_cluster'])}.mbps":
             entry(r["mbps"], r["lo"], r["hi"], "MB/s", int(r["n"]), "median, order statistics")
             for _, r in summary.iterrows()}
 
@@ -131,13 +131,14 @@ def table(summary: pd.DataFrame, rejected: pd.DataFrame | None = None) -> pd.Dat
     def n_rejected(order: str, pc: int) -> int:
         if rejected is None or rejected.empty:
             return 0
-        sel = rejected[(rejected["access"] == order) & (rejected["page_cluster"].astype(int) == pc)]
+        sel = rejected[(rejected["retouch_order"] == order) & (rejected["page_cluster"].astype(int) == pc)]
         return int(sel["rejected"].sum())
 
     return pd.DataFrame({
-        "Order": summary["access"], "page-cluster": summary["page_cluster"].astype(int),
+        "Order": summary["retouch_order"], "page-cluster": summary["page_cluster"].astype(int),
         "Trials": summary["n"].astype(int),
-        "Rejected": [n_rejected(o, int(p)) for o, p in zip(summary["access"], summary["page_cluster"], strict=True)],
+        "Rejected": [n_rejected(o, int(p))
+                     for o, p in zip(summary["retouch_order"], summary["page_cluster"], strict=True)],
         "Evicted": summary["evicted_share"].map(lambda v: "n/a" if v != v else f"{100 * v:.0f}\\,\\%"),
         "Page-in MB/s": [f"{fmt(v)} [{fmt(a)}, {fmt(b)}]" for v, a, b in
                          zip(summary["mbps"], summary["lo"], summary["hi"], strict=True)],
@@ -151,7 +152,7 @@ def readahead_sentence(summary: pd.DataFrame, order: str = "random") -> str:
     """Whether Linux's read-around (page-cluster 3) moved the page-in rate of `order` against
     one page per fault (page-cluster 0), from the two intervals; written from the data, in
     words (the rates and their intervals are the table's, and the section's text gives the rates)."""
-    rows = {int(r["page_cluster"]): r for _, r in summary[summary["access"] == order].iterrows()} \
+    rows = {int(r["page_cluster"]): r for _, r in summary[summary["retouch_order"] == order].iterrows()} \
         if len(summary) else {}
     if 0 not in rows or 3 not in rows:
         return "n/a"
@@ -176,10 +177,11 @@ def macros(summary: pd.DataFrame, cfg: dict[str, Any] | None, profile: str, skip
          "PageinIntervals": interval_name(list(summary["n"]) if len(summary) else [], latex=True)}
     if cfg:
         m["PageinWorkingSetMiB"] = fmt(parse_size(cfg["working_set"]) / 2**20)
-        m["PageinDevice"] = escape(cfg["device"])
+        m["PageinDevice"] = escape(cfg["disk_profile"])
     for order in ("random", "seq"):
         for pc in (0, 3):
-            row = summary[(summary["access"] == order) & (summary["page_cluster"] == pc)] if len(summary) else summary
+            row = (summary[(summary["retouch_order"] == order) & (summary["page_cluster"] == pc)] if len(summary)
+                   else summary)
             key = f"Pagein{'Random' if order == 'random' else 'Seq'}Pc{['Zero', 'One', 'Two', 'Three'][pc]}"
             m[f"{key}MBps"] = fmt(row.iloc[0]["mbps"]) if len(row) else "n/a"
             m[f"{key}MsPerFault"] = fmt(row.iloc[0]["ms_per_fault"]) if len(row) else "n/a"
@@ -192,27 +194,27 @@ def analyse(results_dir: Path | str, profile: str) -> harness.Analysis:
     out, trials_, skipped, cfg = res.out, res.trials, res.skipped, res.cfg
     summary = summarise(trials_) if len(trials_) else trials_
     ran = (out / "trials.csv").exists()
-    rejected = harness.rejected(out, ["access", "page_cluster"]) if ran else None
+    rejected = harness.rejected(out, ["retouch_order", "page_cluster"]) if ran else None
     tab = table(summary, rejected) if len(summary) else None
 
     def figure() -> plots.plt.Figure:
         fig = plots.lines_by_group(summary.rename(columns={"lo": "mbps_lo", "hi": "mbps_hi"}), "page_cluster",
-                                   "mbps", "access", xlabel="vm.page-cluster (read-ahead of 2^N pages)",
+                                   "mbps", "retouch_order", xlabel="vm.page-cluster (read-ahead of 2^N pages)",
                                    ylabel="page-in MB/s",
                                    references={"seed 000: worst case (PG1)": registry.value("PG1"),
                                                "seed 000: observed, at most (PG2)": registry.value("PG2")})
         fig.axes[0].set_yscale("log")
-        fig.axes[0].set_title(f"page-in from swap on {cfg['device']}, {profile} profile")
+        fig.axes[0].set_title(f"page-in from swap on {cfg['disk_profile']}, {profile} profile")
         return fig
 
     return harness.Analysis(
-        res, f"{res.describe(profile)} on {cfg['device'] if cfg else '-'}", summary,
-        measurements(summary, cfg["device"]) if len(summary) else {},
+        res, f"{res.describe(profile)} on {cfg['disk_profile'] if cfg else '-'}", summary,
+        measurements(summary, cfg["disk_profile"]) if len(summary) else {},
         macros(summary, cfg, profile, skipped, rejected),
         harness.Table(tab, "lrrrrlrrr") if tab is not None else None, {NAME: figure},
-        shown={"rejected trials": harness.rejected(out)[["trial_id", "access", "page_cluster", "invalid_reason"]]
+        shown={"rejected trials": harness.rejected(out)[["trial_id", "retouch_order", "page_cluster", "invalid_reason"]]
                if ran else "no trials",
-               "outliers (Tukey)": harness.outliers(trials_, ["access", "page_cluster"], "pagein_mbps")
+               "outliers (Tukey)": harness.outliers(trials_, ["retouch_order", "page_cluster"], "pagein_mbps")
                if len(trials_) else trials_})
 
 
@@ -220,7 +222,8 @@ EXPERIMENT = harness.Experiment(
     name=NAME, analyse=analyse, paper_order=50, seeds=("000",), configurations=configurations, trial=run_trial,
     metric=lambda r: r["pagein_mbps"], columns=tuple(SCALARS), required_columns=tuple(REQUIRED_COLUMNS),
     tools=lambda cfg: ["hog", "simdisk"], conf_name=conf_name, skip_reason=skip_reason, validity=validity,
-    measures=lambda cfg: {f"{NAME}.{cfg['device']}.{c['access']}.page_cluster_{int(c['page_cluster'])}.mbps":
+    measures=lambda cfg: {f"{NAME}.{cfg['disk_profile']}.{c['retouch_order']}"
+                          f".page_cluster_{int(c['page_cluster'])}.mbps":
                           sequential.column(conf_name(c), "pagein_mbps") for c in configurations(cfg)},
     requires=harness.Requirements(root=True, fuse=True))
 run = EXPERIMENT.run

@@ -4,17 +4,17 @@ fast USB thumb drive ... If your computer has a Solid State Drive, forget about 
 Superfetch." This experiment maps it: readyboost's trial (two memory hogs in a memory cgroup,
 the Superfetch analogue, the seed's recovery criteria) at cells of four factors,
 
-  disk      the paging disk: 4200, 5400 (the seed's), 7200 rpm disks of 2007-2008, the Intel
-            X25-M (the first SATA SSD), and `today`, this machine's own disk through the emulator
-            with no modelled time;
-  stick     the flash behind the ReadyBoost tier: the seed's stick, one at the "Enhanced for
-            ReadyBoost" logo's figures, a USB 3 stick of 2012 (a stick that fails ReadyBoost's
-            device test is refused: Windows would not use it);
-  ram_x     the memory cgroup at 1x, 1.33x, 2x the seed's RAM, with the seed's working set,
-            file cache and hogs fixed (3 GB of RAM, 1.4 GB of working sets, 1.6 GB of cache, two
-            1 GB hogs: RAM_SHARES); 1.33x is the seed's 3 GB with one more 1 GB module;
-  prefetch  the agent restoring after the hogs (`after`) or also reading between their rounds
-            (`between`, the seed's "enough pre-population"),
+  disk_profile   the paging disk: 4200, 5400 (the seed's), 7200 rpm disks of 2007-2008, the Intel
+                 X25-M (the first SATA SSD), and `today`, this machine's own disk through the
+                 emulator with no modelled time;
+  cache_profile  the stick behind the ReadyBoost tier: the seed's stick, one at the "Enhanced for
+                 ReadyBoost" logo's figures, a USB 3 stick of 2012 (a stick that fails
+                 ReadyBoost's device test is refused: Windows would not use it);
+  ram_x          the memory cgroup at 1x, 1.33x, 2x the seed's RAM, with the seed's working set,
+                 file cache and hogs fixed (3 GB of RAM, 1.4 GB of working sets, 1.6 GB of cache,
+                 two 1 GB hogs: RAM_SHARES); 1.33x is the seed's 3 GB with one more 1 GB module;
+  agent_mode     the agent restoring after the hogs (`after`) or also reading between their
+                 rounds (`between`, the seed's "enough pre-population"),
 
 each cell with two arms on its own disk: `bare` (swap on the disk) and `tier` (swap behind the
 ReadyBoost-like tier of that disk and stick), run interleaved, so the tier's effect is a median of
@@ -50,7 +50,7 @@ from pagelab.system import state
 from pagelab.system.config import ConfigError, load_schema
 
 NAME = "payoff"
-FACTORS = ("disk", "stick", "ram_x", "prefetch")
+FACTORS = ("disk_profile", "cache_profile", "ram_x", "agent_mode")
 ARMS = ("bare", "tier")
 # Seed 000's machine, in MiB: "3GB RAM", "1.4GB working sets", "the 1.6GB cache", "2x1GB memory
 # hog processes". Every cell keeps the seed's proportions of these to its 1x RAM.
@@ -77,20 +77,22 @@ TRIAL_KEYS = ("hog_rounds", "settle_window_s", "restore_timeout_s", "retouch_ord
 
 @dataclass(frozen=True)
 class Cell:
-    disk: str
-    stick: str
+    disk_profile: str
+    cache_profile: str
     ram_x: float
-    prefetch: str
+    agent_mode: str
 
     @property
     def label(self) -> str:
-        return f"{self.disk}+{self.stick}+{self.ram_x:g}x+{self.prefetch}"
+        return f"{self.disk_profile}+{self.cache_profile}+{self.ram_x:g}x+{self.agent_mode}"
 
     def params(self) -> dict[str, Any]:
         return dataclasses.asdict(self)
 
 
-LEVEL_KEYS = {"disk": "disks", "stick": "sticks", "ram_x": "ram_factors", "prefetch": "prefetch"}
+# The schema key of each factor's levels: the factor's name in the plural.
+LEVEL_KEYS = {"disk_profile": "disk_profiles", "cache_profile": "cache_profiles", "ram_x": "ram_factors",
+              "agent_mode": "agent_modes"}
 
 
 SEED_MACHINE = Cell(*SEED_MACHINE_ARGS)
@@ -99,8 +101,7 @@ SEED_MACHINE = Cell(*SEED_MACHINE_ARGS)
 def levels(cfg: dict[str, Any]) -> dict[str, list[Any]]:
     """Each factor's levels, in the config's order (the map's), each list holding the seed
     machine's level (SEED_MACHINE); ConfigError naming the key otherwise."""
-    lv = {"disk": list(cfg["disks"]), "stick": list(cfg["sticks"]),
-          "ram_x": [float(x) for x in cfg["ram_factors"]], "prefetch": list(cfg["prefetch"])}
+    lv = {f: [float(x) for x in cfg[key]] if f == "ram_x" else list(cfg[key]) for f, key in LEVEL_KEYS.items()}
     for f, values in lv.items():
         if getattr(SEED_MACHINE, f) not in values:
             raise ConfigError(f"{NAME}.{cfg.get('profile', 'quick')}.{LEVEL_KEYS[f]}: {values} lacks the seed's "
@@ -163,7 +164,7 @@ def configurations(cfg: dict[str, Any]) -> list[dict[str, Any]]:
 
 
 def cell_of(params: dict[str, Any]) -> Cell:
-    return Cell(params["disk"], params["stick"], float(params["ram_x"]), params["prefetch"])
+    return Cell(params["disk_profile"], params["cache_profile"], float(params["ram_x"]), params["agent_mode"])
 
 
 def cell_design(cfg: dict[str, Any], cell: Cell) -> recovery.Design:
@@ -176,12 +177,13 @@ def cell_design(cfg: dict[str, Any], cell: Cell) -> recovery.Design:
         return of * mib // SEED_RAM // page * page
 
     return recovery.Design(ram=int(ram * cell.ram_x) // page * page, working_set=part(SEED_WORKING_SET),
-                             file_cache=part(SEED_FILE_CACHE), hog=part(SEED_HOG), order=cfg["retouch_order"])
+                             file_cache=part(SEED_FILE_CACHE), hog=part(SEED_HOG),
+                             retouch_order=cfg["retouch_order"])
 
 
 def readyboost_arm(cell: Cell, arm: str) -> str:
     """The readyboost arm a cell's arm runs: the bare disk or the tier, with the cell's agent."""
-    return f"{'hdd' if arm == 'bare' else 'tier'}_{cell.prefetch}"
+    return f"{'hdd' if arm == 'bare' else 'tier'}_{cell.agent_mode}"
 
 
 # The Superfetch analogue's settings and the victim's fill: payoff's block may set each (its
@@ -201,7 +203,7 @@ def agent_settings(cfg: dict[str, Any] | None = None) -> dict[str, Any]:
 def trial_config(cfg: dict[str, Any], cell: Cell) -> dict[str, Any]:
     """The readyboost block one cell's trial runs with: payoff's agent settings, its trial keys,
     the cell's disk."""
-    return {**agent_settings(cfg), **{k: cfg[k] for k in TRIAL_KEYS}, "disk_profile": cell.disk,
+    return {**agent_settings(cfg), **{k: cfg[k] for k in TRIAL_KEYS}, "disk_profile": cell.disk_profile,
             "profile": cfg.get("profile", "quick")}
 
 
@@ -210,7 +212,8 @@ def run_trial(st: state.State, cfg: dict[str, Any], trial: trials.Trial, scratch
     arm = trial.params["arm"]
     rb_trial = dataclasses.replace(trial, params={"arm": readyboost_arm(cell, arm)})
     result = recovery.run_trial(st, trial_config(cfg, cell), rb_trial, scratch, d=cell_design(cfg, cell),
-                                  tier_overrides={"disk_profile": cell.disk, "cache_profile": cell.stick})
+                                  tier_overrides={"disk_profile": cell.disk_profile,
+                                                  "cache_profile": cell.cache_profile})
     result["readyboost_arm"] = result.pop("arm")
     result["cell"] = cell.label
     return result
@@ -235,7 +238,7 @@ def qualify(stick: str) -> dict[str, Any]:
     try:
         return json.loads(out.stdout)
     except json.JSONDecodeError as exc:
-        raise ConfigError(f"{NAME}.sticks: simdisk qualify {stick}: {out.stderr.strip() or exc}") from exc
+        raise ConfigError(f"{NAME}.cache_profiles: simdisk qualify {stick}: {out.stderr.strip() or exc}") from exc
 
 
 def device_tests(names: list[str]) -> pd.DataFrame:
@@ -265,10 +268,10 @@ def check(cfg: dict[str, Any]) -> None:
     exist, every stick passes ReadyBoost's device test, the largest RAM level fits this machine
     (recovery.preflight), and at 1x the hogs push part of the working set out."""
     cells(cfg)
-    for stick in cfg["sticks"]:
+    for stick in cfg["cache_profiles"]:
         if not qualify(stick).get("readyboost", False):
-            raise ConfigError(f"{NAME}.sticks: {stick} fails ReadyBoost's device test (simdisk qualify --profile "
-                              f"{stick}): ReadyBoost would not use it")
+            raise ConfigError(f"{NAME}.cache_profiles: {stick} fails ReadyBoost's device test (simdisk qualify "
+                              f"--profile {stick}): ReadyBoost would not use it")
     biggest = max(levels(cfg)["ram_x"])
     recovery.preflight({"ram": str(int(parse_size(cfg["ram"]) * biggest)), "profile": cfg.get("profile")})
     if cell_design(cfg, dataclasses.replace(center(cfg), ram_x=1.0)).intended_share <= 0:
@@ -306,8 +309,8 @@ def construction_reason(cfg: dict[str, Any] | None, cell: str) -> str:
     """Why a cell's time is 0 by construction: its sizes push nothing out."""
     if cfg is None:
         return f"at {cell} the working set and both hogs fit in the RAM: nothing is pushed out, so nothing comes back"
-    disk, stick, ram_x, prefetch = cell.split("+")
-    d = cell_design(cfg, Cell(disk, stick, float(ram_x.rstrip("x")), prefetch))
+    disk, stick, ram_x, mode = cell.split("+")
+    d = cell_design(cfg, Cell(disk, stick, float(ram_x.rstrip("x")), mode))
     return (f"at {cell} the working set ({d.working_set / 2**20:.0f} MiB) and {recovery.HOGS} hogs of "
             f"{d.hog / 2**20:.0f} MiB fit in the group's {d.ram / 2**20:.0f} MiB of RAM: nothing is pushed out, so "
             "the time until the working set is back is 0 by construction, not a measurement")
@@ -380,9 +383,10 @@ def advice_pairs(cfg: dict[str, Any]) -> dict[str, tuple[tuple[Cell, str], tuple
     ram_first: the bare disk with one more RAM module (1.33x) over the tier at the seed's RAM;
     fast_stick: the tier with the fast stick over the tier with the seed's stick."""
     c = center(cfg)
-    return {"ssd": ((dataclasses.replace(c, disk=SSD), "tier"), (dataclasses.replace(c, disk=SSD), "bare")),
+    ssd = dataclasses.replace(c, disk_profile=SSD)
+    return {"ssd": ((ssd, "tier"), (ssd, "bare")),
             "ram_first": ((dataclasses.replace(c, ram_x=MORE_RAM), "bare"), (c, "tier")),
-            "fast_stick": ((dataclasses.replace(c, stick=FAST_STICK), "tier"), (c, "tier"))}
+            "fast_stick": ((dataclasses.replace(c, cache_profile=FAST_STICK), "tier"), (c, "tier"))}
 
 
 def advice(frame: pd.DataFrame, cfg: dict[str, Any]) -> dict[str, Estimate]:
@@ -412,8 +416,8 @@ def axes(summary: pd.DataFrame, cfg: dict[str, Any]) -> dict[str, pd.DataFrame]:
     return out
 
 
-FACTOR_WORDS = {"disk": "paging disk", "stick": "stick", "ram_x": "RAM (x the seed's 3 GB)",
-                "prefetch": "agent"}
+FACTOR_WORDS = {"disk_profile": "paging disk", "cache_profile": "stick", "ram_x": "RAM (x the seed's 3 GB)",
+                "agent_mode": "agent"}
 
 
 def level_text(factor: str, value: Any) -> str:
@@ -526,8 +530,8 @@ def table(summary: pd.DataFrame) -> pd.DataFrame:
     ratio = [time_text(r["ratio"], r["ratio_lo"], r["ratio_hi"], int(r["ratio_n"]), int(r["ratio_censored"]), False)
              for _, r in summary.iterrows()]
     return pd.DataFrame({
-        "Disk": summary["disk"].map(escape), "Stick": summary["stick"].map(escape),
-        "RAM": summary["ram_x"].map(lambda x: f"{float(x):g}x"), "Agent": summary["prefetch"],
+        "Disk": summary["disk_profile"].map(escape), "Stick": summary["cache_profile"].map(escape),
+        "RAM": summary["ram_x"].map(lambda x: f"{float(x):g}x"), "Agent": summary["agent_mode"],
         "Trials": [f"{int(a)}/{int(b)}" for a, b in zip(summary["bare_n"], summary["tier_n"], strict=True)],
         "Bare back (s)": times("bare", METRIC), "Tier back (s)": times("tier", METRIC), "Tier / bare": ratio,
         "Tier": [pays(lo, hi) if not (c * 2 > n) else "n/a" for lo, hi, c, n in
@@ -653,7 +657,7 @@ def analyse(results_dir: Path | str, profile: str) -> harness.Analysis:
     sticks = [n for n in profile_names() if profile_value(n, "model") == "flash"]
     notes = []
     try:
-        tests = device_tests(sticks + (list(cfg["disks"]) if cfg else []))
+        tests = device_tests(sticks + (list(cfg["disk_profiles"]) if cfg else []))
     except ToolError as exc:  # the paper from a recording builds no native tool
         tests, notes = None, [f"ReadyBoost's device test not shown: {exc}"]
     tab = table(summary) if len(summary) else None

@@ -520,7 +520,7 @@ def macros(summary: pd.DataFrame, rat: dict[str, Estimate], cfg: dict[str, Any] 
         lay = layout(swap_bytes(d.ram), d.file_cache)
         m["ReadyboostSwapAreaMiB"] = fmt(lay.swap_bytes / 2**20)
         m["ReadyboostFsAreaMiB"] = fmt(lay.fs_bytes / 2**20)
-        m["ReadyboostOrder"] = {"seq": "address order", "random": "random order"}[d.order]
+        m["ReadyboostOrder"] = {"seq": "address order", "random": "random order"}[d.retouch_order]
         m["ReadyboostSettleWindow"] = fmt(settle_window(cfg))
         m["ReadyboostCachedMiB"] = fmt(CACHED_SHARE * d.ram / 2**20)
         m["ReadyboostAgentPollMs"] = fmt(float(cfg["agent_poll_ms"]))

@@ -37,7 +37,7 @@ TOOLS = ["hog", "simdisk", "cacheflood", "superfetch"]
 @dataclass(frozen=True)
 class Arm:
     swap: str              # hdd, tier, zswap, zram, own
-    agent: str | None      # None, "after" (restore once the hogs are gone), "between" (also during them)
+    agent_mode: str | None  # None, "after" (restore once the hogs are gone), "between" (also during them)
 
 
 ARM = {"hdd": Arm("hdd", None), "hdd_after": Arm("hdd", "after"), "hdd_between": Arm("hdd", "between"),
@@ -83,7 +83,7 @@ class Design:
     working_set: int
     file_cache: int
     hog: int
-    order: str = "seq"  # the victim's re-touch: seq (address order) or random (seed 000's worst case)
+    retouch_order: str = "seq"  # the victim's re-touch: seq (address order) or random (seed 000's worst case)
 
     @property
     def intended_share(self) -> float:
@@ -115,7 +115,7 @@ def design(cfg: dict[str, Any]) -> Design:
                file_cache=(parse_size(cfg["file_cache"]) if cfg.get("file_cache")
                            else int(SEED_FILE_SHARE * ram) // PAGE * PAGE),
                hog=parse_size(cfg["hog_size"]) if cfg.get("hog_size") else 2 * (ram // 3),
-               order=cfg.get("retouch_order") or "seq")
+               retouch_order=cfg.get("retouch_order") or "seq")
     where = f"{PREFIX}.{cfg.get('profile', 'quick')}"
     if d.intended_share <= 0:
         raise ConfigError(f"{where}: working set {cfg.get('working_set')} and {HOGS} hogs of {d.hog} bytes fit in "
@@ -432,14 +432,14 @@ def run_trial(st: state.State, cfg: dict[str, Any], trial: trials.Trial, scratch
         extra = {"device": disk.flat_stats} if disk else {}
         c = counters.Counters(memcg=cg.path("memory"), zram=["zram0"] if arm.swap == "zram" else [], extra=extra)
         window = settle_window(cfg)
-        with Victim(ws, f"ratio:{cfg['fill_ratio']}", trial.seed, work / "victim", cg, order=d.order,
+        with Victim(ws, f"ratio:{cfg['fill_ratio']}", trial.seed, work / "victim", cg, retouch_order=d.retouch_order,
                     timeout=3600) as v:
             files = sd.files if sd else None
             cache0 = read_file_cache(cg, d.file_cache, files, trial.seed) if files else 0
             agent = (Agent(v.pid, cg.path("memory"), work / "agent",
-                           {"mode": arm.agent, "devices": ",".join(swap_devices(swap_dev)) or None,
+                           {"mode": arm.agent_mode, "devices": ",".join(swap_devices(swap_dev)) or None,
                             "files": files, "done_below": int(BACK_SHARE * ws), **agent_options(cfg)})
-                     if arm.agent else None)
+                     if arm.agent_mode else None)
             with agent or nullcontext():
                 s0 = c.snapshot()
                 hogs_run = push_out(cg, d.hog, rounds=cfg["hog_rounds"], count=HOGS)
@@ -478,7 +478,7 @@ def run_trial(st: state.State, cfg: dict[str, Any], trial: trials.Trial, scratch
             return got[-1][1] - got[0][1] if got else float("nan")
 
         result = {
-            "arm": name, "swap": arm.swap, "agent": arm.agent or "none", "ram": ram, "working_set": ws,
+            "arm": name, "swap": arm.swap, "agent_mode": arm.agent_mode or "none", "ram": ram, "working_set": ws,
             "command": v.command, "agent_command": agent.command if agent else None,
             "effective": dict(st.effective), "hog_size": d.hog, "file_cache": d.file_cache,
             "intended_share": d.intended_share, "intended_cache_share": d.intended_cache_share,
@@ -610,7 +610,7 @@ def validity(params: dict[str, Any], result: dict[str, Any]) -> str | None:
     # the share of the working set this profile's sizes push out (1 when the hogs alone ask
     # for more than the RAM; about 0.3 at the seed's scale)
     need = MIN_SHARE * float(result.get("intended_share", 1.0))
-    if arm.agent is None:
+    if arm.agent_mode is None:
         if reason := out_and_back_reason(result["evicted_share"], result["readback_share"], need):
             return reason
     else:
@@ -629,7 +629,7 @@ def validity(params: dict[str, Any], result: dict[str, Any]) -> str | None:
     loaded = result.get("tier_loaded_at_start", float("nan"))
     if arm.swap == "tier" and not loaded == 0:
         return f"the tier loaded {loaded:.0f} cached blocks from an earlier run; it must start empty"
-    if arm.agent == "between" and float(result.get("intended_share", 1.0)) > 0:
+    if arm.agent_mode == "between" and float(result.get("intended_share", 1.0)) > 0:
         read = float(result.get("agent_rounds_swapins", 0) or 0)
         if not read >= 1:
             return "the agent read nothing back from swap while the hogs ran: nothing was prefetched between the rounds"

@@ -29,6 +29,7 @@ from pagelab.experiments.harness import clean_dir
 from pagelab.run import devices, trials
 from pagelab.run.tools import iobench_job_cmd, run_json, summarise_job
 from pagelab.system import state
+from pagelab.system.config import renamed_columns
 
 NAME = "seekmodel"
 MB = 1e6  # MB/s in this project is 10^6 bytes per second, as CrystalMark reports
@@ -42,7 +43,7 @@ REQUIRED_COLUMNS = ["result.iops", "result.bw_bytes", "result.seconds_per_io", "
 
 def usable_devices(cfg: dict[str, Any]) -> tuple[list[str], str | None]:
     """The devices that can run here, and why the others cannot (one line) or None."""
-    wanted = cfg["devices"]
+    wanted = cfg["disk_profiles"]
     emulated = [d for d in wanted if d != OWN]
     if emulated and (os.geteuid() != 0 or not Path("/dev/fuse").exists()):
         why = "needs root and /dev/fuse to mount the emulated devices"
@@ -54,14 +55,14 @@ def configurations(cfg: dict[str, Any]) -> list[dict[str, Any]]:
     """The block-size sweep (random reads over the whole device: span 0) and, on the emulated
     devices, the span sweep (4 KiB reads within the first `span` bytes: the seek curve)."""
     devs = usable_devices(cfg)[0]
-    sweep = [{"device": d, "bs": parse_size(b), "span": 0} for d in devs for b in cfg["block_sizes"]]
-    spans = [{"device": d, "bs": SPAN_BS, "span": parse_size(s)} for d in devs if d != OWN for s in cfg["spans"]
+    sweep = [{"disk_profile": d, "bs": parse_size(b), "span": 0} for d in devs for b in cfg["block_sizes"]]
+    spans = [{"disk_profile": d, "bs": SPAN_BS, "span": parse_size(s)} for d in devs if d != OWN for s in cfg["spans"]
              if parse_size(s) <= (devices.capacity(d) or parse_size(s))]
     return sweep + spans
 
 
 def conf_name(c: dict[str, Any]) -> str:
-    return f"{c['device']}-bs{format_size(c['bs'])}" + (f"-span{format_size(c['span'])}" if c["span"] else "")
+    return f"{c['disk_profile']}-bs{format_size(c['bs'])}" + (f"-span{format_size(c['span'])}" if c["span"] else "")
 
 
 SCALARS = ["iops", "bw_bytes", "io_bytes", "total_ios", "runtime_ms", "clat_mean_ns", "clat_stddev_ns",
@@ -74,7 +75,7 @@ def warmups(cfg: dict[str, Any]) -> list[dict[str, Any]]:
     if parse_duration(cfg.get("warmup", 0)) <= 0:
         return []
     biggest = max(parse_size(b) for b in cfg["block_sizes"])
-    return [{"device": d, "bs": biggest, "span": 0} for d in usable_devices(cfg)[0]]
+    return [{"disk_profile": d, "bs": biggest, "span": 0} for d in usable_devices(cfg)[0]]
 
 
 def own_file(scratch: Path) -> Path:
@@ -100,7 +101,7 @@ def target(st: state.State | None, cfg: dict[str, Any], device: str, scratch: Pa
 def run_trial(st: state.State | None, cfg: dict[str, Any], trial: trials.Trial, scratch: Path) -> dict[str, Any]:
     """One iobench random-read job (QD1, O_DIRECT) of the trial's block size on its device."""
     runtime = parse_duration(cfg["warmup"] if trial.warmup else cfg["runtime"])
-    path, size = target(st, cfg, trial.params["device"], scratch)
+    path, size = target(st, cfg, trial.params["disk_profile"], scratch)
     cmd = iobench_job_cmd(path, "randread", trial.params["bs"], direct=True, runtime=runtime, seed=trial.seed,
                           size=size, span=trial.params.get("span") or None)
     doc = run_json(cmd, timeout=runtime * 5 + parse_size(cfg["file_size"]) / 20e6 + 120)
@@ -129,8 +130,8 @@ def _finish(cfg: dict[str, Any], outdir: Path) -> None:
     modelled_spans: dict[str, dict[str, float]] = {}
     for c in configurations(cfg):
         if c["span"]:
-            t = devices.model(c["device"], "randread", SPAN_BS, c["span"])["mean_service_ns"] / 1e9
-            modelled_spans.setdefault(c["device"], {})[str(c["span"])] = t
+            t = devices.model(c["disk_profile"], "randread", SPAN_BS, c["span"])["mean_service_ns"] / 1e9
+            modelled_spans.setdefault(c["disk_profile"], {})[str(c["span"])] = t
     records.write_json_atomic(outdir / "modelled_spans.json", modelled_spans)
     records.write_json_atomic(outdir / "modelled.json", modelled)
 
@@ -139,6 +140,7 @@ def load(results_dir: Path | str, spans: bool = False) -> pd.DataFrame:
     """The counted trials (harness.counted_mask: finished, not warm-ups, valid) from trials.csv:
     the block-size sweep, or with spans=True the span sweep."""
     frame = pd.read_csv(Path(results_dir) / "trials.csv")
+    frame.columns = renamed_columns(NAME, list(frame.columns))  # a recording's old names: today's
     # a trial with no validity verdict (seekmodel judges none of its own) is valid unless a
     # failure inside it made it invalid
     frame["valid"] = frame["valid"].fillna(True) if "valid" in frame else True
@@ -152,11 +154,11 @@ def seek_curve(frame: pd.DataFrame, modelled_spans: dict[str, dict[int, float]],
     model's prediction for the same span."""
     rows = []
     if frame.empty:
-        return pd.DataFrame(columns=["device", "span", "n", "t_ms", "t_ms_lo", "t_ms_hi", "model_ms"])
-    for (d, span), g in frame.groupby(["device", "span"], sort=True):
+        return pd.DataFrame(columns=["disk_profile", "span", "n", "t_ms", "t_ms_lo", "t_ms_hi", "model_ms"])
+    for (d, span), g in frame.groupby(["disk_profile", "span"], sort=True):
         t = median_ci(g["seconds_per_io"])
         model = modelled_spans.get(d, {}).get(int(span))
-        rows.append({"device": d, "span": int(span), "n": t.n, "t_ms": t.value * 1e3, "t_ms_lo": t.ci_low * 1e3,
+        rows.append({"disk_profile": d, "span": int(span), "n": t.n, "t_ms": t.value * 1e3, "t_ms_lo": t.ci_low * 1e3,
                      "t_ms_hi": t.ci_high * 1e3, "model_ms": model * 1e3 if model else float("nan")})
     return pd.DataFrame(rows)
 
@@ -354,7 +356,7 @@ def span_macros(curve: pd.DataFrame) -> dict[str, str]:
     """Per emulated device: the shortest and longest span's 4 KiB read time, measured and
     modelled (Seekmodel<Word>SpanShortMs, ...ModelMs, ...SpanShortSize)."""
     m: dict[str, str] = {}
-    for d, g in curve.groupby("device"):
+    for d, g in curve.groupby("disk_profile"):
         if (word := device_word(d)) is None:
             continue
         g = g.sort_values("span")
@@ -368,7 +370,7 @@ def span_macros(curve: pd.DataFrame) -> dict[str, str]:
 
 def span_table(curve: pd.DataFrame) -> pd.DataFrame:
     return pd.DataFrame({
-        "Device": curve["device"], "Span": curve["span"].map(lambda s: format_size(int(s))),
+        "Device": curve["disk_profile"], "Span": curve["span"].map(lambda s: format_size(int(s))),
         "Trials": curve["n"].astype(int),
         "4K read (ms)": [f"{fmt(v)} [{fmt(a)}, {fmt(b)}]" for v, a, b in
                          zip(curve["t_ms"], curve["t_ms_lo"], curve["t_ms_hi"], strict=True)],
@@ -398,12 +400,12 @@ def figure(counted: pd.DataFrame, summaries: dict[str, pd.DataFrame], fits: dict
     fig, (ax, ax2) = plots.plt.subplots(1, 2, figsize=(9.6, 3.6))
     palette = plots.sns.color_palette()
     for i, d in enumerate(devices):
-        pts = counted[counted["device"] == d].assign(t_ms=lambda f: f["seconds_per_io"] * 1e3)
+        pts = counted[counted["disk_profile"] == d].assign(t_ms=lambda f: f["seconds_per_io"] * 1e3)
         plots.errorbar_fit(summaries[d], x="bs", y="t_ms", lo="t_ms_lo", hi="t_ms_hi", fit=fits[d], fit_scale=1e3,
                            xlabel="block size (bytes)", ylabel="time per request (ms)", points=pts, ax=ax,
                            label=d, color=palette[i], logy=True)
     ax.set_title(f"QD1 O_DIRECT random read, {profile} profile", fontsize="small")
-    for d, g in curve.groupby("device"):
+    for d, g in curve.groupby("disk_profile"):
         color = palette[devices.index(d)]
         ax2.errorbar(g["span"], g["t_ms"], yerr=[g["t_ms"] - g["t_ms_lo"], g["t_ms_hi"] - g["t_ms"]], fmt="o",
                      capsize=3, color=color, label=f"{d}: measured")
@@ -426,13 +428,13 @@ def analyse(results_dir: Path | str, profile: str) -> harness.Analysis:
     res = harness.open_results(results_dir, lambda d: (load(d), None))
     out, trials_, skipped = res.out, res.trials, res.skipped
     modelled = load_modelled(out)
-    found = sorted(set(trials_["device"]), key=lambda d: (d != "own", d))
+    found = sorted(set(trials_["disk_profile"]), key=lambda d: (d != "own", d))
     notes = [f"{len(trials_)} trials on {', '.join(found)}; kernel {res.provenance['machine']['kernel']}, "
              f"profile {profile}", *([skipped] if skipped else [])]
     summaries, fits, model_fits = {}, {}, {}
     for d in found:
-        summaries[d] = summarise(trials_[trials_["device"] == d])
-        fits[d] = fit(trials_[trials_["device"] == d])
+        summaries[d] = summarise(trials_[trials_["disk_profile"] == d])
+        fits[d] = fit(trials_[trials_["disk_profile"] == d])
         if d in modelled:
             model_fits[d] = fit_modelled(modelled[d])
         t, bw = fits[d]["t_access"], fits[d]["bandwidth"]
@@ -477,7 +479,7 @@ def analyse(results_dir: Path | str, profile: str) -> harness.Analysis:
                 "spans.tex": harness.Table(span_table(curve), "llrll")},
         shown={"4 KiB random reads by span against the device model": curve,
                "Random Read 64K: measurement against the models": models64k,
-               "outliers (Tukey)": harness.outliers(trials_, ["device", "bs"], "seconds_per_io")
+               "outliers (Tukey)": harness.outliers(trials_, ["disk_profile", "bs"], "seconds_per_io")
                if len(trials_) else trials_},
         notes=notes)
 

@@ -148,22 +148,29 @@ def command(tool: str, subcommand: str | None = None, operands: Sequence[str | P
 @dataclass(frozen=True)
 class SchemaOption:
     """A configuration key that is a tool's option: `block`'s `key` (config/schema*), times
-    `scale`, is the value of `tool subcommand --option` in the option's unit."""
+    `scale`, is the value of `tool subcommand --option` in the option's unit; with `levels`, the
+    key is a list of the option's values (named in the plural), one per configuration."""
     tool: str
     subcommand: str | None
     option: str
     scale: float = 1.0
+    levels: bool = False
 
 
-# Every configuration key that sets a native tool's option, by (block, key). One key per option
-# meaning (tests/test_options.py: each names a real option, no two name the same one, and a
-# default both carry agrees). payoff's agent keys are readyboost's (payoff.agent_settings).
+# Every configuration key that sets a native tool's option, by (block, key). One name per option
+# meaning (tests/test_options.py: each names a real option, no two names the same one, a list of
+# levels is the name in the plural, and a default or choices both carry agree). payoff's agent
+# keys are readyboost's (payoff.agent_settings).
 SCHEMA_OPTIONS: dict[tuple[str, str], SchemaOption] = {
     ("readyboost", "agent_poll_ms"): SchemaOption("superfetch", None, "poll", 1e-3),
     ("readyboost", "agent_group"): SchemaOption("superfetch", None, "group"),
     ("readyboost", "agent_depth"): SchemaOption("superfetch", None, "depth"),
     ("readyboost", "agent_priority"): SchemaOption("superfetch", None, "priority"),
     ("readyboost", "agent_max_rate"): SchemaOption("superfetch", None, "max-rate"),
+    ("payoff", "agent_modes"): SchemaOption("superfetch", None, "mode", levels=True),
+    ("readyboost", "retouch_order"): SchemaOption("hog", "victim", "order"),
+    ("payoff", "retouch_order"): SchemaOption("hog", "victim", "order"),
+    ("pagein", "retouch_orders"): SchemaOption("hog", "victim", "order", levels=True),
     ("crystalmark", "size"): SchemaOption("iobench", "crystalmark", "size"),
     ("crystalmark", "sets"): SchemaOption("iobench", "crystalmark", "sets"),
     ("crystalmark", "set_time"): SchemaOption("iobench", "crystalmark", "runtime"),
@@ -190,7 +197,7 @@ def schema_options(block: str, cfg: dict[str, Any], tool: str, subcommand: str |
     option reads 0 as none (agent_max_rate) is left to the tool."""
     out: dict[str, Any] = {}
     for (b, key), m in SCHEMA_OPTIONS.items():
-        if b != block or (m.tool, m.subcommand) != (tool, subcommand) or cfg.get(key) is None:
+        if b != block or (m.tool, m.subcommand) != (tool, subcommand) or cfg.get(key) is None or m.levels:
             continue
         opt = option(m.tool, m.subcommand, m.option)
         value = schema_value(opt, cfg[key], m.scale)
@@ -203,10 +210,12 @@ def schema_options(block: str, cfg: dict[str, Any], tool: str, subcommand: str |
 # The subcommands the harness runs, each a `command` with its fixed choices.
 
 
-def hog_victim_cmd(size: int, fill: str, seed: int, ready: Path, go: Path, order: str | None = None) -> list[str]:
-    """`hog victim`: build a working set, report on `ready`, wait for `go`, re-touch and verify."""
-    return command("hog", "victim", size=size, fill=fill, seed=seed, ready=ready, go=go, trim="none", order=order,
-                   verify=True, output_format="json")
+def hog_victim_cmd(size: int, fill: str, seed: int, ready: Path, go: Path,
+                   retouch_order: str | None = None) -> list[str]:
+    """`hog victim`: build a working set, report on `ready`, wait for `go`, re-touch (in
+    `retouch_order`, its --order; None: the tool's own) and verify."""
+    return command("hog", "victim", size=size, fill=fill, seed=seed, ready=ready, go=go, trim="none",
+                   order=retouch_order, verify=True, output_format="json")
 
 
 def hog_run_cmd(size: int, rounds: int, barrier: Path | None = None, parties: int | None = None) -> list[str]:

@@ -30,13 +30,14 @@ from pagelab.system.state import Cgroup, OomWatchdog
 
 class Victim:
     def __init__(self, size: int, fill: str, seed: int, workdir: Path, cgroup: Cgroup | None = None,
-                 order: str | None = None, timeout: float = 600.0):
-        """`hog victim` of `size` bytes; `order` of the re-touch: None keeps the tool's own (seq)."""
+                 retouch_order: str | None = None, timeout: float = 600.0):
+        """`hog victim` of `size` bytes; `retouch_order` of the re-touch: None keeps the tool's own
+        (seq)."""
         self.workdir = Path(workdir)
         self.ready = self.workdir / "victim-ready.json"
         self.go = self.workdir / "victim-go"
         self.timeout = timeout
-        self.command = hog_victim_cmd(size, fill, seed, self.ready, self.go, order)
+        self.command = hog_victim_cmd(size, fill, seed, self.ready, self.go, retouch_order)
         self.cgroup = cgroup
         self.proc: subprocess.Popen[str] | None = None
         self.info: dict[str, Any] = {}

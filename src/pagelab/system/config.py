@@ -142,6 +142,50 @@ def resource_keys(schema: dict[str, Any], experiment: str, resource: str) -> tup
     return tuple(keys + [k for k, sub in profile.items() if sub.get("resource") == resource])
 
 
+# --------------------------------------------------------------------------- renames
+def renames_path() -> Path:
+    return root() / "config" / "renames.yaml"
+
+
+@functools.cache
+def renames() -> dict[str, dict[str, dict[str, str]]]:
+    """config/renames.yaml: per experiment, the old names of its settings (`config`) and of its
+    trial columns (`columns`) -> their current names."""
+    doc = yaml.safe_load(renames_path().read_text()) or {}
+    return {exp: {part: dict(doc[exp].get(part) or {}) for part in ("config", "columns")} for exp in doc}
+
+
+def _renamed(mapping: dict[str, str], d: dict[str, Any]) -> dict[str, Any]:
+    """`d` with each old key that `mapping` names under its new name (a key already under its
+    new name stays as it is), in `d`'s order."""
+    return {(mapping[k] if k in mapping and mapping[k] not in d else k): v for k, v in d.items()}
+
+
+def renamed_block(experiment: str, block: dict[str, Any]) -> dict[str, Any]:
+    """A recorded config block under the current names: its old keys renamed, its profile
+    sub-blocks' too (config/renames.yaml)."""
+    mapping = renames().get(experiment, {}).get("config", {})
+    if not mapping or not isinstance(block, dict):
+        return block
+    return {k: (_renamed(mapping, v) if k in PROFILES and isinstance(v, dict) else v)
+            for k, v in _renamed(mapping, block).items()}
+
+
+def renamed_columns(experiment: str, columns: Sequence[str]) -> list[str]:
+    """A recorded trials table's columns under the current names (config/renames.yaml)."""
+    mapping = renames().get(experiment, {}).get("columns", {})
+    return [mapping[c] if c in mapping and mapping[c] not in columns else c for c in columns]
+
+
+def renamed_record(experiment: str, record: dict[str, Any]) -> dict[str, Any]:
+    """A recorded trial record under the current names: its params' and result's keys."""
+    mapping = renames().get(experiment, {}).get("columns", {})
+    if not mapping:
+        return record
+    return {k: (_renamed(mapping, v) if k in ("params", "result") and isinstance(v, dict) else v)
+            for k, v in record.items()}
+
+
 # --------------------------------------------------------------------------- validation
 def _max_bytes(validator: Any, limit: str | int, instance: Any, schema: dict[str, Any]) -> Iterator[Any]:
     """The schema keyword `maxBytes`: a size (see definitions.size) of at most `limit`."""
