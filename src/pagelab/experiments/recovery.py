@@ -21,7 +21,7 @@ from typing import Any
 
 from pagelab.core.units import parse_size
 from pagelab.experiments import harness
-from pagelab.run import trials
+from pagelab.run import progress, trials
 from pagelab.run.devices import EmulatedDisk, profile_value
 from pagelab.run.superfetch import Agent, swap_devices
 from pagelab.run.systemdisk import IMAGE, SystemDisk, layout, prepare_image, system_disk
@@ -448,7 +448,9 @@ def run_trial(st: state.State, cfg: dict[str, Any], trial: trials.Trial, scratch
                 # smaps' Swap also counts the process's own stack and heap: capped at the whole set
                 evicted = min(1.0, mm.swapped_bytes(v.pid) / ws)
                 out_end = out_of_ram(cg)
-                sources = {"cached": lambda: victim_cached(cg, v.pid), "out": lambda: out_of_ram(cg),
+                # "out" also shows the restore's progress, the share of out_end back in RAM
+                sources = {"cached": lambda: victim_cached(cg, v.pid),
+                           "out": progress.watching_restore(lambda: out_of_ram(cg), out_end),
                            "file": lambda: float(file_bytes(cg)), "swapin": swapin_source(sd)}
                 if sd is not None and sd.fs_loop is not None:
                     sources["fsread"] = lambda: sd.area_reads()["fs"]
