@@ -361,9 +361,14 @@ def test_a_recordings_old_names_are_read_under_the_new_ones(tmp_path, name, expe
     with gzip.open(src / "trials.jsonl.gz", "rt") as fh:
         first = json.loads(fh.readline())
     mine = json.loads((out / "trials" / f"{first['trial_id']}.json").read_text())
+    from pagelab.run.timing import read_records
+
+    # a fleet plan's durations, read from the recording itself
+    timed = [r for r in read_records(src) if r["trial_id"] == first["trial_id"]]
     for old, new in parts["columns"].items():
         if old in first["params"]:
             assert mine["params"][new] == first["params"][old] and old not in mine["params"]
+            assert timed[0]["params"][new] == first["params"][old] and old not in timed[0]["params"]
     # the experiment's own configurations read the recorded block under the new names
     confs = harness.descriptor(experiment).configurations(res.cfg)
     assert confs and all(set(c) <= set(res.trials.columns) for c in confs)

@@ -34,6 +34,7 @@ import pandas as pd
 
 from pagelab.data.recording import RecordingError, resolve
 from pagelab.run.progress import PHASES, duration
+from pagelab.system.config import renamed_record
 
 # Durations a trial's result holds where its record has no marks: (result field, phase, to
 # seconds). Only fields that time a phase of their own, one after another (readyboost's
@@ -102,7 +103,8 @@ class RunTime:
 def read_records(d: Path) -> list[dict[str, Any]]:
     """The records of the trials an experiment's trials.csv lists (by trial id and start): from
     trials/*.json or a recording's trials.jsonl.gz, which may also hold records of an earlier
-    run of another config; a trial without one keeps the csv's trial_id, start and end."""
+    run of another config, under the current names (config.renamed_record: a recording keeps its
+    own); a trial without one keeps the csv's trial_id, start and end."""
     try:
         frame = pd.read_csv(d / "trials.csv", keep_default_na=False, dtype=str)
     except (OSError, ValueError) as exc:
@@ -120,7 +122,7 @@ def read_records(d: Path) -> list[dict[str, Any]]:
         elif (d / "trials.jsonl.gz").is_file():
             with gzip.open(d / "trials.jsonl.gz", "rt") as fh:
                 for line in filter(str.strip, fh):
-                    rec = json.loads(line)
+                    rec = renamed_record(d.name, json.loads(line))
                     found[(str(rec.get("trial_id")), str(rec.get("start")))] = rec
     except (OSError, EOFError, ValueError) as exc:
         raise TimingError(f"{d}: a trial record is unreadable ({exc})") from exc
