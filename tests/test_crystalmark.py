@@ -469,7 +469,9 @@ def test_seed_003s_stick_and_the_tiers_model(native_build: Path, tmp_path: Path,
 
 
 @pytest.fixture
-def journal(tmp_path, monkeypatch):
+def journal(tmp_path, monkeypatch, state_lock):
+    """A journal of the test's own, with the machine-wide state lock held for the whole test
+    (its before-and-after snapshots of the machine see no other test's changes)."""
     from pagelab.system import state
 
     monkeypatch.setenv("PAGELAB_JOURNAL", str(tmp_path / "journal.jsonl"))

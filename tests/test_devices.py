@@ -18,7 +18,9 @@ pytestmark = pytest.mark.skipif(os.geteuid() != 0, reason="needs root (FUSE moun
 
 
 @pytest.fixture
-def journal(tmp_path, monkeypatch):
+def journal(tmp_path, monkeypatch, state_lock):
+    """A journal of the test's own, with the machine-wide state lock held for the whole test
+    (its before-and-after snapshots of the machine see no other test's changes)."""
     monkeypatch.setenv("PAGELAB_JOURNAL", str(tmp_path / "journal.jsonl"))
     yield
     state.restore()

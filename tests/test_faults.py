@@ -227,7 +227,9 @@ def test_a_stalled_daemon_still_stops_at_once(simdisk: Path, disk_tmp: Path) -> 
 
 
 @pytest.fixture
-def journal(tmp_path, monkeypatch):
+def journal(tmp_path, monkeypatch, state_lock):
+    """A journal of the test's own, with the machine-wide state lock held for the whole test
+    (its before-and-after snapshots of the machine see no other test's changes)."""
     monkeypatch.setenv("PAGELAB_JOURNAL", str(tmp_path / "journal.jsonl"))
     yield
     state.restore()

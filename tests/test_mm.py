@@ -20,7 +20,7 @@ sys.stdin.readline()
 """
 
 
-def test_pageout_moves_another_process_to_swap(tmp_path, monkeypatch, disk_tmp):
+def test_pageout_moves_another_process_to_swap(tmp_path, monkeypatch, disk_tmp, state_lock):
     monkeypatch.setenv("PAGELAB_JOURNAL", str(tmp_path / "j"))
     before = state.show()
     with state.session() as st:

@@ -254,7 +254,7 @@ def test_the_seed_profile_is_refused_on_a_machine_without_the_memory(tmp_path):
 
 
 def test_a_trial_whose_hogs_left_the_working_set_in_ram_is_rejected_and_another_collected(tmp_path, monkeypatch,
-                                                                                              disk_tmp):
+                                                                                              disk_tmp, state_lock):
     """The real kernel: the first trial's memory cgroup is given room to spare (64 MiB more than
     the design's RAM), so the hogs push out almost nothing; that trial is kept with its reason,
     not counted, and the run collects another until n_min valid trials exist."""
@@ -318,7 +318,7 @@ def real_trials(tmp_path, monkeypatch, disk_tmp, profile: str, arm: str, seeds: 
 
 
 @pytest.mark.parametrize("arm", ["hdd", "tier_after"])
-def test_the_full_profiles_sizes_on_the_emulated_disks_kill_no_task(tmp_path, monkeypatch, disk_tmp, arm):
+def test_the_full_profiles_sizes_on_the_emulated_disks_kill_no_task(tmp_path, monkeypatch, disk_tmp, state_lock, arm):
     """The real kernel at the full profile's sizes (its cgroup, working set, hogs and 20 hog
     rounds), swap on the emulated 2008 disk bare and behind the flash tier (with the agent
     restoring after the hogs): reclaim to a 50 MB/s disk cannot keep up with two hogs, and the
@@ -332,7 +332,8 @@ def test_the_full_profiles_sizes_on_the_emulated_disks_kill_no_task(tmp_path, mo
     assert result["pswpout_hogs"] > 0 and result["evicted_share"] >= recovery.MIN_SHARE
 
 
-def test_the_quick_profiles_hogs_push_the_working_set_out_under_zswap_every_time(tmp_path, monkeypatch, disk_tmp):
+def test_the_quick_profiles_hogs_push_the_working_set_out_under_zswap_every_time(tmp_path, monkeypatch, disk_tmp,
+                                                                                 state_lock):
     """The real kernel at the quick profile's sizes (a 24 MiB group, an 8 MiB working set, two
     16 MiB hogs, 6 rounds) with zswap in front of the emulated disk, ten trials: every one
     pushes the whole working set out, the agent reads it back, and the trial is valid. Swapping
@@ -349,7 +350,7 @@ def test_the_quick_profiles_hogs_push_the_working_set_out_under_zswap_every_time
     assert all(r["evicted_share"] == 1.0 and r["agent_restore_swapins"] > 0 for r in results)
 
 
-def test_behind_the_tier_prefetching_between_the_rounds_fills_the_flash(tmp_path, monkeypatch, disk_tmp):
+def test_behind_the_tier_prefetching_between_the_rounds_fills_the_flash(tmp_path, monkeypatch, disk_tmp, state_lock):
     """The real kernel and the emulated tier (FUSE) at the quick profile's sizes, one trial of
     each tier arm: with the agent reading between the hog rounds, its reads pass through the tier,
     which copies them; the pages it read were dropped, not written again; and so at the end of the

@@ -258,7 +258,7 @@ def test_a_file_read_and_a_page_in_land_on_one_emulated_device_whose_busy_time_c
 
 @root_only
 def test_quick_readyboost_trials_of_each_arm_family_measure_every_criterion_and_the_premise(tmp_path, monkeypatch,
-                                                                                            disk_tmp):
+                                                                                            disk_tmp, state_lock):
     """readyboost's run (what `pagelab trial readyboost` runs, here with two trials per arm, fewer
     than the schema allows a run) at the quick profile, an arm of each family (no agent, the agent
     between the rounds on the bare disk, the tier with the agent after them, zram): every trial
