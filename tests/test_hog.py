@@ -223,6 +223,53 @@ def test_run_barrier_gives_up_on_a_hog_that_never_comes(hog: Path, tmp_path: Pat
     assert report["summary"]["barrier_broken_round"] == 1
 
 
+def test_run_barrier_fails_at_once_when_a_partner_dies_mid_round(hog: Path, tmp_path: Path) -> None:
+    """Two hogs share a barrier; the second holds its round 1 for a minute while the first,
+    through round 1, waits for it at round 2's barrier (the count reads 3). SIGKILL to the
+    second: the first stops within seconds, not after its --barrier-timeout of ten minutes,
+    with exit status 3 and a message naming the dead hog's pid and the round; push_out's
+    reason for the trial carries that message without the barrier's file name."""
+    from pagelab.run.tools import HOG_PARTNER_GONE
+    from pagelab.run.victim import HogRun
+
+    barrier = tmp_path / "barrier"
+    cmd = [str(hog), "run", "--size", "4M", "--rounds", "3", "--fill", "zero", "--barrier", str(barrier),
+           "--parties", "2", "--barrier-timeout", "600s", "--output-format", "json"]
+    first = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    second = subprocess.Popen([*cmd, "--hold", "60s"], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    try:
+        deadline = time.monotonic() + 30
+        while barrier_count(barrier) < 3:
+            assert first.poll() is None and second.poll() is None, (first.communicate(), second.communicate())
+            assert time.monotonic() < deadline, f"the hogs never reached round 2: {barrier_count(barrier)}"
+            time.sleep(0.005)
+        time.sleep(0.2)
+        assert first.poll() is None, first.communicate()    # waiting for the second
+        second.kill()
+        killed_at = time.monotonic()
+        out, err = first.communicate(timeout=60)
+        stopped_s = time.monotonic() - killed_at
+    finally:
+        for p in (first, second):
+            if p.poll() is None:
+                p.kill()
+            p.communicate()
+    assert first.returncode == HOG_PARTNER_GONE == 3, err
+    assert stopped_s < 5, stopped_s
+    assert out == ""   # no report of rounds that did not happen side by side
+    assert err.strip() == (f"hog: --barrier {barrier}: the hog with pid {second.pid} is gone (killed or exited) "
+                           "while this one waited for round 2: the 2 hogs can no longer hold their rounds side by side")
+    why = HogRun(killed=1, partner_gone=[err.strip()]).invalid_reason()   # as push_out keeps it
+    assert why == (f"1 task(s) killed (the memory cgroup's OOM killer); 1 hog(s) stopped at once: the hog with pid "
+                   f"{second.pid} is gone (killed or exited) while this one waited for round 2: the 2 hogs can no "
+                   "longer hold their rounds side by side"), why
+    # a file whose two slots are taken (by hogs that have not arrived yet) refuses a third hog
+    full = tmp_path / "full"
+    full.write_bytes((0).to_bytes(4, "little") + (2).to_bytes(4, "little") + bytes(4088))
+    third = run_hog(hog, "run", "--size", "4M", "--barrier", full, "--parties", "2")
+    assert third.returncode == 1 and "is shared by more hogs than --parties 2" in third.stderr, third.stderr
+
+
 def test_run_text_summary_and_prefault(hog: Path) -> None:
     done = run_hog(hog, "run", "--size", "8M", "--rounds", "2", "--fill", "zero",
                    "--touch", "prefault")

@@ -39,6 +39,21 @@ def test_the_kernel_kills_when_asked_and_the_kill_is_counted(journal):
     assert "OOM killer" in run.invalid_reason()
 
 
+def test_a_hog_the_oom_killer_ends_stops_its_partner_at_the_barrier_at_once(journal):
+    """on_oom="kill", no swap for the group: two hogs of 32 MiB side by side in a 48 MiB group
+    cannot both hold their round, so the OOM killer ends one; the other, at the barrier of
+    round 1 or 2, finds it gone and stops at once (exit 3) instead of waiting out the barrier's
+    timeout (300 s). push_out counts the kill and the stop, and the trial's reason names both."""
+    with state.session() as st:
+        cg = st.cgroup("oomtest", memory_limit=48 * MiB, swappiness=0, on_oom="kill")
+        run = push_out(cg, 32 * MiB, rounds=3, count=2, timeout=240)
+    assert run.killed == 1 and run.oom_kills >= 1, run
+    assert len(run.partner_gone) == 1 and "is gone (killed or exited)" in run.partner_gone[0], run
+    assert run.seconds < 60, run
+    why = run.invalid_reason()
+    assert why.startswith("1 task(s) killed (the memory cgroup's OOM killer); 1 hog(s) stopped at once: "), why
+
+
 def test_a_waiting_group_that_nothing_can_free_is_ended_by_the_watchdog(journal):
     """on_oom="wait" (the default), no swap for the group: the hog waits (under_oom) instead of
     dying; nothing can free memory, so after the watchdog's limit it re-enables the kill, the

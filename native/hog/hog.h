@@ -110,20 +110,31 @@ uint64_t sleep_ns(uint64_t ns);
 
 /*
  * A barrier shared by the hogs of one run (barrier.c): each holds a round's
- * memory until all parties have written theirs. count is NULL when unused;
- * broken_round is the round (from 1) whose wait gave up after timeout_ns, 0
- * while the hogs stay together (later rounds then do not wait).
+ * memory until all parties have written theirs. path is NULL when unused;
+ * broken_round is the round (from 1) whose wait gave up after timeout_ns on a
+ * hog that never came, 0 while the hogs stay together (later rounds then do
+ * not wait).
  */
+#define BARRIER_MAX_PARTIES 64
+#define BARRIER_PARTNER_GONE 3   /* exit status: a hog sharing the barrier is gone */
+struct barrier_page;
 struct barrier {
-	uint32_t *count;
-	uint32_t parties;
+	const char *path;
+	int fd;                      /* holds this hog's slot lock while open */
+	struct barrier_page *page;
+	uint32_t *count;             /* the page's count of arrivals */
+	uint32_t parties, slot;
 	uint64_t timeout_ns;
 	uint64_t broken_round;
 };
-/* Maps FILE (made if missing); 0, or 1 with the error printed. */
+/* Maps FILE (made if missing) and takes a slot in it; 0, or 1 with the error printed. */
 int barrier_open(struct barrier *b, const char *path, uint64_t parties, uint64_t timeout_ns);
-/* Arrives at round's barrier and waits for the rest; returns the ns waited. */
-uint64_t barrier_wait(struct barrier *b, uint64_t round);
+/*
+ * Arrives at round's barrier and waits for the rest, *waited_ns the time it
+ * took. Returns 0, or BARRIER_PARTNER_GONE with the message printed as soon as
+ * a hog that took a slot is gone (killed or exited) before the round is whole.
+ */
+int barrier_wait(struct barrier *b, uint64_t round, uint64_t *waited_ns);
 void barrier_close(struct barrier *b);
 
 /* The system's transparent huge page mode ("madvise", ...), or "unknown". */

@@ -28,15 +28,16 @@ static const char description[] =
 	"the same bytes in every round.\n"
 	"Refuses a --size beyond the memory cgroup limit or MemAvailable less\n"
 	"max(256 MiB, 5 % of MemTotal) unless --force.\n"
-	"Exit status: 0 done, 1 runtime failure, 2 usage error or refused size.";
+	"A hog that dies or exits while the others wait for it at the --barrier ends\n"
+	"their wait at once (each hog holds a lock on the file while it lives).\n"
+	"Exit status: 0 done, 1 runtime failure, 2 usage error or refused size,\n"
+	"3 a hog sharing the --barrier is gone (killed or exited) mid-round.";
 
 struct round {
 	uint64_t alloc_ns, touch_ns, barrier_ns, hold_ns, free_ns;
 	uint64_t prefaulted_pages;
 	struct faults faults;
 };
-
-#define MAX_PARTIES 64
 
 struct run_spec {
 	struct hog_common c;
@@ -65,7 +66,11 @@ static int run_round(struct run_spec *spec, uint64_t index, struct round *r)
 				     err == EINVAL ? " (--touch prefault needs Linux 5.14)" : "");
 	}
 
-	r->barrier_ns = barrier_wait(&spec->barrier, index);
+	err = barrier_wait(&spec->barrier, index, &r->barrier_ns);
+	if (err) {
+		munmap(buf, spec->c.size);
+		return err;
+	}
 	r->hold_ns = spec->hold_ns ? sleep_ns(spec->hold_ns) : 0;
 	uint64_t t3 = monotonic_ns();
 
@@ -196,8 +201,9 @@ int run_command(int argc, char **argv)
 		  .help = "how many hogs share the --barrier" },
 		{ .name = "barrier-timeout", .kind = OPT_DURATION, .dest = &spec.barrier_timeout_ns,
 		  .default_text = "300s",
-		  .help = "give up waiting at the barrier after this (a hog died); later rounds do"
-			  " not wait, and the report names the round (barrier_broken_round)" },
+		  .help = "give up waiting at the barrier after this for a hog that never came;"
+			  " later rounds do not wait, and the report names the round"
+			  " (barrier_broken_round)" },
 		hog_opt_fill(&spec.c),
 		opt_seed(&spec.c.seed),
 		hog_opt_touch(&spec.c),
@@ -214,8 +220,8 @@ int run_command(int argc, char **argv)
 	status = opts_parse_status(&cli, argc, argv);
 	if (status != OPTS_GO_ON)
 		return status;
-	if (spec.parties == 0 || spec.parties > MAX_PARTIES)
-		return usage_error(&cli, "--parties must be from 1 to %d", MAX_PARTIES);
+	if (spec.parties == 0 || spec.parties > BARRIER_MAX_PARTIES)
+		return usage_error(&cli, "--parties must be from 1 to %d", BARRIER_MAX_PARTIES);
 	if (spec.parties > 1 && !spec.barrier_path)
 		return usage_error(&cli, "--parties %llu needs --barrier FILE, shared by the hogs",
 				   (unsigned long long)spec.parties);

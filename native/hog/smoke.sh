@@ -43,6 +43,23 @@ wait "$victim_pid"
 victim_pid=
 grep -q '"go": "signal"' "$dir/victim.json"
 
+# two hogs side by side at a --barrier; then one killed mid-round: the other stops at once (3)
+"$bin" run --size 4M --rounds 2 --fill zero --barrier "$dir/b1" --parties 2 >/dev/null &
+victim_pid=$!
+"$bin" run --size 4M --rounds 2 --fill zero --barrier "$dir/b1" --parties 2 >/dev/null
+wait "$victim_pid"
+"$bin" run --size 4M --rounds 2 --fill zero --barrier "$dir/b2" --parties 2 --hold 60s >/dev/null &
+victim_pid=$!
+got=0
+"$bin" run --size 4M --rounds 2 --fill zero --barrier "$dir/b2" --parties 2 >/dev/null 2>"$dir/err" &
+waiter=$!
+for _ in $(seq 3000); do [ "$(od -An -tu4 -N4 "$dir/b2" 2>/dev/null | tr -d ' ')" = 3 ] && break; sleep 0.01; done
+kill -9 "$victim_pid"
+wait "$waiter" || got=$?
+victim_pid=
+[ "$got" = 3 ] && grep -q "is gone (killed or exited)" "$dir/err" ||
+  { echo "not ok: a hog whose partner died exited $got:"; cat "$dir/err"; exit 1; }
+
 expect_status 2 "$bin" run --size 0
 expect_status 2 "$bin" run --size 4M --fill ratio:2
 expect_status 2 "$bin" victim --size 4M --go x --go-signal
@@ -50,4 +67,4 @@ expect_status 2 "$bin" run --size 1024T
 expect_status 2 "$bin" run --size 4M --output "$dir/no-such-dir/run.txt"
 expect_status 2 "$bin" run --size 4M --json
 expect_status 1 "$bin" victim --size 4M --go "$dir/never" --timeout 5ms
-echo "ok hog smoke: run, populate, dump, victim (file and signal go, pageout, verify), --output, errors"
+echo "ok hog smoke: run, populate, dump, victim (file and signal go, pageout, verify), --output, barrier, errors"

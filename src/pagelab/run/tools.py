@@ -218,6 +218,11 @@ def hog_victim_cmd(size: int, fill: str, seed: int, ready: Path, go: Path,
                    order=retouch_order, verify=True, output_format="json")
 
 
+# `hog run`'s exit status when a hog sharing its --barrier is gone (killed or exited) mid-round
+# (native/hog/hog.h, BARRIER_PARTNER_GONE): it stopped at once rather than wait for it.
+HOG_PARTNER_GONE = 3
+
+
 def hog_run_cmd(size: int, rounds: int, barrier: Path | None = None, parties: int | None = None) -> list[str]:
     """`hog run`: seed 000's memory hog, `rounds` times; with `barrier` (a new file shared by
     `parties` hogs) each round's memory is held until all of them have written theirs."""

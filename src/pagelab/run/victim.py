@@ -22,7 +22,7 @@ from typing import Any
 
 from pagelab.run import progress
 from pagelab.run.devices import poll_faults
-from pagelab.run.tools import hog_run_cmd, hog_victim_cmd
+from pagelab.run.tools import HOG_PARTNER_GONE, hog_run_cmd, hog_victim_cmd
 from pagelab.run.trials import TrialFailed
 from pagelab.system import mm
 from pagelab.system.state import Cgroup, OomWatchdog
@@ -105,11 +105,13 @@ class Victim:
 @dataclass
 class HogRun:
     """What `push_out` saw: hog's reports (of the hogs that finished), the wall seconds, the
-    hogs killed, the group's OOM kills during the run (any task: hog or victim) and whether the
-    OOM watchdog had to end a wait that nothing could satisfy."""
+    hogs killed, what the hogs that stopped because a partner at the barrier was gone said
+    (`partner_gone`), the group's OOM kills during the run (any task: hog or victim) and
+    whether the OOM watchdog had to end a wait that nothing could satisfy."""
     reports: list[dict[str, Any]] = field(default_factory=list)
     seconds: float = 0.0
     killed: int = 0
+    partner_gone: list[str] = field(default_factory=list)
     oom_kills: int = 0
     watchdog_fired: bool = False
     longest_oom_wait_s: float = 0.0
@@ -122,12 +124,19 @@ class HogRun:
                    default=0)
 
     def invalid_reason(self) -> str | None:
-        """Why a trial with this run cannot count (a task was killed, or the hogs did not stay
-        side by side), or None."""
+        """Why a trial with this run cannot count (a task was killed, a hog stopped because a
+        partner at the barrier was gone, or the hogs did not stay side by side), or None."""
+        gone = ""
+        if self.partner_gone:
+            # hog's message less its "hog: --barrier FILE: " (FILE is a new name each run)
+            said = self.partner_gone[0].split(": ", 2)[-1]
+            gone = f"{len(self.partner_gone)} hog(s) stopped at once: {said}"
         if self.killed or self.oom_kills or self.watchdog_fired:
             why = (f"waited {self.longest_oom_wait_s:.0f} s for memory that nothing freed"
                    if self.watchdog_fired else "the memory cgroup's OOM killer")
-            return f"{max(self.killed, self.oom_kills)} task(s) killed ({why})"
+            return f"{max(self.killed, self.oom_kills)} task(s) killed ({why})" + (f"; {gone}" if gone else "")
+        if gone:
+            return gone
         if self.apart_from_round:
             return (f"the hogs ran apart from round {self.apart_from_round}: one gave up waiting for the "
                     f"others at the barrier, so they did not ask for their memory side by side")
@@ -183,8 +192,10 @@ def push_out(cgroup: Cgroup, size: int, rounds: int = 1, count: int = 1, timeout
     takes ~15 ms), and the working set they were meant to push out stayed (1 in 4 zswap trials of
     the quick profile). The group's tasks wait for memory rather than die
     (`State.cgroup(on_oom="wait")`); an `OomWatchdog` ends a wait longer than
-    `oom_wait_limit_s` that nothing can satisfy. A killed hog is counted, not raised: the trial
-    is then invalid (`HogRun.invalid_reason`); any other failure of hog raises TrialFailed."""
+    `oom_wait_limit_s` that nothing can satisfy. A killed hog is counted, not raised, and so is
+    a hog that stopped at once because a partner at the barrier was gone (exit HOG_PARTNER_GONE,
+    rather than wait for it until the barrier's timeout): the trial is then invalid
+    (`HogRun.invalid_reason`); any other failure of hog raises TrialFailed."""
     run = HogRun()
     kills0 = cgroup.oom_kills()
     with tempfile.TemporaryDirectory(prefix="pagelab-hogs-") if count > 1 else nullcontext() as tmp:
@@ -201,6 +212,8 @@ def push_out(cgroup: Cgroup, size: int, rounds: int = 1, count: int = 1, timeout
     for p, (out, err) in zip(procs, outs, strict=True):
         if p.returncode == -9:
             run.killed += 1
+        elif p.returncode == HOG_PARTNER_GONE:
+            run.partner_gone.append(err.strip())
         elif p.returncode != 0:
             raise TrialFailed(f"hog run exited {p.returncode}: {err.strip()}")
         else:
