@@ -139,19 +139,34 @@ def emulated_swap(st: state.State, profile: str, workdir: Path, size: int, prior
     """Swap on `size` bytes of the emulated device `profile` (see emulated_disk), through a
     loop device with direct IO. Returns the device; the session or scope undoes everything."""
     disk = emulated_disk(st, profile, workdir, size, **kwargs)
-    try:
+    with noting_faults(disk):
         disk.loop = st.loop(disk.disk, direct_io=True)
-        out = subprocess.run(["mkswap", str(disk.loop)], capture_output=True, text=True, timeout=120)
-        if out.returncode != 0:
-            raise state.StateError(f"mkswap {disk.loop} failed: {out.stderr.strip()}")
-        st.swapon(disk.loop, priority)
+        swap_on(st, disk.loop, priority)
+    return disk
+
+
+@contextmanager
+def noting_faults(disk: EmulatedDisk) -> Iterator[EmulatedDisk]:
+    """The set-up steps on a mounted emulated device (a loop device, mkswap, swapon, a file
+    system): if one fails, the device's fault counters are read while it is still mounted (the
+    trial's scope unmounts it before `watched` could), then the failure goes on, so the trial's
+    reason names what the device did (say the read errors mkswap met), not only the step."""
+    try:
+        yield disk
     except (state.StateError, OSError, subprocess.SubprocessError):
         try:
-            disk.stats()  # what the device did, noted while it is still mounted (see `watched`)
+            disk.stats()
         except (OSError, ValueError):
             pass
         raise
-    return disk
+
+
+def swap_on(st: state.State, device: Path, priority: int | None = None) -> None:
+    """mkswap `device` (a loop device over an emulated disk), then swapon it (journaled)."""
+    out = subprocess.run(["mkswap", str(device)], capture_output=True, text=True, timeout=120)
+    if out.returncode != 0:
+        raise state.StateError(f"mkswap {device} failed: {out.stderr.strip()}")
+    st.swapon(device, priority)
 
 
 def profile_value(profile: str, key: str) -> Any:

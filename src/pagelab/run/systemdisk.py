@@ -30,7 +30,7 @@ from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any
 
-from pagelab.run.devices import EmulatedDisk, emulated_disk
+from pagelab.run.devices import EmulatedDisk, emulated_disk, noting_faults, swap_on
 from pagelab.system import state
 
 ALIGN = 1 << 20           # area boundaries: loop offsets with direct IO need the block size; 1 MiB as partitions
@@ -142,16 +142,13 @@ def system_disk(st: state.State, profile: str, workdir: Path, lay: Layout, image
     detach, end the emulator)."""
     workdir = Path(workdir).resolve()
     disk = emulated_disk(st, profile, workdir, lay.size, overrides=overrides, backing=image)
-    swap_dev = None
-    if swap:
-        swap_dev = st.loop(disk.disk, direct_io=True, offset=0, sizelimit=lay.swap_bytes)
-        out = subprocess.run(["mkswap", str(swap_dev)], capture_output=True, text=True, timeout=120)
-        if out.returncode != 0:
-            raise state.StateError(f"mkswap {swap_dev} failed: {out.stderr.strip()}")
-        st.swapon(swap_dev)
-        disk.loop = swap_dev
-    fs_loop = files = None
-    if lay.fs_bytes:
-        fs_loop = st.loop(disk.disk, direct_io=True, offset=lay.fs_offset, sizelimit=lay.fs_bytes)
-        files = st.mount_fs(fs_loop, workdir / f"fs-{st.owner}", "ext4", "ro,noatime")
+    swap_dev = fs_loop = files = None
+    with noting_faults(disk):
+        if swap:
+            swap_dev = st.loop(disk.disk, direct_io=True, offset=0, sizelimit=lay.swap_bytes)
+            swap_on(st, swap_dev)
+            disk.loop = swap_dev
+        if lay.fs_bytes:
+            fs_loop = st.loop(disk.disk, direct_io=True, offset=lay.fs_offset, sizelimit=lay.fs_bytes)
+            files = st.mount_fs(fs_loop, workdir / f"fs-{st.owner}", "ext4", "ro,noatime")
     return SystemDisk(disk, lay, swap_dev, fs_loop, files)
