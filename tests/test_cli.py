@@ -28,6 +28,7 @@ import yaml
 from conftest import REFERENCE_RECORDING, REPO, VENV_BIN
 from pagelab import cli
 from pagelab.data import recording
+from pagelab.experiments import harness
 from pagelab.experiments.harness import Experiment
 from pagelab.run import tools
 from pagelab.system import config, state
@@ -356,7 +357,7 @@ def test_a_truncated_or_foreign_recording_is_refused_naming_the_file(refused, re
     refused(["compare", good, recorded], f"{path}: {why}")
     refused(["compare", recorded, good, "--output", tmp_path / "c.txt"], f"{path}: {why}")
     assert not (tmp_path / "c.txt").exists()
-    block = {**json.loads((good / "pagein" / "config.json").read_text()), "recording": str(recorded)}
+    block = {**harness.read_json(good / "pagein", "config.json"), "recording": str(recorded)}  # today's names
     (tmp_path / "config.json").write_text(json.dumps(block))
     refused(["trial", "pagein", "--config", tmp_path / "config.json", "--output", tmp_path / "out"], f"{path}: {why}")
 

@@ -130,7 +130,7 @@ def test_an_experiment_of_this_checkout_is_grouped_by_its_descriptors_configurat
     from pagelab.data.recording import recorded_dir
     from pagelab.experiments import harness
 
-    block = json.loads((recorded_dir() / REFERENCE_RECORDING / "pagein" / "config.json").read_text())
+    block = harness.read_json(recorded_dir() / REFERENCE_RECORDING / "pagein", "config.json")  # today's names
     confs = harness.descriptor("pagein").configurations(block)
     assert any(not isinstance(v, str) for c in confs for v in c.values())
     rng = np.random.default_rng(5)

@@ -163,7 +163,6 @@ def simulate(sample, truth, window, rule, draws=SIM_DRAWS, every_n=False, level_
 def _recorded_statistics():
     """(name, values, window, rule) of every statistic a claim judged at the full profile holds
     arms on (sequential.judges), from the full recording's counted trials."""
-    import json
 
     from pagelab.claims import registry
     from pagelab.experiments import harness
@@ -172,7 +171,7 @@ def _recorded_statistics():
     out = []
     table = registry.load_claims()
     for exp in ("pagein", "crystalmark", "standby", "compression", "readyboost"):
-        cfg = json.loads((FULL / exp / "config.json").read_text())
+        cfg = harness.read_json(FULL / exp, "config.json")  # a recording's old names: today's
         desc = harness.descriptor(exp)
         keys = sorted({k for c in desc.configurations(cfg) for k in c})
         frame, _ = harness.load(FULL / exp)
