@@ -117,8 +117,9 @@ static int select_tests(struct cli *cli, struct cm_spec *spec)
 	return 0;
 }
 
-static int check_options(struct cli *cli, struct cm_spec *spec)
+static int check_options(struct cli *cli, void *arg)
 {
+	struct cm_spec *spec = arg;
 	if (spec->size < MiB || spec->size % MiB)
 		return usage_error(cli, "--size %llu is not a whole number of MiB (at least 1M)",
 				   (unsigned long long)spec->size);
@@ -337,13 +338,7 @@ int crystalmark_command(int argc, char **argv)
 	struct cm_run *run = NULL;
 	int status;
 
-	status = opts_parse_status(&cli, argc, argv);
-	if (status != OPTS_GO_ON)
-		return status;
-	status = check_options(&cli, &spec);
-	if (!status)
-		status = output_begin(&cli, output);
-	if (status)
+	if (!opts_start(&cli, argc, argv, check_options, &spec, &output, &status))
 		return status;
 
 	run = calloc(1, sizeof(*run));

@@ -41,8 +41,9 @@ static const char description[] =
 	"length, rounded down to a whole number of --bs) instead of random bytes.";
 
 /* Checks that need more than one option; returns 0 or EXIT_USAGE. */
-static int check_options(struct cli *cli, struct job_spec *spec)
+static int check_options(struct cli *cli, void *arg)
 {
+	struct job_spec *spec = arg;
 	uint64_t align = spec->direct ? DIRECT_ALIGN : SECTOR;
 
 	if (spec->bs == 0)
@@ -135,13 +136,7 @@ int job_command(int argc, char **argv)
 	char *data = NULL;
 	int status, fd;
 
-	status = opts_parse_status(&cli, argc, argv);
-	if (status != OPTS_GO_ON)
-		return status;
-	status = check_options(&cli, &spec);
-	if (!status)
-		status = output_begin(&cli, output);
-	if (status)
+	if (!opts_start(&cli, argc, argv, check_options, &spec, &output, &status))
 		return status;
 	fd = open_job_file(&cli, &spec, &status);
 	if (fd < 0)

@@ -90,6 +90,18 @@ enum opts_result opts_parse(struct cli *cli, int argc, char **argv);
 int opts_parse_status(struct cli *cli, int argc, char **argv);
 
 /*
+ * The start of a command whose options need checks across them and which
+ * writes a report: opts_parse_status, then check(cli, spec) (NULL: none; it
+ * reports a problem with usage_error and returns its status), then, when
+ * output is not NULL, output_begin(cli, *output). Returns true to go on
+ * (*status is then 0), or false with *status the exit status to return (0
+ * after --help, --version or --describe-options).
+ */
+typedef int opts_check_fn(struct cli *cli, void *spec);
+bool opts_start(struct cli *cli, int argc, char **argv, opts_check_fn *check, void *spec,
+		const char *const *output, int *status);
+
+/*
  * --output-format and --output, the same in every tool (as fio's): what the
  * report is, and where it goes.
  *

@@ -25,6 +25,18 @@ struct opt opt_output(const char **dest)
 			     .help = "write the report to FILE (whole, or not at all) instead of stdout" };
 }
 
+bool opts_start(struct cli *cli, int argc, char **argv, opts_check_fn *check, void *spec,
+		const char *const *output, int *status)
+{
+	*status = opts_parse_status(cli, argc, argv);
+	if (*status != OPTS_GO_ON)
+		return false;
+	*status = check ? check(cli, spec) : 0;
+	if (!*status && output)
+		*status = output_begin(cli, *output);
+	return *status == 0;
+}
+
 /* The report being written to a temporary file: where it goes, stdout's own
  * fd, and whether the command has completed it. */
 static struct {

@@ -1,9 +1,10 @@
 /*
  * test_opts.c - option values (sizes, durations, integers), the
- * table-driven parser (defaults, errors, the generated help) and --output
- * (a report whole or not at all).
+ * table-driven parser (defaults, errors, the generated help), --output
+ * (a report whole or not at all) and opts_start (parse, check, output_begin).
  */
 #include <dirent.h>
+#include <stdbool.h>
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
@@ -362,6 +363,62 @@ static void test_output(void)
 	fclose(quiet);
 }
 
+/* A check across options, as commands pass to opts_start. */
+static int check_count(struct cli *cli, void *spec)
+{
+	return *(uint64_t *)spec ? 0 : usage_error(cli, "--count must be more than 0");
+}
+
+static bool start(struct cli *cli, char *args, int *status)
+{
+	char *argv[8] = { "t" };
+	int argc = 1;
+
+	for (char *word = strtok(args, " "); word && argc < 7; word = strtok(NULL, " "))
+		argv[argc++] = word;
+	*status = -7;
+	*(uint64_t *)cli->opts[0].dest = 0;             /* as a command starts: nothing given */
+	*(const char **)cli->opts[1].dest = NULL;
+	return opts_start(cli, argc, argv, check_count, cli->opts[0].dest,
+			  (const char *const *)cli->opts[1].dest, status);
+}
+
+static void test_start(void)
+{
+	char dir[] = "/tmp/test_opts.XXXXXX", args[256];
+	uint64_t count;
+	const char *output;
+	struct opt opts[] = {
+		{ .name = "count", .kind = OPT_UINT, .dest = &count, .default_text = "1" },
+		opt_output(&output),
+		{ .name = NULL },
+	};
+	FILE *quiet = fopen("/dev/null", "w");
+	struct cli cli = { .prog = "t", .command = "t", .opts = opts, .err = quiet };
+	bool went_on;
+	int status;
+
+	CHECK(mkdtemp(dir) != NULL, "a scratch directory for --output");
+	snprintf(args, sizeof(args), "--count x --output %s/report", dir);
+	CHECK(!start(&cli, args, &status) && status == EXIT_USAGE && entries(dir) == 0,
+	      "opts_start: a bad value stops before the check and --output");
+	snprintf(args, sizeof(args), "--count 0 --output %s/report", dir);
+	CHECK(!start(&cli, args, &status) && status == EXIT_USAGE && entries(dir) == 0,
+	      "opts_start: a failed check stops before --output is begun");
+	snprintf(args, sizeof(args), "--count 3 --output %s/no-such-dir/report", dir);
+	CHECK(!start(&cli, args, &status) && status == EXIT_USAGE && count == 3,
+	      "opts_start: an --output that cannot be begun is a usage error");
+	snprintf(args, sizeof(args), "--count 3 --output %s/report", dir);
+	went_on = start(&cli, args, &status) && status == 0 && count == 3 && entries(dir) == 1;
+	CHECK(output_finish(0) == 0 && went_on && entries(dir) == 0,
+	      "opts_start: all good, go on with status 0 and the report begun (then removed)");
+	snprintf(args, sizeof(args), "--count 2");
+	CHECK(start(&cli, args, &status) && status == 0 && count == 2 && output == NULL,
+	      "opts_start: no --output, nothing begun");
+	rmdir(dir);
+	fclose(quiet);
+}
+
 int main(void)
 {
 	test_sizes();
@@ -371,5 +428,6 @@ int main(void)
 	test_help();
 	test_describe();
 	test_output();
+	test_start();
 	return 0;
 }
