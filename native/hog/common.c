@@ -157,6 +157,15 @@ int hog_resolve(struct cli *cli, struct hog_common *c, unsigned needs)
 	return 0;
 }
 
+bool hog_start(struct cli *cli, int argc, char **argv, opts_check_fn *check, void *spec,
+	       struct hog_common *c, unsigned needs, int *status)
+{
+	if (!opts_start(cli, argc, argv, check, spec, NULL, status))
+		return false;
+	*status = hog_resolve(cli, c, needs);
+	return *status == 0;
+}
+
 void *hog_map(uint64_t size)
 {
 	void *buf = mmap(NULL, size, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);

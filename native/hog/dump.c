@@ -38,11 +38,7 @@ int dump_command(int argc, char **argv)
 	unsigned char *chunk;
 	int status, err = 0;
 
-	status = opts_parse_status(&cli, argc, argv);
-	if (status != OPTS_GO_ON)
-		return status;
-	status = hog_resolve(&cli, &c, HOG_NEEDS_FILL | HOG_HAS_OUTPUT);
-	if (status)
+	if (!hog_start(&cli, argc, argv, NULL, NULL, &c, HOG_NEEDS_FILL | HOG_HAS_OUTPUT, &status))
 		return status;
 	if (!c.output && isatty(STDOUT_FILENO)) {
 		return usage_error(&cli, "refusing to write binary data to a terminal"

@@ -60,6 +60,10 @@ struct opt hog_opt_fill(struct hog_common *c);
 struct opt hog_opt_rounds(struct hog_common *c);
 struct opt hog_opt_force(struct hog_common *c);
 struct opt hog_opt_touch(struct hog_common *c);
+/* The last rows of a table whose command allocates and reports: --force,
+ * --output-format and --output. */
+#define HOG_REPORT_ROWS(c) \
+	hog_opt_force(c), opt_output_format(&(c)->output_format), opt_output(&(c)->output)
 
 /* What hog_resolve() checks beyond the size. */
 enum {
@@ -78,6 +82,14 @@ enum {
  * Returns 0 or the exit status (2 usage/refusal, 1 runtime).
  */
 int hog_resolve(struct cli *cli, struct hog_common *c, unsigned needs);
+
+/*
+ * The start of every hog command: opts_start (parse, then check(cli, spec),
+ * NULL: none), then hog_resolve(cli, c, needs). Returns true to go on
+ * (*status is then 0), or false with *status the exit status to return.
+ */
+bool hog_start(struct cli *cli, int argc, char **argv, opts_check_fn *check, void *spec,
+	       struct hog_common *c, unsigned needs, int *status);
 
 /* "hog: <message>" on stderr; returns 1 (runtime failure). */
 

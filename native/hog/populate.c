@@ -135,9 +135,7 @@ int populate_command(int argc, char **argv)
 		hog_opt_rounds(&spec.c),
 		{ .name = "method", .kind = OPT_ENUM, .dest = &spec.method, .choices = method_names,
 		  .default_text = "map", .help = "how the kernel populates the mapping" },
-		hog_opt_force(&spec.c),
-		opt_output_format(&spec.c.output_format),
-		opt_output(&spec.c.output),
+		HOG_REPORT_ROWS(&spec.c),
 		{ .name = NULL },
 	};
 	struct cli cli = { .prog = "hog", .command = "hog populate", .description = description,
@@ -145,11 +143,8 @@ int populate_command(int argc, char **argv)
 	struct round *rounds;
 	int status;
 
-	status = opts_parse_status(&cli, argc, argv);
-	if (status != OPTS_GO_ON)
-		return status;
-	status = hog_resolve(&cli, &spec.c, HOG_NEEDS_MEMORY | HOG_HAS_OUTPUT | HOG_HAS_ROUNDS);
-	if (status)
+	if (!hog_start(&cli, argc, argv, NULL, NULL, &spec.c,
+		       HOG_NEEDS_MEMORY | HOG_HAS_OUTPUT | HOG_HAS_ROUNDS, &status))
 		return status;
 	rounds = calloc(spec.c.rounds, sizeof(*rounds));
 	if (!rounds)

@@ -186,6 +186,21 @@ static void report_normal(const struct run_spec *spec, const struct round *round
 	       gb_per_s(spec->c.size, median));
 }
 
+/* Checks that need more than one option; returns 0 or EXIT_USAGE. */
+static int check_options(struct cli *cli, void *arg)
+{
+	const struct run_spec *spec = arg;
+
+	if (spec->parties == 0 || spec->parties > BARRIER_MAX_PARTIES)
+		return usage_error(cli, "--parties must be from 1 to %d", BARRIER_MAX_PARTIES);
+	if (spec->parties > 1 && !spec->barrier_path)
+		return usage_error(cli, "--parties %llu needs --barrier FILE, shared by the hogs",
+				   (unsigned long long)spec->parties);
+	if (spec->barrier_path && spec->barrier_timeout_ns == 0)
+		return usage_error(cli, "--barrier-timeout must be more than 0");
+	return 0;
+}
+
 int run_command(int argc, char **argv)
 {
 	struct run_spec spec = { 0 };
@@ -207,9 +222,7 @@ int run_command(int argc, char **argv)
 		hog_opt_fill(&spec.c),
 		opt_seed(&spec.c.seed),
 		hog_opt_touch(&spec.c),
-		hog_opt_force(&spec.c),
-		opt_output_format(&spec.c.output_format),
-		opt_output(&spec.c.output),
+		HOG_REPORT_ROWS(&spec.c),
 		{ .name = NULL },
 	};
 	struct cli cli = { .prog = "hog", .command = "hog run", .description = description,
@@ -217,19 +230,8 @@ int run_command(int argc, char **argv)
 	struct round *rounds;
 	int status;
 
-	status = opts_parse_status(&cli, argc, argv);
-	if (status != OPTS_GO_ON)
-		return status;
-	if (spec.parties == 0 || spec.parties > BARRIER_MAX_PARTIES)
-		return usage_error(&cli, "--parties must be from 1 to %d", BARRIER_MAX_PARTIES);
-	if (spec.parties > 1 && !spec.barrier_path)
-		return usage_error(&cli, "--parties %llu needs --barrier FILE, shared by the hogs",
-				   (unsigned long long)spec.parties);
-	if (spec.barrier_path && spec.barrier_timeout_ns == 0)
-		return usage_error(&cli, "--barrier-timeout must be more than 0");
-	status = hog_resolve(&cli, &spec.c, HOG_NEEDS_FILL | HOG_NEEDS_MEMORY | HOG_HAS_OUTPUT |
-			     HOG_HAS_ROUNDS);
-	if (status)
+	if (!hog_start(&cli, argc, argv, check_options, &spec, &spec.c,
+		       HOG_NEEDS_FILL | HOG_NEEDS_MEMORY | HOG_HAS_OUTPUT | HOG_HAS_ROUNDS, &status))
 		return status;
 	if (spec.barrier_path && barrier_open(&spec.barrier, spec.barrier_path, spec.parties,
 						spec.barrier_timeout_ns))

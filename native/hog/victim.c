@@ -377,8 +377,10 @@ static void report_normal(const struct victim_spec *spec, const struct victim_re
 		       (unsigned long long)res->verify.first_bad_page, res->verify.first_bad_byte);
 }
 
-static int check_options(struct cli *cli, struct victim_spec *spec)
+static int check_options(struct cli *cli, void *arg)
 {
+	const struct victim_spec *spec = arg;
+
 	if (spec->go && spec->go_signal)
 		return usage_error(cli, "--go and --go-signal exclude each other");
 	if (opts_find(cli, "timeout")->given && !spec->go && !spec->go_signal)
@@ -485,9 +487,7 @@ int victim_command(int argc, char **argv)
 		  .default_text = "seq", .help = "re-touch order (random: a permutation from --seed)" },
 		{ .name = "verify", .kind = OPT_FLAG, .dest = &spec.verify,
 		  .help = "check every byte after the re-touch; a mismatch exits 1" },
-		hog_opt_force(&spec.c),
-		opt_output_format(&spec.c.output_format),
-		opt_output(&spec.c.output),
+		HOG_REPORT_ROWS(&spec.c),
 		{ .name = NULL },
 	};
 	struct cli cli = { .prog = "hog", .command = "hog victim", .description = description,
@@ -495,13 +495,8 @@ int victim_command(int argc, char **argv)
 	struct victim_result *res;
 	int status;
 
-	status = opts_parse_status(&cli, argc, argv);
-	if (status != OPTS_GO_ON)
-		return status;
-	status = check_options(&cli, &spec);
-	if (!status)
-		status = hog_resolve(&cli, &spec.c, HOG_NEEDS_FILL | HOG_NEEDS_MEMORY | HOG_HAS_OUTPUT);
-	if (status)
+	if (!hog_start(&cli, argc, argv, check_options, &spec, &spec.c,
+		       HOG_NEEDS_FILL | HOG_NEEDS_MEMORY | HOG_HAS_OUTPUT, &status))
 		return status;
 
 	res = calloc(1, sizeof(*res));
