@@ -97,6 +97,20 @@ def test_tukey_labels_not_removes():
     assert labels[-1] == "severe" and labels[0] == "" and len(labels) == 9
 
 
+def test_outliers_shows_the_labelled_trials_and_no_trials_as_they_are():
+    import pandas as pd
+
+    from pagelab.experiments import harness
+
+    values = [10, 11, 12, 11, 10, 12, 11, 30, 100]
+    frame = pd.DataFrame({"trial_id": range(9), "arm": "a", "s": values, "other": 0})
+    shown = harness.outliers(frame, ["arm"], "s")
+    assert list(shown.columns) == ["trial_id", "arm", "s", "tukey"]
+    assert list(shown["trial_id"]) == [7, 8] and list(shown["tukey"])[-1] == "severe"
+    empty = frame.iloc[:0]
+    assert harness.outliers(empty, ["arm"], "s") is empty
+
+
 def test_verdict_needs_both_significance_and_a_change_outside_the_noise_band():
     rng = np.random.default_rng(4)
     base = rng.normal(100, 1, 20)

@@ -469,9 +469,10 @@ def clean_dir(path: Path) -> None:
 
 def outliers(frame: pd.DataFrame, by: list[str], metric: str) -> pd.DataFrame:
     """Tukey's labels for `metric` within each group of `by` (mild: beyond 1.5 IQR, severe:
-    beyond 3): the trials so labelled. Reported, never removed."""
+    beyond 3): the trials so labelled. Reported, never removed. No trials: `frame` as it is,
+    which is what an analysis shows then."""
     if frame.empty:
-        return frame.assign(tukey=pd.Series(dtype=str))
+        return frame
     labelled = []
     for _, g in frame.groupby(by, sort=True):
         labelled.append(g.assign(tukey=tukey_outliers(g[metric]) if len(g) >= 4 else [""] * len(g)))

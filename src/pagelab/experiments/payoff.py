@@ -677,8 +677,7 @@ def analyse(results_dir: Path | str, profile: str) -> harness.Analysis:
                tests if tests is not None else "not run: no simdisk here",
                "rejected trials": harness.rejected(out)[["trial_id", "cell", "arm", "invalid_reason"]]
                if len(res.rejected) else "none",
-               "outliers (Tukey)": harness.outliers(trials_, ["cell", "arm"], "recovery_s")
-               if len(trials_) else trials_},
+               "outliers (Tukey)": harness.outliers(trials_, ["cell", "arm"], "recovery_s")},
         notes=notes)
 
 

@@ -479,8 +479,7 @@ def analyse(results_dir: Path | str, profile: str) -> harness.Analysis:
                 "spans.tex": harness.Table(span_table(curve), "llrll")},
         shown={"4 KiB random reads by span against the device model": curve,
                "Random Read 64K: measurement against the models": models64k,
-               "outliers (Tukey)": harness.outliers(trials_, ["disk_profile", "bs"], "seconds_per_io")
-               if len(trials_) else trials_},
+               "outliers (Tukey)": harness.outliers(trials_, ["disk_profile", "bs"], "seconds_per_io")},
         notes=notes)
 
 
