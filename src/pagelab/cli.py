@@ -430,8 +430,7 @@ def _add_claims(sub: Any) -> argparse.ArgumentParser:
                        description="The claims' pre-registration and verdicts.")
     actions = p.add_subparsers(dest="action", required=True, metavar="ACTION")
     r = actions.add_parser("recorded", help="rebuild data/published/recorded_measurements.json from data/recorded/")
-    r.add_argument("--recording", action="append", default=[], metavar="MACHINE/PROFILE",
-                   help="only this recording (repeatable; default: every one)")
+    _repeatable(r, "--recording", "MACHINE/PROFILE", "only this recording (repeatable; default: every one)")
     actions.add_parser("stale", help="recordings whose stored measurements no longer match them (exit 1 if any)")
     h = actions.add_parser("history",
                            help="each claim's verdict on every stored recording ('quick: X; full: Y; seed: Z')")
@@ -514,6 +513,11 @@ def _output_dir(sp: argparse.ArgumentParser) -> None:
     sp.add_argument("--outdir", dest="output", type=Path, help=argparse.SUPPRESS)  # the name before --output
 
 
+def _repeatable(sp: argparse.ArgumentParser, flag: str, metavar: str, help: str) -> None:
+    """An option given any number of times: its values in order, [] when not given."""
+    sp.add_argument(flag, action="append", default=[], metavar=metavar, help=help)
+
+
 class _Parser(argparse.ArgumentParser):
     """Options spelled in full (a recorded command line must not depend on what prefixes are
     unique today), and a usage error as one line: what is wrong, and where the help is."""
@@ -562,8 +566,7 @@ def parser() -> argparse.ArgumentParser:
     csub = c.add_subparsers(dest="action", required=True, metavar="ACTION")
     show = csub.add_parser("show", help="print the effective configuration as JSON")
     show.add_argument("--configfile", default=None, metavar="FILE", help="config file (default: config/config.yaml)")
-    show.add_argument("--set", action="append", default=[], metavar="KEY=VALUE",
-                      help="override a top-level key (value parsed as YAML); repeatable")
+    _repeatable(show, "--set", "KEY=VALUE", "override a top-level key (value parsed as YAML); repeatable")
     show.set_defaults(func=cmd_config_show)
 
     t = sub.add_parser("trial", help="run or resume an experiment's trials",
@@ -596,8 +599,7 @@ def parser() -> argparse.ArgumentParser:
     rc = sub.add_parser("record", help="keep a finished, clean run in data/recorded/<machine>/<profile>/")
     rc.add_argument("results", type=Path, help="the results directory of a complete run")
     rc.add_argument("machine", help="a short slug naming the machine (e.g. xeon-2c-linux6.18-virtio)")
-    rc.add_argument("--experiment", action="append", default=[], metavar="NAME",
-                    help="record only this experiment (repeatable); the recording's others are kept")
+    _repeatable(rc, "--experiment", "NAME", "record only this experiment (repeatable); the recording's others are kept")
     rc.set_defaults(func=cmd_record)
 
     tm = sub.add_parser("time", help="where a run's wall time went, per experiment and phase",
