@@ -327,6 +327,17 @@ def test_no_two_schema_keys_name_one_meaning():
     assert "device" in meaning_clashes(schema)["device profile"]
 
 
+def test_a_retired_name_in_a_config_is_refused_with_its_new_name():
+    """A config written with a name config/renames.yaml retired is refused, naming today's (in the
+    block and in a profile's sub-block); a key that was never a name stays an unknown key."""
+    with pytest.raises(config.ConfigError, match=r"^pagein\.orders: renamed retouch_orders \(config/renames\.yaml\)$"):
+        config.validate({"profile": "quick", "pagein": {"orders": ["random"]}})
+    with pytest.raises(config.ConfigError, match=r"^payoff\.quick\.sticks: renamed cache_profiles"):
+        config.validate({"profile": "quick", "payoff": {"quick": {"sticks": ["usbstick-2008"]}}})
+    with pytest.raises(config.ConfigError, match=r"^pagein\.colour: unknown key \(here: "):
+        config.validate({"profile": "quick", "pagein": {"colour": 1}})
+
+
 @pytest.mark.parametrize("name,experiment", [
     case for profile in ("quick", "full")
     for case in recorded_params(["payoff", "pagein", "seekmodel"], f"{REFERENCE_RECORDING.split('/')[0]}/{profile}",

@@ -16,6 +16,7 @@ Snakemake's) build no native tool.
 from __future__ import annotations
 
 import importlib.util
+import json
 import os
 import shutil
 import subprocess
@@ -26,6 +27,7 @@ import pytest
 from conftest import REPO, VENV_BIN, copy_repo
 from pagelab.data import recording
 from pagelab.data.recording import RecordingError
+from pagelab.experiments import harness
 from pagelab.system import config
 
 SETUP = REPO / "workflow" / "scripts" / "setup_system.sh"
@@ -307,7 +309,7 @@ BAD_INPUTS = [
     (["pipeline", "paper", "--output", "{tmp}/p.pdf", "nosuch"], "no experiment named 'nosuch'"),
     (["fleet", "show", "--configfile", NOWHERE], f"{NOWHERE}: No such file or directory"),
     (["fleet", "show", "--configfile", "{foreign}"], "foreign.csv: not YAML"),
-    (["pipeline", "tidy", "seekmodel", "--config", f"{REC}/seekmodel/config.json", "--results", NOWHERE,
+    (["pipeline", "tidy", "seekmodel", "--config", "{seekmodel_config}", "--results", NOWHERE,
       "--output", "{tmp}/t.parquet"], f"--results {NOWHERE}"),
 ]
 
@@ -324,7 +326,10 @@ def test_a_pagelab_command_refuses_bad_input_with_exit_2_and_writes_nothing(tmp_
     out_dir.mkdir()
     foreign = tmp_path / "foreign.csv"
     foreign.write_text("when,what\n1,2\n: {[\n")
-    rc = cli.main([a.replace("{tmp}", str(out_dir)).replace("{foreign}", str(foreign)) for a in argv])
+    seekmodel_config = tmp_path / "seekmodel.json"   # the recorded block under today's names
+    seekmodel_config.write_text(json.dumps(harness.read_json(REPO / REC / "seekmodel", "config.json")))
+    rc = cli.main([a.replace("{tmp}", str(out_dir)).replace("{foreign}", str(foreign))
+                   .replace("{seekmodel_config}", str(seekmodel_config)) for a in argv])
     out, err = capsys.readouterr()
     assert rc == 2, (rc, err)
     assert len(err.splitlines()) == 1 and named in err, err

@@ -24,7 +24,7 @@ pytestmark = pytest.mark.pipeline
 SMALLER = {
     "readyboost": {"arms": ["hdd", "hdd_after", "hdd_between", "tier_after", "tier_between"]},
     "crystalmark": {"arms": ["direct", "direct_reused", "hdd", "tiered", "tiered_reused"]},
-    "pagein": {"orders": ["random"]},
+    "pagein": {"retouch_orders": ["random"]},
     "seekmodel": {"block_sizes": ["4K", "64K", "1M"], "spans": ["16M", "64G"]},
 }
 

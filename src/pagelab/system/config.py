@@ -225,6 +225,9 @@ def _refusal(error: Any) -> ConfigError:
         allowed = set(error.schema.get("properties", {}))
         unknown = sorted(k for k in error.instance if k not in allowed)
         if unknown:
+            retired = renames().get(key[0], {}).get("config", {}) if key and isinstance(key[0], str) else {}
+            if unknown[0] in retired:  # an old name: say today's
+                return ConfigError(f"renamed {retired[unknown[0]]} (config/renames.yaml)", (*key, unknown[0]))
             takes = ", ".join(sorted(allowed)) or "nothing"
             return ConfigError(f"unknown key (here: {takes})", (*key, unknown[0]))
     detail = error.message
