@@ -11,8 +11,8 @@
 #                          the paper's packages and the venv, no native build)
 #   make report            the run above (same PROFILE, EXPERIMENT, RECORDING), then Snakemake's own
 #                          report of it, results/report.html: its rules and their runtimes, the
-#                          paper, the verdict table and each experiment's figure with their
-#                          captions (workflow/report/)
+#                          paper, the verdict table and each experiment's figure and trials
+#                          table with their captions (workflow/report/)
 #   make bench             native tools against their peers, side by side (prints a table)
 #   make check-crash       the signal sweeps: trials stopped by SIGTERM and SIGKILL at 90 points,
 #                          and by SIGTERM at every change point of two emulated trials; state

@@ -96,10 +96,11 @@ def test_the_verdicts_page_holds_each_claims_row_and_escapes_its_text(tmp_path):
             assert f"<td class='{verdict.replace(' ', '-')}'>{verdict}<br>" in text
 
 
-def test_snakemakes_report_holds_the_paper_the_verdicts_and_each_experiments_figure(tmp_path, env):
+def test_snakemakes_report_holds_the_paper_the_verdicts_and_each_experiments_figure_and_trials(tmp_path, env):
     """`make report`'s Snakemake --report on a copy of the repository whose run made the files
     marked report() (stand-ins: the report embeds them, it does not read them): one category each
-    for the paper and the verdicts, one subcategory per experiment, each with its caption from
+    for the paper and the verdicts, one subcategory per experiment (its figure and its trials
+    table), each with its caption from
     workflow/report/; a marked file the run did not make is refused by name."""
     import subprocess
 
@@ -109,7 +110,7 @@ def test_snakemakes_report_holds_the_paper_the_verdicts_and_each_experiments_fig
     repo = copy_repo(tmp_path / "repo")
     experiments = config.experiments()
     marked = ["results/paper.pdf", "results/claims/verdicts.csv",
-              *(f"results/{e}/{e}.pdf" for e in experiments)]
+              *(f"results/{e}/trials.csv" for e in experiments), *(f"results/{e}/{e}.pdf" for e in experiments)]
     for rel in marked:
         (repo / rel).parent.mkdir(parents=True, exist_ok=True)
         (repo / rel).write_text("id,claim\nRB1,a claim\n" if rel.endswith(".csv") else "%PDF-1.4\n%%EOF\n")
@@ -124,9 +125,10 @@ def test_snakemakes_report_holds_the_paper_the_verdicts_and_each_experiments_fig
     categories = json.loads(re.search(r"var categories = (\{.*\});\n", text).group(1))
     assert categories == {"Paper": {"Other": ["results/paper.pdf"]},
                           "Verdicts": {"Other": ["results/claims/verdicts.csv"]},
-                          "Experiments": {e: [f"results/{e}/{e}.pdf"] for e in sorted(experiments)}}
-    for e in experiments:  # the caption names its experiment (the wildcard)
-        assert f"The figure of <strong>{e}</strong>" in text
+                          "Experiments": {e: sorted([f"results/{e}/{e}.pdf", f"results/{e}/trials.csv"])
+                                          for e in sorted(experiments)}}
+    for e in experiments:  # the captions name their experiment (the wildcard)
+        assert f"The figure of <strong>{e}</strong>" in text and f"The trials of <strong>{e}</strong>" in text
     assert "The paper built from this run" in text and "The verdict on each published claim" in text
     assert "paging-lab: the published paging claims" in text  # workflow/report/workflow.rst
     (repo / marked[-1]).unlink()

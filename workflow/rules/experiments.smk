@@ -11,7 +11,9 @@ rule trial:
         # a recorded run is replayed, not measured: no native tool (nor a compiler) is needed
         tools=[] if RECORDING else rules.native.output,
     output:
-        "results/{experiment}/trials.csv",
+        # in `make report`, beside the experiment's figure: its trials, one row each
+        report("results/{experiment}/trials.csv", caption="../report/trials.rst",
+               category="Experiments", subcategory="{experiment}"),
         "results/{experiment}/provenance.json",
     wildcard_constraints:
         experiment="|".join(EXPERIMENTS),
