@@ -225,6 +225,12 @@ def test_figures_name_their_intervals_by_the_coverage_at_n():
     assert "median, 93.75 % CI, n = 5" in [t.get_text() for t in fig.axes[0].get_legend().get_texts()]
     fig = plots.bars_ci(summary.assign(n=[5, 6]), "arm", "v", "lo", "hi")
     assert "median, CI 93.75 % (n = 5), 96.88 % (n = 6)" in [t.get_text() for t in fig.axes[0].get_legend().get_texts()]
+    # four n: two to a line, so the legend is no wider than the axes
+    fig = plots.bars_ci(pd.concat([summary] * 2).assign(n=[10, 15, 17, 20]), "arm", "v", "lo", "hi")
+    assert "median, CI 97.85 % (n = 10), 96.48 % (n = 15),\n95.1 % (n = 17), 95.86 % (n = 20)" in [
+        t.get_text() for t in fig.axes[0].get_legend().get_texts()]
+    legend = fig.axes[0].get_legend().get_window_extent(fig.canvas.get_renderer())
+    assert legend.width <= fig.axes[0].get_window_extent().width
     rows = pd.DataFrame({"bare_back_s": [2.0], "bare_back_s_lo": [1.0], "bare_back_s_hi": [3.0],
                          "tier_back_s": [1.0], "tier_back_s_lo": [0.5], "tier_back_s_hi": [1.5],
                          "ratio": [0.5], "ratio_lo": [0.4], "ratio_hi": [0.6], "ratio_coverage": [median_rank(6)[1]]})

@@ -66,7 +66,7 @@ def errorbar_fit(
         ax.scatter(points[x], points[y], s=6, color="0.6", alpha=0.7, label="trials", zorder=1)
     yerr = np.vstack([summary[y] - summary[lo], summary[hi] - summary[y]])
     ax.errorbar(summary[x], summary[y], yerr=yerr, fmt="o", capsize=3, color=color,
-                label=f"{prefix}median, {ci_label(summary['n'] if 'n' in summary else [])}")
+                label=fold_intervals(f"{prefix}median, {ci_label(summary['n'] if 'n' in summary else [])}"))
     if fit is not None:
         xs = np.geomspace(summary[x].min() / 1.5, summary[x].max() * 1.5, 200)
         ax.plot(xs, fit.predict(xs) * fit_scale, "-", color=color, label=f"{prefix}fit")
@@ -82,6 +82,13 @@ def errorbar_fit(
     return fig
 
 
+def fold_intervals(label: str, per_line: int = 2) -> str:
+    """A legend label naming intervals at several n (stats.ci_label) on lines of `per_line`
+    names each, so that the legend stays as wide as the axes it sits in."""
+    parts = label.split("), ")
+    return "),\n".join("), ".join(parts[i:i + per_line]) for i in range(0, len(parts), per_line))
+
+
 def bars_ci(summary: pd.DataFrame, x: str, y: str, lo: str, hi: str, xlabel: str = "",
             ylabel: str = "", reference: float | None = None, reference_label: str = "",
             points: pd.DataFrame | None = None, logy: bool = False) -> plt.Figure:
@@ -90,7 +97,7 @@ def bars_ci(summary: pd.DataFrame, x: str, y: str, lo: str, hi: str, xlabel: str
     fig, ax = plt.subplots(figsize=(4.8, 3.2))
     xs = np.arange(len(summary))
     ax.bar(xs, summary[y], color=sns.color_palette()[0], alpha=0.75,
-           label=f"median, {ci_label(summary['n'] if 'n' in summary else [])}")
+           label=fold_intervals(f"median, {ci_label(summary['n'] if 'n' in summary else [])}"))
     yerr = np.vstack([summary[y] - summary[lo], summary[hi] - summary[y]])
     ax.errorbar(xs, summary[y], yerr=yerr, fmt="none", ecolor="black", capsize=3)
     if points is not None:
