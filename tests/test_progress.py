@@ -193,17 +193,21 @@ def finished_run(results, experiment, cfg, config_hash):
 
 
 def test_the_whole_run_counts_finished_experiments_and_adds_the_others_recorded_time(tmp_path):
-    from pagelab.system.config import run_hash
+    from pagelab.system import config
 
     rec, results = tmp_path / "rec", tmp_path / "results"
     recorded_csv(rec / "ref/quick/a/trials.csv", {"single": 6.0}, reps=10)       # 60 s
     recorded_csv(rec / "ref/quick/b/trials.csv", {"x": 30.0, "y": 30.0}, reps=4)  # 240 s
-    recorded_csv(rec / "ref/quick/c/trials.csv", {"x": 12.0}, reps=5)            # 60 s, finished below
-    cfg = {"profile": "quick", "value": 1}
-    finished_run(results, "c", cfg, run_hash("c", cfg))
-    finished_run(results, "b", cfg, "stale")   # another config's run: b runs again
-    plan = progress.run_plan("a", "quick", "mine", "ref", results, rec, toy_schema("a", "b", "c"), wanted="")
-    assert plan.experiments == ["a", "b", "c"] and plan.done == {"c"}
+    recorded_csv(rec / "ref/quick/standby/trials.csv", {"x": 12.0}, reps=5)      # 60 s, finished below
+    # standby's block as the pipeline writes it (config.json: resolved, with the scratch directory),
+    # and the hash its trials' provenance records: that of the block `pagelab trial` runs with
+    written = {**config.load(overrides={"profile": "quick"})["standby"], "scratch_dir": "scratch"}
+    ran, _ = config.trial_block("standby", written, machine=False)
+    assert config.run_hash("standby", ran) != config.run_hash("standby", written)  # not config.json's own
+    finished_run(results, "standby", written, config.run_hash("standby", ran))
+    finished_run(results, "b", written, "stale")   # another config's run: b runs again
+    plan = progress.run_plan("a", "quick", "mine", "ref", results, rec, toy_schema("a", "b", "standby"), wanted="")
+    assert plan.experiments == ["a", "b", "standby"] and plan.done == {"standby"}
     assert plan.seconds["b"] == pytest.approx(240.0) and plan.position("a") == 2
     out, clock = io.StringIO(), Clock()
     p = progress.Progress("a", ["single"], progress.expectation("a", "quick", "mine", "ref", rec), n_min=10,

@@ -128,8 +128,7 @@ def cmd_trial(args: argparse.Namespace) -> int:
         recording.replay(recorded, name, Path(args.output))
         print(f"pagelab: {name}: replayed from {recorded}")
         return 0
-    block = _config.check_block(name, raw, source=args.config)
-    scratch = Path(block.pop("scratch_dir", "scratch"))
+    block, scratch = _config.trial_block(name, raw, source=args.config)
     from pagelab.experiments.harness import descriptor
 
     descriptor(name).run(block, Path(args.output), scratch)

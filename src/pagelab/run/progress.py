@@ -51,7 +51,7 @@ import pandas as pd
 from pagelab.core.paths import root
 from pagelab.data.recording import machine_slug, recorded_dir
 from pagelab.system.config import experiments as schema_experiments
-from pagelab.system.config import load_schema, run_hash
+from pagelab.system.config import load_schema, run_hash, trial_block
 
 _REP = re.compile(r"^(?P<conf>.+)-r\d+$")
 WARMUP_PREFIX = "warmup-"
@@ -150,12 +150,13 @@ def recorded_seconds(experiment: str, profile: str, machine: str, reference: str
 
 def finished(results: Path, experiment: str) -> bool:
     """Whether results/<experiment>/ holds a finished run of its current config: trials.csv,
-    and a provenance whose config hash is that of its config.json."""
+    and a provenance whose config hash is that of the block `pagelab trial` ran from its
+    config.json (config.trial_block: defaults filled, the scratch directory out)."""
     d = results / experiment
     try:
         if not (d / "trials.csv").is_file():
             return False
-        cfg = json.loads((d / "config.json").read_text())
+        cfg, _ = trial_block(experiment, json.loads((d / "config.json").read_text()), machine=False)
         return bool(json.loads((d / "provenance.json").read_text()).get("config_hash") == run_hash(experiment, cfg))
     except (OSError, ValueError, KeyError, TypeError):
         return False

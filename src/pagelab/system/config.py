@@ -413,6 +413,15 @@ def device_profiles(experiment: str, block: dict[str, Any], schema: dict[str, An
     return dict(sorted(out.items()))
 
 
+def trial_block(experiment: str, raw: Any, source: Path | str | None = None,
+                machine: bool = True) -> tuple[dict[str, Any], Path]:
+    """The block `pagelab trial` runs with (check_block: checked whole, every default filled)
+    and the scratch directory taken out of it; the run_hash of that block is what the run's
+    provenance records, so a results directory is matched by it (run.progress.finished)."""
+    block = check_block(experiment, raw, source=source, machine=machine)
+    return block, Path(block.pop("scratch_dir", "scratch"))
+
+
 def run_hash(experiment: str, block: dict[str, Any], schema: dict[str, Any] | None = None) -> str:
     """What a trial record is matched on when a run resumes: the config block's hash, with the
     device profiles it runs on. A changed profile makes the trials measured on the old one
