@@ -113,6 +113,16 @@ def test_a_swapped_in_page_keeps_its_slot_only_while_swap_is_under_half_full(ses
         assert v.retouch()["verify"]["ok"]
 
 
+def restore_all(v: Victim, cg: state.Cgroup, disk, disk_tmp) -> dict:
+    """The agent in mode after on the victim, started at once (the hogs gone) and run to the
+    end of its restore; its report."""
+    with Agent(v.pid, cg.path("memory"), disk_tmp / "agent",
+               {"mode": "after", "devices": ",".join(swap_devices(disk.loop)), "poll": 0.02}) as agent:
+        agent.hogs_gone()
+        assert agent.wait_done(60), "the agent did not finish its restore"
+        return agent.stop()
+
+
 @root_only
 def test_the_agent_reads_swapped_pages_into_the_swap_cache_and_they_are_dropped_not_rewritten(session, disk_tmp):
     """Swap on the emulated 2008 disk (FUSE), 8 MiB of a victim out of RAM. After --go the agent
@@ -133,11 +143,7 @@ def test_the_agent_reads_swapped_pages_into_the_swap_cache_and_they_are_dropped_
         out = swapped_out(cg, v, limit)
         assert out >= 0.95 * pages
         in0 = vm("pswpin")
-        with Agent(v.pid, cg.path("memory"), disk_tmp / "agent",
-                   {"mode": "after", "devices": ",".join(swap_devices(disk.loop)), "poll": 0.02}) as agent:
-            agent.hogs_gone()
-            assert agent.wait_done(60), "the agent did not finish its restore"
-            report = agent.stop()
+        report = restore_all(v, cg, disk, disk_tmp)
         read = vm("pswpin") - in0
         assert read >= 0.9 * out and report["restore"]["swapins"] >= 0.9 * out
         # left only in swap: at most what the agent did not read (the victim's stack and libc
@@ -153,10 +159,7 @@ def test_the_agent_reads_swapped_pages_into_the_swap_cache_and_they_are_dropped_
         assert vm("pswpout") - out0 <= 0.05 * pages
         assert int(cg.stat()["swap"]) >= 0.95 * size
         # read back again, half dirtied: those, and only those, are written
-        with Agent(v.pid, cg.path("memory"), disk_tmp / "agent",
-                   {"mode": "after", "devices": ",".join(swap_devices(disk.loop)), "poll": 0.02}) as agent:
-            agent.hogs_gone()
-            assert agent.wait_done(60)
+        restore_all(v, cg, disk, disk_tmp)
         mm.touch(v.pid, addr, size // 2, write=True)
         out0 = vm("pswpout")
         drain(cg, limit)
@@ -167,11 +170,7 @@ def test_the_agent_reads_swapped_pages_into_the_swap_cache_and_they_are_dropped_
         assert pages // 2 - resident <= written <= 0.55 * pages, (written, resident)
         # and once more: the re-touch finds every page the agent read in the swap cache
         swapped = int(cg.stat()["swap"]) // PAGE
-        with Agent(v.pid, cg.path("memory"), disk_tmp / "agent",
-                   {"mode": "after", "devices": ",".join(swap_devices(disk.loop)), "poll": 0.02}) as agent:
-            agent.hogs_gone()
-            assert agent.wait_done(60)
-            report = agent.stop()
+        report = restore_all(v, cg, disk, disk_tmp)
         assert report["restore"]["swapins"] >= 0.9 * swapped, (report["restore"], swapped)
         rep = v.retouch()
         # a page read from swap only where the agent read none (2 of 2048 seen); a page still
