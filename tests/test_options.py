@@ -104,6 +104,26 @@ def test_a_mapped_schema_key_names_a_real_option_with_the_same_default(native_bu
             f"{m.tool} --{m.option} defaults to {opt.default!r}")
 
 
+def test_a_required_option_the_schema_sets_has_its_default_in_the_schema(native_build):
+    """The schema is the one home of a value the harness always passes: superfetch's --poll,
+    --group, --depth and --priority are required in the C table, with no default there
+    (--describe-options: "required": true, "default": null), and each key that sets a required
+    option has its default in the schema, so the harness always has a value to pass."""
+    required = set()
+    for key, m in tools.SCHEMA_OPTIONS.items():
+        opt = tools.option(m.tool, m.subcommand, m.option)
+        if not opt.required:
+            continue
+        required.add((m.tool, m.option))
+        assert opt.default is None, f"{m.tool} --{m.option} is required and has a default {opt.default!r}"
+        prop = schema_property(*key)
+        assert "default" in prop, f"{'.'.join(key)}: {m.tool} --{m.option} is required, the schema has no default"
+    assert {("superfetch", o) for o in ("poll", "group", "depth", "priority")} <= required
+    rows = {r["name"]: r for r in describe(native_build, "superfetch")["options"]}
+    for name in ("poll", "group", "depth", "priority"):
+        assert rows[name]["required"] is True and rows[name]["default"] is None, rows[name]
+
+
 def option_names(mapping: dict[tuple[str, str], tools.SchemaOption]) -> dict[tuple, set[str]]:
     """Per option, the names the schema gives it: a key, or a list of levels' key less its
     plural s (pagein's retouch_orders is retouch_order's levels)."""

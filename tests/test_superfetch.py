@@ -11,12 +11,14 @@ import os
 import subprocess
 import time
 from pathlib import Path
+from typing import Any
 
 import pytest
 
+from pagelab.experiments import recovery
 from pagelab.run.superfetch import Agent, swap_devices
 from pagelab.run.victim import Victim
-from pagelab.system import counters, mm, state
+from pagelab.system import config, counters, mm, state
 
 PAGE = os.sysconf("SC_PAGE_SIZE")
 root_only = pytest.mark.skipif(os.geteuid() != 0, reason="needs root (swap, a memory cgroup, process_madvise)")
@@ -24,6 +26,14 @@ root_only = pytest.mark.skipif(os.geteuid() != 0, reason="needs root (swap, a me
 
 def vm(name: str) -> float:
     return counters.vmstat().get(name, 0.0)
+
+
+def agent_options(**changes: Any) -> dict[str, Any]:
+    """superfetch's options as the harness passes them (readyboost's agent settings at the
+    schema's defaults: --poll, --group, --depth, --priority have no default in the tool), with
+    `changes`."""
+    cfg = config.resolve(config.validate({"profile": "quick"}))["readyboost"]
+    return {**recovery.agent_options(cfg), **changes}
 
 
 def drain(cg: state.Cgroup, limit: int) -> None:
@@ -117,7 +127,7 @@ def restore_all(v: Victim, cg: state.Cgroup, disk, disk_tmp) -> dict:
     """The agent in mode after on the victim, started at once (the hogs gone) and run to the
     end of its restore; its report."""
     with Agent(v.pid, cg.path("memory"), disk_tmp / "agent",
-               {"mode": "after", "devices": ",".join(swap_devices(disk.loop)), "poll": 0.02}) as agent:
+               agent_options(mode="after", devices=",".join(swap_devices(disk.loop)), poll=0.02)) as agent:
         agent.hogs_gone()
         assert agent.wait_done(60), "the agent did not finish its restore"
         return agent.stop()
@@ -198,8 +208,8 @@ def test_the_agent_stops_within_one_poll_interval_when_a_hog_allocates(session, 
     with Victim(24 << 20, "ratio:0.5", 5, disk_tmp / "victim", cg, timeout=120) as v:
         assert swapped_out(cg, v, limit) >= 0.95 * (24 << 20) // PAGE
         with Agent(v.pid, cg.path("memory"), disk_tmp / "agent",
-                   {"mode": "after", "devices": ",".join(swap_devices(disk.loop)), "poll": poll_s,
-                    "free_start": 3 << 20, "free_stop": free_stop}) as agent:
+                   agent_options(mode="after", devices=",".join(swap_devices(disk.loop)), poll=poll_s,
+                                 free_start=3 << 20, free_stop=free_stop)) as agent:
             agent.hogs_gone()
             time.sleep(0.5)
             hog = subprocess.Popen(hog_run_cmd(40 << 20, 1) + ["--hold", "2s"], stdout=subprocess.DEVNULL,
@@ -226,15 +236,27 @@ def test_the_agent_stops_within_one_poll_interval_when_a_hog_allocates(session, 
 
 
 def test_bad_options_are_refused_with_the_key_named(native_build: Path, tmp_path):
-    """A cgroup directory without memory files, or a device with no /sys/class/block entry:
-    exit 2, one line naming the option, nothing started."""
+    """A cgroup directory without memory files, a device with no /sys/class/block entry, a
+    group below a page, or one of the options whose value is the schema's left off: exit 2, one
+    line naming the option, nothing started."""
+    from pagelab.run import tools
+
     sf = native_build / "superfetch"
-    common = ["--pid", str(os.getpid()), "--go", str(tmp_path / "go")]
-    out = subprocess.run([sf, *common, "--cgroup", str(tmp_path)], capture_output=True, text=True, timeout=30)
+    schema = agent_options()   # poll, group, depth, priority, from the schema's agent settings
+    assert set(schema) == {"poll", "group", "depth", "priority"}
+
+    def cmd(*words: str, leave_out: str | None = None) -> list[str]:
+        values = {k: v for k, v in schema.items() if k != leave_out}
+        return [*tools.command("superfetch", pid=os.getpid(), go=tmp_path / "go", **values), *words]
+
+    out = subprocess.run(cmd("--cgroup", str(tmp_path)), capture_output=True, text=True, timeout=30)
     assert out.returncode == 2 and "--cgroup" in out.stderr.splitlines()[0]
     cg = "/sys/fs/cgroup/memory" if Path("/sys/fs/cgroup/memory/memory.limit_in_bytes").exists() else "/sys/fs/cgroup"
-    out = subprocess.run([sf, *common, "--cgroup", cg, "--devices", "nosuchdisk"], capture_output=True, text=True,
-                         timeout=30)
+    out = subprocess.run(cmd("--cgroup", cg, "--devices", "nosuchdisk"), capture_output=True, text=True, timeout=30)
     assert out.returncode == 2 and "--devices: nosuchdisk" in out.stderr.splitlines()[0]
-    out = subprocess.run([sf, *common, "--cgroup", cg, "--group", "100"], capture_output=True, text=True, timeout=30)
+    out = subprocess.run(cmd("--cgroup", cg, "--group", "100"), capture_output=True, text=True, timeout=30)
     assert out.returncode == 2 and "--group" in out.stderr.splitlines()[0]
+    for name in schema:
+        out = subprocess.run(cmd("--cgroup", cg, leave_out=name), capture_output=True, text=True, timeout=30)
+        assert out.returncode == 2 and out.stderr.splitlines()[0] == f"superfetch: missing --{name}", out.stderr
+    assert not (tmp_path / "go").exists()

@@ -3,9 +3,13 @@
  *
  * Watches one process (the victim) and its memory cgroup; reads the victim's
  * swapped-out pages back into the swap cache (scan.c: process_madvise
- * MADV_WILLNEED, most recently evicted first, 128 KiB groups) and then the
+ * MADV_WILLNEED, most recently evicted first, in --group groups) and then the
  * file pages the group had cached (files.c), at low priority. Prints one JSON
  * report of what it did when it stops (--stop file, SIGTERM or SIGINT).
+ * --poll, --group, --depth and --priority have no default here: the harness
+ * passes them from the schema (config/schema/readyboost.yaml: agent_poll_ms,
+ * agent_group, agent_depth, agent_priority), which holds each value and its
+ * reason, so the tool refuses a command line without them.
  *
  * When it reads (the design, with its sources):
  *  - Pressure has ended when the group's free memory (limit less usage) is at
@@ -34,8 +38,9 @@
  *    waiting, still one group in flight at a time (the least it can take from
  *    the hogs and still read), and the hogs' time with and without it is
  *    measured.
- *  - Rate: 128 KiB groups (swap-prefetch's "128kb groups") back to back under
- *    the rule above; --max-rate adds a cap (0: none). Russinovich's "a few
+ *  - Rate: groups of --group bytes (the schema's choice: swap-prefetch's
+ *    "128kb groups") back to back under the rule above; --max-rate adds a
+ *    cap (0: none). Russinovich's "a few
  *    pages per second with Very Low priority I/Os" describes Vista's idle
  *    trickle; at that rate 376 MB would take hours, while seed 000 saw its
  *    disk busy restoring for 155 s, so the bound here is the disk's idle time.
@@ -419,14 +424,14 @@ int main(int argc, char **argv)
 		  .help = "written when, after --go, every swapped page is back and the files are re-read" },
 		{ .name = "stop", .kind = OPT_STRING, .dest = &a.stop, .metavar = "FILE",
 		  .help = "the agent stops and reports when this file exists" },
-		{ .name = "poll", .kind = OPT_DURATION, .dest = &a.poll_ns, .default_text = "50ms",
+		{ .name = "poll", .kind = OPT_DURATION, .dest = &a.poll_ns, .required = true,
 		  .help = "how often an idle agent looks; also the longest wait for idle devices" },
-		{ .name = "group", .kind = OPT_SIZE, .dest = &a.group_bytes, .default_text = "128K",
-		  .help = "bytes asked for at once (one process_madvise call); swap-prefetch's 128 KiB" },
+		{ .name = "group", .kind = OPT_SIZE, .dest = &a.group_bytes, .required = true,
+		  .help = "bytes asked for at once (one process_madvise call)" },
 		{ .name = "priority", .kind = OPT_ENUM, .dest = &a.priority, .choices = priority_names,
-		  .default_text = "low", .help = "low: nice 19, SCHED_BATCH, the idle IO class (kprefetchd's); "
+		  .required = true, .help = "low: nice 19, SCHED_BATCH, the idle IO class (kprefetchd's); "
 		  "normal: as started" },
-		{ .name = "depth", .kind = OPT_UINT, .dest = &a.depth, .default_text = "1",
+		{ .name = "depth", .kind = OPT_UINT, .dest = &a.depth, .required = true,
 		  .help = "groups in flight at once while pressure lasts (mode between); always 1 once it "
 		  "has ended" },
 		{ .name = "max-rate", .kind = OPT_SIZE, .dest = &a.max_rate, .default_text = "0",

@@ -392,7 +392,9 @@ def swap_bytes(ram: int) -> int:
 def agent_options(cfg: dict[str, Any]) -> dict[str, Any]:
     """The agent's settings in a block (agent_poll_ms, agent_group, agent_max_rate, agent_depth,
     agent_priority) as superfetch's options (`Agent`'s `options`), by the schema's map to them
-    (pagelab.run.tools.SCHEMA_OPTIONS); one the block leaves unset keeps the tool's default."""
+    (pagelab.run.tools.SCHEMA_OPTIONS). poll, group, depth and priority have their defaults in
+    the schema alone (superfetch requires them); agent_max_rate left unset keeps the tool's "no
+    cap"."""
     return schema_options("readyboost", cfg, "superfetch")
 
 

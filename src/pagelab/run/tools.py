@@ -57,8 +57,11 @@ def run_json(cmd: list[str], timeout: float, preexec_fn: Callable[[], None] | No
 # Command lines from the tools' own option tables. Every native tool prints the table it parses
 # with `TOOL --describe-options` (native/lib/opts.c: name, subcommand, type, unit, default, ...);
 # `command` builds a command line from it, so no flag is spelled here, no value is checked twice
-# and a default lives in one place: the C table, or the schema (then tests/test_options.py checks
-# that the two agree). A value left as None is left off the command line: the tool's default.
+# and a default lives in one place: the C table, or the schema; an option whose value the schema
+# holds and the harness always passes is required in the C table, with no default there
+# (tests/test_options.py checks that such an option's key has a schema default, and that the two
+# agree where both carry one). A value left as None is left off the command line: the tool's
+# default, or its refusal (exit 2) of a missing required option.
 
 
 @dataclass(frozen=True)
