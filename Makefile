@@ -7,8 +7,9 @@
 #   make PROFILE=full EXPERIMENT=seekmodel
 #                          one experiment (or several, space-separated): its trials, notebook and
 #                          checks, no paper (a long profile an experiment at a time)
-#   make setup             only the set-up (Debian packages, venv, native tools; PROFILE=recorded:
-#                          the paper's packages and the venv, no native build)
+#   make setup             only the set-up (the venv, config/config.yaml checked, Debian packages,
+#                          native tools; PROFILE=recorded: the venv and the paper's packages, no
+#                          native build)
 #   make report            the run above (same PROFILE, EXPERIMENT, RECORDING), then Snakemake's own
 #                          report of it, results/report.html: its rules and their runtimes, the
 #                          paper, the verdict table and each experiment's figure and trials
@@ -42,13 +43,17 @@ RECORDED := $(filter recorded,$(strip $(PROFILE)))
 # a recording (no compiler, FUSE, fio or Slurm, and no native build), `measure` to run the trials,
 # `test` for every test.
 PACKAGE_SET := $(if $(RECORDED),paper,measure)
-SETUP := system venv config $(if $(RECORDED),,native)
+# In this order, one step at a time (.NOTPARALLEL, also under make -j): the venv (local to the
+# checkout), config/config.yaml validated, then the route's Debian packages, then the native build.
+SETUP := venv config system $(if $(RECORDED),,native)
 
 # Validation first: make's own variables (PROFILE, EXPERIMENT, RECORDING) with the standard
 # library only, then config/config.yaml when a current venv can read it, all before anything is
 # installed, built or changed; a refusal is one line naming the variable or key, and exit 2. On a
 # fresh clone the configuration is validated right after the venv is made (the `config` step),
-# before the native build and before `pagelab state recover`.
+# before any Debian package of the route is installed, before the native build and before
+# `pagelab state recover`. The one system package that may come first is python3-venv, when
+# python3 has no venv module to make the venv with (workflow/scripts/check_python.sh says so).
 CHECK := workflow/scripts/check_make.py --profile '$(strip $(PROFILE))' --experiment '$(strip $(EXPERIMENT))' \
   --recording '$(strip $(RECORDING))'
 ifneq ($(filter-out clean distclean,$(or $(MAKECMDGOALS),all)),)
@@ -58,6 +63,7 @@ $(if $(REFUSAL),$(error $(REFUSAL)))
 endif
 export PATH := $(BIN):$(PATH)
 
+.NOTPARALLEL:
 .PHONY: all paper report setup system venv config native test check-crash check-flaky bench clean distclean
 
 all: paper
@@ -84,11 +90,12 @@ report: paper
 setup: $(SETUP)
 
 # The route's Debian packages: installed when root with apt, otherwise the exact command to run
-# is printed.
+# is printed. After `config` in every route, so a bad configuration changes nothing system-wide.
 system:
 	@bash workflow/scripts/setup_system.sh $(PACKAGE_SET)
 
-# The venv is rebuilt only when the lock (or the package metadata) changes.
+# The venv is rebuilt only when the lock (or the package metadata) changes. check_python.sh
+# installs python3-venv alone first (as root with apt) when python3 cannot make a venv.
 venv: $(STAMP)
 $(STAMP): requirements.lock pyproject.toml
 	@bash workflow/scripts/check_python.sh $(PYTHON)
@@ -108,7 +115,7 @@ native:
 # The tests need the native tools and the test set of packages on every route.
 test check-flaky: PACKAGE_SET := test
 check-crash bench: PACKAGE_SET := measure
-test check-flaky check-crash bench: system venv config native
+test check-flaky check-crash bench: venv config system native
 
 test:
 	$(VENV)/bin/pytest

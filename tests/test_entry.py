@@ -4,7 +4,11 @@ Validation first: `make` with a bad PROFILE, EXPERIMENT or RECORDING, or with a 
 of a bad key, type or size, ends with one line naming the variable or key and exit 2, in a fresh
 copy of the repository, before anything is installed, built or changed: apt-get, dpkg-query and
 the compilers are replaced on PATH by commands that write down that they ran, and afterwards
-there is no venv, no native build, no results and no state journal.
+there is no venv, no native build, no results and no state journal. On a fresh clone, where the
+configuration can be read only once the venv is made, make's plan of every route makes the venv,
+checks the configuration and only then asks for Debian packages; run for real with the venv just
+made, a bad configuration is refused before dpkg-query or apt-get run. A python3 without its venv
+module has python3-venv installed alone first.
 
 Package sets: the recorded route (make PROFILE=recorded) asks for the paper's packages only.
 Its set-up is run against a dpkg database holding exactly the paper's packages, written here
@@ -143,19 +147,61 @@ def test_a_bad_config_is_refused_before_anything_is_set_up(fresh, text, named):
     assert stamp.stat().st_mtime_ns == before
 
 
-def test_the_config_step_after_a_fresh_venv_refuses_a_bad_config(fresh):
-    """A fresh clone's case: the venv was just made, so the check before set-up could not read the
-    config; the `config` step (make's -o keeps the venv as it is here) refuses it, exit 2 and the
-    one line naming the key (make adds its own line), before the native build."""
+# Every route's set-up and what comes after it, as `make -n` plans them on a fresh clone: the
+# venv, then the configuration's check, then the route's Debian packages, the native build, and
+# last what touches paging state (the pipeline, which recovers the state first, or the tests).
+ROUTES = {
+    "": ["check_python.sh", "-m venv", "pip install", "check_make.py", "setup_system.sh measure",
+         "make -s -C native", "run_pipeline.sh"],
+    "test": ["check_python.sh", "-m venv", "pip install", "check_make.py", "setup_system.sh test",
+             "make -s -C native", "bin/pytest"],
+    "setup": ["check_python.sh", "-m venv", "pip install", "check_make.py", "setup_system.sh measure",
+              "make -s -C native"],
+    "PROFILE=recorded": ["check_python.sh", "-m venv", "pip install", "check_make.py", "setup_system.sh paper",
+                         "run_pipeline.sh"],
+    "check-crash": ["check_python.sh", "-m venv", "pip install", "check_make.py", "setup_system.sh measure",
+                    "make -s -C native", "PAGELAB_CHECK_CRASH=1"],
+}
+
+
+def _plan_order(plan: str, steps: list[str]) -> list[int]:
+    """The line of the plan where each step first appears (-1: absent)."""
+    lines = plan.splitlines()
+    return [next((i for i, ln in enumerate(lines) if s in ln), -1) for s in steps]
+
+
+@pytest.mark.parametrize("route", list(ROUTES), ids=lambda r: r or "make")
+def test_a_fresh_clone_plans_the_config_check_before_any_debian_package(fresh, route):
+    """`make -n` on a fresh clone (no venv, so the configuration cannot be read before set-up):
+    every route makes the venv, then checks config/config.yaml, and only then asks for its
+    Debian packages, builds the native tools and runs what changes state, in that order."""
+    done = _make(fresh, "-n", *route.split())
+    assert done.returncode == 0, done.stdout + done.stderr
+    where = _plan_order(done.stdout, ROUTES[route])
+    assert -1 not in where and where == sorted(where), dict(zip(ROUTES[route], where, strict=True))
+    if route == "PROFILE=recorded":
+        assert "-C native" not in done.stdout
+    _nothing_changed(fresh)
+
+
+@pytest.mark.parametrize("args", [[], ["test"], ["setup"], ["PROFILE=recorded"],
+                                  ["PROFILE=full", "EXPERIMENT=seekmodel"], ["bench"]],
+                         ids=lambda a: " ".join(a) or "make")
+def test_a_fresh_clone_refuses_a_bad_config_before_any_debian_package(fresh, args):
+    """A fresh clone's case, run for real: the venv was just made, so the check before set-up
+    could not read the configuration (make's -o keeps the venv as it is here, its stamp older than
+    the lock); the set-up's `config` step refuses it with the one line naming the key (make adds
+    its own line, and its exit 2) before the route's Debian packages are even queried: dpkg-query,
+    apt-get and the compilers, trapped on PATH, never ran, and nothing was built or changed."""
     stamp = _current_venv(fresh["repo"])
     os.utime(stamp, (stamp.stat().st_mtime - 600,) * 2)  # older than the lock: not read before set-up
     with open(fresh["repo"] / "config" / "config.yaml", "a") as fh:
         fh.write("readyboost: {quick: {ram: 0}}\n")
-    done = _make(fresh, "-o", ".venv/.installed-from-lock", "config")
+    done = _make(fresh, "-o", ".venv/.installed-from-lock", *args)
     assert done.returncode == 2, done.stdout + done.stderr
     first, *rest = done.stderr.splitlines()
     assert first.startswith("config/config.yaml: readyboost.quick.ram: 0 is "), done.stderr
-    assert all(ln.startswith("make: ***") for ln in rest), done.stderr
+    assert all(ln.startswith("make: ***") and "config" in ln for ln in rest), done.stderr
     _nothing_changed(fresh, venv_made_here=True)
 
 
@@ -259,18 +305,55 @@ def test_the_recorded_pipeline_plans_no_native_build(tmp_path, env):
     assert "rule trial:" in plan.stdout and "rule native:" not in plan.stdout, plan.stdout[-3000:]
 
 
-def test_a_python_without_its_venv_module_is_named_in_one_line(tmp_path):
-    """check_python.sh with an interpreter whose ensurepip is missing (Debian without python3-venv)."""
+def _python_without_ensurepip(tmp_path: Path) -> Path:
+    """A `python3` (the system's) whose ensurepip is missing, as on Debian without python3-venv;
+    the directory holding it is returned."""
     shadow = tmp_path / "shadow"
     shadow.mkdir()
     (shadow / "ensurepip.py").write_text("raise ImportError('ensurepip is not installed')\n")
-    fake = tmp_path / "python3"
-    fake.write_text(f"#!/bin/sh\nPYTHONPATH={shadow} exec {SYSTEM_PYTHON} \"$@\"\n")
-    fake.chmod(0o755)
-    done = subprocess.run(["bash", str(CHECK_PYTHON), str(fake)], capture_output=True, text=True, timeout=60)
+    bin_ = tmp_path / "nopip"
+    bin_.mkdir()
+    (bin_ / "python3").write_text(f"#!/bin/sh\nPYTHONPATH={shadow} exec {SYSTEM_PYTHON} \"$@\"\n")
+    (bin_ / "python3").chmod(0o755)
+    return bin_
+
+
+def test_a_python_without_its_venv_module_is_named_in_one_line(tmp_path, paper_machine):
+    """check_python.sh with an interpreter whose ensurepip is missing while dpkg says python3-venv
+    is installed (nothing to install): one line naming python3-venv, and no apt-get."""
+    fake = _python_without_ensurepip(tmp_path) / "python3"
+    done = subprocess.run(["bash", str(CHECK_PYTHON), str(fake)], env=paper_machine, capture_output=True, text=True,
+                          timeout=60)
     assert done.returncode == 1
     line, = done.stderr.splitlines()
     assert "python3-venv" in line and "venv" in line
+
+
+def test_a_fresh_clone_without_python3_venv_installs_that_package_alone_first(tmp_path, paper_machine):
+    """`make` as root on a fresh clone where python3 has no venv module and dpkg lacks
+    python3-venv: the venv step installs python3-venv alone, saying so, before the configuration
+    is checked and before any other package of the route (apt-get writes down its calls here and
+    installs nothing, so the venv module is still missing and make stops there)."""
+    admin = Path(paper_machine["DPKG_ADMINDIR"])
+    status = (admin / "status").read_text().split("\n\n")
+    (admin / "status").write_text("\n\n".join(s for s in status if not s.startswith("Package: python3-venv\n")))
+    shims, log = tmp_path / "shims", tmp_path / "apt.log"
+    shims.mkdir()
+    (shims / "apt-get").write_text(f"#!/bin/sh\necho \"apt-get $*\" >> {log}\n")
+    (shims / "id").write_text("#!/bin/sh\necho 0\n")   # root, to setup_system.sh
+    for name in ("apt-get", "id"):
+        (shims / name).chmod(0o755)
+    repo = copy_repo(tmp_path / "repo")
+    env = {**paper_machine, "PATH": f"{shims}:{_python_without_ensurepip(tmp_path)}:{paper_machine['PATH']}"}
+    done = subprocess.run(["make", "--no-print-directory"], cwd=repo, env=env, capture_output=True, text=True,
+                          timeout=120, stdin=subprocess.DEVNULL)
+    assert done.returncode == 2, done.stdout + done.stderr
+    assert log.read_text().splitlines() == ["apt-get update -qq",
+                                            "apt-get install -y -qq --no-install-recommends python3-venv"]
+    assert "setup: installing python3-venv alone (the venv module, which checking config/config.yaml needs; " \
+           "the route's other packages come after that check)" in done.stdout, done.stdout
+    assert "python3 has no venv/ensurepip" in done.stderr, done.stderr
+    assert "check_make.py" not in done.stdout + done.stderr and not (repo / ".venv").exists()
 
 
 # --------------------------------------------------------------------------- pagelab's own inputs
