@@ -122,11 +122,19 @@ def test_the_run_hash_covers_the_device_profiles_a_block_runs_on(tmp_path, monke
     devs = tmp_path / "config" / "devices"
     shutil.copytree(root() / "config" / "devices", devs)
     monkeypatch.setattr(config, "root", lambda: tmp_path)
-    used = config.device_profiles("readyboost", block, schema)
-    # the disk and the tier it names, and the tier's own disk and stick
-    assert {block["disk_profile"], block["tier_profile"], "usbstick-2008"} <= set(used), used
-    before = config.run_hash("readyboost", block, schema)
+    from pagelab.run import devices
+
+    also = devices.tier_of(block)
+    assert also == [devices.TIER_MODEL]  # a block naming a stick runs behind the tier model
+    # the Snakefile's rerun trigger, which cannot import the devices module: every tiered profile
+    assert devices.TIER_MODEL in config.tier_candidates(block)
+    assert config.tier_candidates(resolved["pagein"]) == [] == devices.tier_of(resolved["pagein"])
+    used = config.device_profiles("readyboost", block, schema, also)
+    # the disk and the stick the block names, and the tier model no setting names
+    assert {block["disk_profile"], block["cache_profile"], devices.TIER_MODEL} <= set(used), used
+    before = config.run_hash("readyboost", block, schema, also)
     assert before != config.config_hash(block)
+    assert before != config.run_hash("readyboost", block, schema)  # the tier model is part of it
 
     def edit(name):
         doc = yaml.safe_load((devs / f"{name}.yaml").read_text())
@@ -136,11 +144,14 @@ def test_the_run_hash_covers_the_device_profiles_a_block_runs_on(tmp_path, monke
 
     with open(devs / "usbstick-2008.yaml", "a") as fh:
         fh.write("# a comment is not a setting\n")
-    assert config.run_hash("readyboost", block, schema) == before
+    assert config.run_hash("readyboost", block, schema, also) == before
     edit("usbstick3-2012")  # not one readyboost runs on
-    assert config.run_hash("readyboost", block, schema) == before
+    assert config.run_hash("readyboost", block, schema, also) == before
     edit("usbstick-2008")  # the tier's stick
-    assert config.run_hash("readyboost", block, schema) != before
+    after_stick = config.run_hash("readyboost", block, schema, also)
+    assert after_stick != before
+    edit(devices.TIER_MODEL)  # the tier's own parameters
+    assert config.run_hash("readyboost", block, schema, also) != after_stick
     # a block that names no device hashes as the block alone
     assert config.run_hash("standby", resolved["standby"], schema) == config.config_hash(resolved["standby"])
     assert config.device_profiles("no-such-experiment", {}, schema) == {}
@@ -260,9 +271,9 @@ def test_every_recording_in_the_repository_is_whole_and_validates(name, experime
 
 
 # --------------------------------------------------------------------------- one name per meaning
-# The names a device profile setting may have: the disk (any device measured or paged on), the
-# stick behind the tier (the cache), the tier itself (its policy; its disk and cache replaced).
-DEVICE_NAMES = {"disk_profile", "cache_profile", "tier_profile"}
+# The names a device profile setting may have: the disk (any device measured or paged on) and the
+# stick behind the tier (the cache); the tier is the one tier model (devices.TIER_MODEL).
+DEVICE_NAMES = {"disk_profile", "cache_profile"}
 
 
 def schema_keys(schema: dict) -> list[tuple[str, str, dict]]:
@@ -307,8 +318,8 @@ def meaning_clashes(schema: dict) -> dict[str, set[str]]:
 
 def test_no_two_schema_keys_name_one_meaning():
     """One name per meaning across the schema: the victim's access order is retouch_order, the
-    agent's mode agent_mode, a device profile disk_profile, cache_profile or tier_profile (a list
-    of levels the name in the plural); the names config/renames.yaml retired are gone."""
+    agent's mode agent_mode, a device profile disk_profile or cache_profile (a list of levels
+    the name in the plural); the names config/renames.yaml retired are gone."""
     schema = config.load_schema()
     assert meaning_clashes(schema) == {}
     keys = {(w.split(".")[0] or w, k) for w, k, _ in schema_keys(schema)}
@@ -318,7 +329,7 @@ def test_no_two_schema_keys_name_one_meaning():
         for old, new in parts["config"].items():
             assert old not in schema["properties"][experiment]["properties"], f"{experiment}.{old} is retired"
             assert old not in config.profile_keys(schema, experiment, "quick"), f"{experiment}.{old} is retired"
-            assert new in names, f"{experiment}: {old} -> {new}, which the schema lacks"
+            assert new is None or new in names, f"{experiment}: {old} -> {new}, which the schema lacks"
     # the check fails on a second name: pagein's list of orders under its old name
     pagein = schema["properties"]["pagein"]["properties"]
     pagein["orders"] = copy.deepcopy(pagein["retouch_orders"])
@@ -336,6 +347,38 @@ def test_a_retired_name_in_a_config_is_refused_with_its_new_name():
         config.validate({"profile": "quick", "payoff": {"quick": {"sticks": ["usbstick-2008"]}}})
     with pytest.raises(config.ConfigError, match=r"^pagein\.colour: unknown key \(here: "):
         config.validate({"profile": "quick", "pagein": {"colour": 1}})
+    for experiment in ("readyboost", "payoff", "crystalmark"):  # retired, with no successor
+        with pytest.raises(config.ConfigError, match=rf"^{experiment}\.tier_profile: retired, no longer a setting "
+                                                     r"\(config/renames\.yaml\)$"):
+            config.validate({"profile": "quick", experiment: {"tier_profile": "tiered-readyboost"}})
+
+
+@pytest.mark.parametrize("name,experiment", [
+    case for profile in ("quick", "full", "seed")
+    for case in recorded_params(["readyboost", "payoff", "crystalmark"],
+                                f"{REFERENCE_RECORDING.split('/')[0]}/{profile}", with_recording=True)])
+def test_a_recorded_tier_profile_is_read_as_the_tier_model_it_ran_on(name, experiment):
+    """A recording keeps its tier_profile (the file is not rewritten); it names the one tier
+    model, so the block is read without it, and the tier it ran on is the model with the block's
+    disk and stick: crystalmark's recorded stick, payoff's cells' sticks, and for readyboost (no
+    stick setting then) the model's own stick, which is readyboost's cache_profile default."""
+    import json
+
+    from pagelab.data import recording
+    from pagelab.run import devices
+
+    src = recording.recorded_dir() / name / experiment
+    raw = json.loads((src / "config.json").read_text())
+    assert raw["tier_profile"] == devices.TIER_MODEL, raw["tier_profile"]
+    block = recording.check_run(src.parent, [experiment], recording.REQUIRED)[experiment]
+    assert "tier_profile" not in block
+    filled = config.check_block(experiment, block, machine=False)
+    assert "tier_profile" not in filled and devices.tier_of(filled) == [devices.TIER_MODEL]
+    model_stick = devices.profile_value(devices.TIER_MODEL, "cache_profile")
+    if experiment == "readyboost":
+        assert "cache_profile" not in raw and filled["cache_profile"] == model_stick
+    if experiment == "crystalmark":
+        assert filled["cache_profile"] == raw["tier_cache_profile"]
 
 
 @pytest.mark.parametrize("name,experiment", [
@@ -368,7 +411,7 @@ def test_a_recordings_old_names_are_read_under_the_new_ones(tmp_path, name, expe
         assert mine == raw  # the values as recorded, under the new name
     for old, new in parts["config"].items():
         assert old in json.loads((src / "config.json").read_text())  # the recording keeps its own
-        assert new in res.cfg and old not in res.cfg
+        assert (new is None or new in res.cfg) and old not in res.cfg  # None: retired, read without it
     with gzip.open(src / "trials.jsonl.gz", "rt") as fh:
         first = json.loads(fh.readline())
     mine = json.loads((out / "trials" / f"{first['trial_id']}.json").read_text())

@@ -27,8 +27,9 @@ pytestmark = pytest.mark.skipif(os.geteuid() != 0 or not os.path.exists("/dev/fu
 
 
 def faulty_root(where: Path, profiles: dict[str, tuple[str, dict[str, Any]]]) -> Path:
-    """A repository root whose config/ is a copy with the device profiles `profiles` added
-    (name -> the profile it copies, and the fault keys it adds); the rest links to this one."""
+    """A repository root whose config/ is a copy with the device profiles `profiles` added or,
+    under a name the copy has, replaced (name -> the profile it copies, and the fault keys it
+    adds); the rest links to this one."""
     root = where / "root"
     root.mkdir()
     for child in REPO.iterdir():
@@ -74,18 +75,21 @@ def test_eio_on_the_readyboost_stick_invalidates_its_trials_and_stops_the_run(ma
     """Every read of the ReadyBoost tier (the stick before the disk) fails with EIO, from its
     mount on (mkswap's first read fails): every tier_after trial is invalid naming the read errors
     and what failed with them, its state restored, the run goes on to the next, and stops after
-    its first round (5 of 5 invalid, more than max_invalid_share 0.5)."""
-    root = faulty_root(disk_tmp, {"tiered-readyboost-eio": ("tiered-readyboost", {"error_reads": 1})})
-    done, recs = run_trial(disk_tmp, "readyboost", root, arms=["tier_after"], tier_profile="tiered-readyboost-eio")
+    its first round (5 of 5 invalid, more than max_invalid_share 0.5). The faults are in the copied
+    config's tier model (devices.TIER_MODEL), which the tier arms always mount."""
+    from pagelab.run.devices import TIER_MODEL
+
+    root = faulty_root(disk_tmp, {TIER_MODEL: (TIER_MODEL, {"error_reads": 1})})
+    done, recs = run_trial(disk_tmp, "readyboost", root, arms=["tier_after"])
     assert done.returncode == 1, done.stderr[-3000:]
     trials = judged(recs)
     assert len(trials) == 5 and all(r["status"] == "ok" and not r["valid"] for r in trials), trials
     for r in trials:
-        assert r["invalid_reason"].startswith("the paging device failed: simdisk tiered-readyboost-eio injected "), r
+        assert r["invalid_reason"].startswith(f"the paging device failed: simdisk {TIER_MODEL} injected "), r
         assert "read(s) failed (error_reads)" in r["invalid_reason"], r["invalid_reason"]
     last = done.stderr.strip().splitlines()[-1]
     assert "5 of 5 trials invalid, more than max_invalid_share 0.5: " in last, last
-    counted = re.findall(r"(\d+) x the paging device failed: simdisk tiered-readyboost-eio injected N read\(s\) "
+    counted = re.findall(rf"(\d+) x the paging device failed: simdisk {re.escape(TIER_MODEL)} injected N read\(s\) "
                          r"failed \(error_reads\)", last)
     assert sum(map(int, counted)) == 5, last  # every reason counted, those that differ in numbers only as one
 

@@ -59,8 +59,8 @@ ARMS = {  # arm -> (buffered, reuse the file)
     # sequence's own writes populate before its random reads (seed 003's cached test file).
     "hdd": (False, True), "tiered": (False, True), "tiered_reused": (False, True),
 }
-EMULATED = {"hdd": "disk_profile", "tiered": "tier_profile", "tiered_reused": "tier_profile"}
 TIERED = ("tiered", "tiered_reused")
+EMULATED = ("hdd", *TIERED)
 # The tier's counters read after every phase (simdisk's stats.device; cumulative since the mount).
 TIER_COUNTERS = ("cache_blocks", "copies_offered", "copies_dropped", "invalidations", "hits", "partial_hits",
                  "misses", "copies_queued_bytes")
@@ -90,13 +90,15 @@ def command(cfg: dict[str, Any], arm: str, file: Path, seed: int, test: str) -> 
                                    **schema_options(NAME, cfg, "iobench", "crystalmark"))
 
 
+def device(cfg: dict[str, Any], arm: str) -> str:
+    """The device profile an emulated arm mounts: the block's disk_profile (hdd), or the tier
+    model (the tiered arms), which `tier_overrides` fills with that disk and the stick."""
+    return cfg["disk_profile"] if arm == "hdd" else devices.TIER_MODEL
+
+
 def tier_overrides(cfg: dict[str, Any]) -> dict[str, str]:
-    """The tier's devices: the disk of the hdd arm, behind seed 003's stick (a configuration
-    recorded before the stick had its own profile used the tier profile's own stick)."""
-    out = {"disk_profile": cfg["disk_profile"]}
-    if cfg.get("cache_profile"):
-        out["cache_profile"] = cfg["cache_profile"]
-    return out
+    """The tier's devices: the disk of the hdd arm, behind seed 003's stick (`tier_stick`)."""
+    return devices.tier_overrides(cfg["disk_profile"], tier_stick(cfg))
 
 
 def tier_counters(disk: devices.EmulatedDisk) -> dict[str, float]:
@@ -121,11 +123,11 @@ def run_trial(st: state.State | None, cfg: dict[str, Any], trial: trials.Trial, 
             # One disk image and its tier state across the run's trials (simdisk loads a saved
             # state only for the image it was saved with): the test file is cached from before.
             assert st is not None
-            disk = devices.emulated_disk(st, cfg[EMULATED[arm]], reused_dir(scratch), size,
+            disk = devices.emulated_disk(st, device(cfg, arm), reused_dir(scratch), size,
                                          overrides=tier_overrides(cfg), cache_state=reused_dir(scratch) / "tier.state")
         elif arm in EMULATED:
             assert st is not None
-            disk = devices.emulated_disk(st, cfg[EMULATED[arm]], work_path, size,
+            disk = devices.emulated_disk(st, device(cfg, arm), work_path, size,
                                          overrides=tier_overrides(cfg) if arm in TIERED else None)
         # A reused file keeps its name across trials (and its pages in the cache); a fresh one is new.
         file = disk.disk if disk else (scratch / f"{NAME}-{arm}.dat" if reuse else work_path / f"{NAME}.dat")
@@ -387,10 +389,9 @@ def macros(summary: pd.DataFrame, rat: dict[str, Estimate], cfg: dict[str, Any],
 
 
 def tier_stick(cfg: dict[str, Any]) -> str:
-    """The stick the tier arms' cache is on ('' without a tier)."""
-    if cfg.get("cache_profile"):
-        return cfg["cache_profile"]
-    return str(devices.profile_value(cfg["tier_profile"], "cache_profile")) if cfg.get("tier_profile") else ""
+    """The stick the tier arms' cache is on: the block's cache_profile (a configuration recorded
+    before the stick was a setting ran on the tier model's own stick)."""
+    return str(cfg.get("cache_profile") or devices.profile_value(devices.TIER_MODEL, "cache_profile"))
 
 
 def tier_hit_mbps(cfg: dict[str, Any], bs: int, read_latency_ms: float | None = None) -> float:
@@ -406,7 +407,7 @@ def tier_hit_mbps(cfg: dict[str, Any], bs: int, read_latency_ms: float | None = 
             lines = [f"read_latency_ms: {read_latency_ms}" if ln.startswith("read_latency_ms:") else ln
                      for ln in path.read_text().splitlines()]
             path.write_text("\n".join(lines) + "\n")
-        cmd = simdisk_model_cmd(cfg["tier_profile"], Path(tmp), "randread", bs, parse_size(cfg["size"]),
+        cmd = simdisk_model_cmd(devices.TIER_MODEL, Path(tmp), "randread", bs, parse_size(cfg["size"]),
                                 hit_ratio=1.0, set=",".join(f"{k}={v}" for k, v in tier_overrides(cfg).items()))
         doc = run_json(cmd, timeout=120)
     return bs / (doc["mean_service_ns"] / 1e9) / 1e6
@@ -440,7 +441,7 @@ def _finish(cfg: dict[str, Any], outdir: Path) -> None:
                        "hit_mbps": tier_hit_mbps(cfg, MODEL_BS),
                        "hit_mbps_by_latency_ms": {str(ms): tier_hit_mbps(cfg, MODEL_BS, ms) for ms in LATENCY_RANGE_MS},
                        "qualify_max_latency_ms": (4096 / (QUALIFY_4K_MBPS * 1e6) - 4096 / (rate * 1e6)) * 1e3,
-                       "compression": float(devices.profile_value(cfg["tier_profile"], "compression"))}
+                       "compression": float(devices.profile_value(devices.TIER_MODEL, "compression"))}
     if doc:
         records.write_json_atomic(outdir / "modelled.json", doc)
 

@@ -195,18 +195,23 @@ def execute(
     well as on width (sequential); provenance.json's `stopping_rule` says which."""
     outdir.mkdir(parents=True, exist_ok=True)
     (outdir / "skipped.txt").unlink(missing_ok=True)
+    also = devices.tier_of(cfg)  # the tier model, which no setting names
+    profiles = device_profiles(name, cfg, also=also)  # the profiles' digests, which the run hash covers
     if skip_reason:
         records.write_text_atomic(outdir / "skipped.txt", skip_reason + "\n")
         cols = ["trial_id", "order", "warmup", "status", "valid", "invalid_reason",
                 *sorted({k for c in configurations for k in c})]
         records.write_text_atomic(outdir / "trials.csv", ",".join(cols) + "\n")
-        records.write_json_atomic(outdir / "provenance.json", provenance(run_hash(name, cfg)))
+        prov = provenance(run_hash(name, cfg, also=also))
+        if profiles:
+            prov["device_profiles"] = profiles
+        records.write_json_atomic(outdir / "provenance.json", prov)
         return pd.DataFrame(columns=cols)
     scratch_dir = scratch_dir.resolve()
     scratch_dir.mkdir(parents=True, exist_ok=True)
-    prov = provenance(run_hash(name, cfg), tools={t: tool_path(t) for t in tools}, disk_path=scratch_dir)
-    if profiles := device_profiles(name, cfg):
-        prov["device_profiles"] = profiles  # the profiles' digests, which the run hash covers
+    prov = provenance(run_hash(name, cfg, also=also), tools={t: tool_path(t) for t in tools}, disk_path=scratch_dir)
+    if profiles:
+        prov["device_profiles"] = profiles
     prov.update(extra_provenance or {})
     reps = cfg["repetitions"]
     held, unheld = sequential.judges(name, registry.load_claims(), measures or {}, cfg.get("profile", "quick"))

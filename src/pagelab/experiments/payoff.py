@@ -72,7 +72,7 @@ SEED_MACHINE_ARGS = ("hdd5400-2008", "usbstick-2008", 1.0, "between")
 # last are still in the swap cache, which Task Manager's "Cached" counts): in the single trials
 # that timed the full profile, 18 of 20 had recovery_s = 0, which leaves no ratio to take.
 METRIC = "back_s"
-TRIAL_KEYS = ("hog_rounds", "settle_window_s", "restore_timeout_s", "retouch_order", "tier_profile")
+TRIAL_KEYS = ("hog_rounds", "settle_window_s", "restore_timeout_s", "retouch_order")
 
 
 @dataclass(frozen=True)
@@ -202,18 +202,16 @@ def agent_settings(cfg: dict[str, Any] | None = None) -> dict[str, Any]:
 
 def trial_config(cfg: dict[str, Any], cell: Cell) -> dict[str, Any]:
     """The readyboost block one cell's trial runs with: payoff's agent settings, its trial keys,
-    the cell's disk."""
+    the cell's disk and stick (the tier's, in the tier arm)."""
     return {**agent_settings(cfg), **{k: cfg[k] for k in TRIAL_KEYS}, "disk_profile": cell.disk_profile,
-            "profile": cfg.get("profile", "quick")}
+            "cache_profile": cell.cache_profile, "profile": cfg.get("profile", "quick")}
 
 
 def run_trial(st: state.State, cfg: dict[str, Any], trial: trials.Trial, scratch: Path) -> dict[str, Any]:
     cell = cell_of(trial.params)
     arm = trial.params["arm"]
     rb_trial = dataclasses.replace(trial, params={"arm": readyboost_arm(cell, arm)})
-    result = recovery.run_trial(st, trial_config(cfg, cell), rb_trial, scratch, d=cell_design(cfg, cell),
-                                  tier_overrides={"disk_profile": cell.disk_profile,
-                                                  "cache_profile": cell.cache_profile})
+    result = recovery.run_trial(st, trial_config(cfg, cell), rb_trial, scratch, d=cell_design(cfg, cell))
     result["readyboost_arm"] = result.pop("arm")
     result["cell"] = cell.label
     return result

@@ -22,7 +22,7 @@ from typing import Any
 from pagelab.core.units import parse_size
 from pagelab.experiments import harness
 from pagelab.run import progress, trials
-from pagelab.run.devices import EmulatedDisk, profile_value
+from pagelab.run.devices import TIER_MODEL, EmulatedDisk, profile_value, tier_overrides
 from pagelab.run.superfetch import Agent, swap_devices
 from pagelab.run.systemdisk import IMAGE, SystemDisk, layout, prepare_image, system_disk
 from pagelab.run.tools import cacheflood_cmd, run_json, schema_options
@@ -351,22 +351,21 @@ def system_image(scratch: Path, size: int, file_set: int, seed: int) -> tuple[Pa
 
 
 def swap_for(st: state.State, cfg: dict[str, Any], arm: Arm, work: Path, scratch: Path, size: int,
-             file_set: int, seed: int, tier_overrides: dict[str, Any] | None = None
-             ) -> tuple[SystemDisk | None, Path]:
+             file_set: int, seed: int) -> tuple[SystemDisk | None, Path]:
     """The seed machine's one system disk and swap of `size` bytes for the arm: (the system disk,
-    the swap device or file). The system disk (systemdisk.system_disk) is the emulated
-    hdd5400-2008, behind the flash tier in the tier arms, holding a swap area (the arm's swap
-    for hdd, tier and zswap) and the file set of `file_set` bytes; zram and this machine's own
-    disk swap elsewhere while the files stay on the system disk. Without a file set those two
-    arms have no system disk (None). The tier starts empty in every trial: what it holds at the
-    recovery it earned during the trial's own hog rounds. `tier_overrides` replaces keys of the
-    tier's profile (its disk_profile and cache_profile: payoff's disk and stick)."""
+    the swap device or file). The system disk (systemdisk.system_disk) is the block's
+    disk_profile, in the tier arms behind the flash tier (the tier model, TIER_MODEL, with that
+    disk and the block's cache_profile as its stick), holding a swap area (the arm's swap for
+    hdd, tier and zswap) and the file set of `file_set` bytes; zram and this machine's own disk
+    swap elsewhere while the files stay on the system disk. Without a file set those two arms
+    have no system disk (None). The tier starts empty in every trial: what it holds at the
+    recovery it earned during the trial's own hog rounds."""
     on_disk = arm.swap in ("hdd", "tier", "zswap")
     sd = None
     if on_disk or file_set:
         image, _ = system_image(scratch, size, file_set, seed)
-        profile, overrides = ((cfg["tier_profile"], tier_overrides) if arm.swap == "tier"
-                              else (cfg["disk_profile"], None))
+        profile, overrides = ((TIER_MODEL, tier_overrides(cfg["disk_profile"], cfg["cache_profile"]))
+                              if arm.swap == "tier" else (cfg["disk_profile"], None))
         sd = system_disk(st, profile, work / "dev", layout(size, file_set), image, swap=on_disk,
                          overrides=overrides)
     if arm.swap == "zram":
@@ -417,17 +416,17 @@ def watch_recovery(cfg: dict[str, Any], agent: Agent | None, sampler: RecoverySa
 
 
 def run_trial(st: state.State, cfg: dict[str, Any], trial: trials.Trial, scratch: Path,
-              d: Design | None = None, tier_overrides: dict[str, Any] | None = None) -> dict[str, Any]:
+              d: Design | None = None) -> dict[str, Any]:
     """One trial of the arm `trial.params["arm"]` at the profile's sizes, or at the sizes `d`
-    (payoff's RAM levels, where the hogs may push nothing out) with the tier's profile keys
-    `tier_overrides` (payoff's disk and stick)."""
+    (payoff's RAM levels, where the hogs may push nothing out), on the block's disk_profile and,
+    in the tier arms, its cache_profile (payoff: the cell's disk and stick)."""
     name = trial.params["arm"]
     arm = ARM[name]
     d = d or design(cfg)
     ram, ws = d.ram, d.working_set
     swap_size = swap_bytes(ram)
     with harness.work_dir(scratch / f"{PREFIX}-{trial.trial_id}") as work, st.scope():
-        sd, swap_dev = swap_for(st, cfg, arm, work, scratch, swap_size, d.file_cache, trial.seed, tier_overrides)
+        sd, swap_dev = swap_for(st, cfg, arm, work, scratch, swap_size, d.file_cache, trial.seed)
         disk = sd.device if sd else None
         tier0 = disk.stats().get("device", {}) if disk and arm.swap == "tier" else {}
         cg = st.cgroup(PREFIX, memory_limit=ram)

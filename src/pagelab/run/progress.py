@@ -151,13 +151,16 @@ def recorded_seconds(experiment: str, profile: str, machine: str, reference: str
 def finished(results: Path, experiment: str) -> bool:
     """Whether results/<experiment>/ holds a finished run of its current config: trials.csv,
     and a provenance whose config hash is that of the block `pagelab trial` ran from its
-    config.json (config.trial_block: defaults filled, the scratch directory out)."""
+    config.json (config.trial_block: defaults filled, the scratch directory out), with the
+    device profiles the provenance names (the tier model among them) as they are now."""
     d = results / experiment
     try:
         if not (d / "trials.csv").is_file():
             return False
         cfg, _ = trial_block(experiment, json.loads((d / "config.json").read_text()), machine=False)
-        return bool(json.loads((d / "provenance.json").read_text()).get("config_hash") == run_hash(experiment, cfg))
+        prov = json.loads((d / "provenance.json").read_text())
+        also = sorted(prov.get("device_profiles") or {})
+        return bool(prov.get("config_hash") == run_hash(experiment, cfg, also=also))
     except (OSError, ValueError, KeyError, TypeError):
         return False
 

@@ -148,17 +148,24 @@ def renames_path() -> Path:
 
 
 @functools.cache
-def renames() -> dict[str, dict[str, dict[str, str]]]:
+def renames() -> dict[str, dict[str, dict[str, str | None]]]:
     """config/renames.yaml: per experiment, the old names of its settings (`config`) and of its
-    trial columns (`columns`) -> their current names."""
+    trial columns (`columns`) -> their current names, or None for a name retired with no
+    successor."""
     doc = yaml.safe_load(renames_path().read_text()) or {}
     return {exp: {part: dict(doc[exp].get(part) or {}) for part in ("config", "columns")} for exp in doc}
 
 
-def _renamed(mapping: dict[str, str], d: dict[str, Any]) -> dict[str, Any]:
+def _renamed(mapping: dict[str, str | None], d: dict[str, Any]) -> dict[str, Any]:
     """`d` with each old key that `mapping` names under its new name (a key already under its
-    new name stays as it is), in `d`'s order."""
-    return {(mapping[k] if k in mapping and mapping[k] not in d else k): v for k, v in d.items()}
+    new name stays as it is) and without the keys it retired (None), in `d`'s order."""
+    out: dict[str, Any] = {}
+    for k, v in d.items():
+        if k not in mapping:
+            out[k] = v
+        elif mapping[k] is not None:
+            out[mapping[k] if mapping[k] not in d else k] = v
+    return out
 
 
 def renamed_block(experiment: str, block: dict[str, Any]) -> dict[str, Any]:
@@ -174,7 +181,7 @@ def renamed_block(experiment: str, block: dict[str, Any]) -> dict[str, Any]:
 def renamed_columns(experiment: str, columns: Sequence[str]) -> list[str]:
     """A recorded trials table's columns under the current names (config/renames.yaml)."""
     mapping = renames().get(experiment, {}).get("columns", {})
-    return [mapping[c] if c in mapping and mapping[c] not in columns else c for c in columns]
+    return [mapping[c] if mapping.get(c) and mapping[c] not in columns else c for c in columns]
 
 
 def renamed_record(experiment: str, record: dict[str, Any]) -> dict[str, Any]:
@@ -226,8 +233,10 @@ def _refusal(error: Any) -> ConfigError:
         unknown = sorted(k for k in error.instance if k not in allowed)
         if unknown:
             retired = renames().get(key[0], {}).get("config", {}) if key and isinstance(key[0], str) else {}
-            if unknown[0] in retired:  # an old name: say today's
-                return ConfigError(f"renamed {retired[unknown[0]]} (config/renames.yaml)", (*key, unknown[0]))
+            if unknown[0] in retired:  # an old name: say today's, or that it is no setting now
+                now = retired[unknown[0]]
+                return ConfigError(f"renamed {now} (config/renames.yaml)" if now else
+                                   "retired, no longer a setting (config/renames.yaml)", (*key, unknown[0]))
             takes = ", ".join(sorted(allowed)) or "nothing"
             return ConfigError(f"unknown key (here: {takes})", (*key, unknown[0]))
     detail = error.message
@@ -388,16 +397,18 @@ def config_hash(block: dict[str, Any]) -> str:
     return hashlib.sha256(canon.encode()).hexdigest()[:16]
 
 
-def device_profiles(experiment: str, block: dict[str, Any], schema: dict[str, Any] | None = None) -> dict[str, str]:
+def device_profiles(experiment: str, block: dict[str, Any], schema: dict[str, Any] | None = None,
+                    also: Sequence[str] = ()) -> dict[str, str]:
     """The device profiles a resolved block runs on, each with a digest of its settings (sha256 of
     their canonical JSON, 16 hex digits: a comment does not count): the names its `resource:
-    device` settings give, and the profiles those name in turn (a tier's disk_profile and
-    cache_profile). A name without a file (own) is left out."""
+    device` settings give, those in `also` (profiles the code runs it on that no setting names:
+    the tier model, pagelab.run.devices.tier_of), and the profiles those name in turn (a tier's
+    disk_profile and cache_profile). A name without a file (own) is left out."""
     schema = schema or load_schema()
     if experiment not in schema["properties"]:
         return {}
     folder = root() / "config" / "devices"
-    todo: list[str] = []
+    todo: list[str] = list(also)
     for key in resource_keys(schema, experiment, "device"):
         value = block.get(key)
         todo += [v for v in (value if isinstance(value, list) else [value]) if isinstance(v, str)]
@@ -422,9 +433,28 @@ def trial_block(experiment: str, raw: Any, source: Path | str | None = None,
     return block, Path(block.pop("scratch_dir", "scratch"))
 
 
-def run_hash(experiment: str, block: dict[str, Any], schema: dict[str, Any] | None = None) -> str:
+def behind_tier(block: dict[str, Any]) -> bool:
+    """Whether a block runs behind the flash tier: it names a stick (cache_profile, or payoff's
+    cache_profiles), which is only ever the tier's cache."""
+    return bool(block.get("cache_profile") or block.get("cache_profiles"))
+
+
+def tier_candidates(block: dict[str, Any]) -> list[str]:
+    """For a block behind the tier, every device profile of model `tiered` in config/devices/:
+    the tier model (pagelab.run.devices.TIER_MODEL) among them. The Snakefile, which imports no
+    module of the run layer, gives these to device_profiles as `also`, so that a changed tier
+    re-runs the trials behind it (a superset of the one the trials run on: a trigger only)."""
+    if not behind_tier(block):
+        return []
+    return sorted(p.stem for p in (root() / "config" / "devices").glob("*.yaml")
+                  if (yaml.safe_load(p.read_text()) or {}).get("model") == "tiered")
+
+
+def run_hash(experiment: str, block: dict[str, Any], schema: dict[str, Any] | None = None,
+             also: Sequence[str] = ()) -> str:
     """What a trial record is matched on when a run resumes: the config block's hash, with the
-    device profiles it runs on. A changed profile makes the trials measured on the old one
-    stale, so they are measured again; a block that names no device hashes as the block alone."""
-    devices = device_profiles(experiment, block, schema)
+    device profiles it runs on (device_profiles, `also` among them). A changed profile makes the
+    trials measured on the old one stale, so they are measured again; a block that names no
+    device hashes as the block alone."""
+    devices = device_profiles(experiment, block, schema, also)
     return config_hash({**block, "device_profiles": devices} if devices else block)
