@@ -3,7 +3,7 @@
 # The venv is make's first step, before config/config.yaml is validated and before the route's
 # Debian packages: when python3 has no venv module (Debian without python3-venv), that one
 # package is installed first (setup_system.sh venv, which says so; as root with apt, otherwise it
-# prints the command and fails). Another interpreter (make PYTHON=...) is only named.
+# prints the command and fails). Another interpreter (make PYTHON=..., a pyenv one) is only named.
 set -euo pipefail
 py=${1:-python3}
 has_venv() { "$py" -c 'import venv, ensurepip' 2>/dev/null; }
@@ -15,7 +15,11 @@ if ! "$py" -c 'import sys; sys.exit(sys.version_info < (3, 11))'; then
   echo "setup: $py is $("$py" -V 2>&1); Python 3.11 or newer is needed (make PYTHON=python3.11)" >&2
   exit 1
 fi
-if ! has_venv && [ "${py##*/}" = python3 ] && command -v dpkg-query >/dev/null; then
+debian_python3() {  # the distribution's own python3 (prefix /usr), whose ensurepip python3-venv holds
+  [ "${py##*/}" = python3 ] && [ "$("$py" -c 'import sys; print(sys.base_prefix)')" = /usr ] &&
+    command -v dpkg-query >/dev/null
+}
+if ! has_venv && debian_python3; then
   bash "$(dirname "${BASH_SOURCE[0]}")/setup_system.sh" venv
 fi
 if ! has_venv; then
