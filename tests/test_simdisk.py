@@ -363,6 +363,39 @@ def test_model_matches_independent_arithmetic(simdisk: Path) -> None:
 
 @needs_fuse
 @needs_fio
+def test_setup_mode_skips_the_model_and_every_counter_but_its_own(simdisk: Path, disk_tmp: Path) -> None:
+    """`setup` on MOUNTPOINT/control: requests go straight to the backing file (what a harness
+    uses to fill a page cache before a trial's clock starts); `timed` brings the model back.
+    The set-up requests appear in no counter, busy time or trace line but stats.setup, and
+    their data is the disk's."""
+    with mounted(simdisk, disk_tmp, HDD) as m:
+        (m.dir / "control").write_text("setup\n")
+        assert m.stats()["setup"]["on"] is True
+        data = os.urandom(MiB)
+        fd = os.open(m.disk, os.O_RDWR)
+        try:
+            os.pwrite(fd, data, 7 * MiB)
+            job = fio("--name=rr", f"--filename={m.disk}", "--rw=randread", "--bs=64k",
+                      "--number_ios=200", "--norandommap")
+            before = m.stats()
+            (m.dir / "control").write_text("timed\n")
+            assert os.pread(fd, MiB, 7 * MiB) == data   # read through the model: the same bytes
+        finally:
+            os.close(fd)
+        after = m.stats()
+    assert job["read"]["total_ios"] == 200
+    # 200 reads and one 1 MiB write (in requests of at most 1 MiB), all in set-up mode
+    assert before["setup"]["ios"] >= 201 and before["setup"]["bytes"] == 200 * 64 * KiB + MiB
+    assert before["reads"] == 0 and before["writes"] == 0
+    assert before["time_ns"]["service"] == 0 and before["read_seeks"] == 0
+    assert after["setup"] == {**before["setup"], "on": False}
+    assert after["reads"] >= 1 and after["read_bytes"] == MiB and after["time_ns"]["service"] > 0
+    rows = trace_rows(m.trace)
+    assert {r["op"] for r in rows} == {"read"} and sum(int(r["size"]) for r in rows) == MiB
+
+
+@needs_fuse
+@needs_fio
 def test_hdd_random_read_matches_the_model(simdisk: Path, disk_tmp: Path) -> None:
     """64K random reads, QD1, O_DIRECT, across the whole 120 GB (sparse) disk. 600 reads: the
     per-read standard deviation is ~5 ms (seek and rotation), so the mean service time is known

@@ -3,7 +3,7 @@
  *
  * daemon.c      the request loop, background work, signals, process set-up, mount
  *               and shutdown
- * serve.c       one request: serve_io (faults, model, backing IO, deadline, reply)
+ * serve.c       one request: serve_io (faults, model, backing IO, deadline, reply); set-up mode
  * fuse_ops.c    the FUSE operations on MOUNTPOINT/, disk, stats and control
  * backing.c     the backing file (O_DIRECT through aligned buffers) and file helpers
  * stats.c       counters, the stats document and the per-IO trace
@@ -86,10 +86,12 @@ struct daemon {
 	bool idle_done;
 	uint64_t idle_not_before;     /* background work waits until then */
 	time_t mount_time;
+	bool setup;                     /* 'setup' on MOUNTPOINT/control: requests skip the model */
 	/* counters */
 	struct op_totals ops[NOPS];
 	uint64_t cache_hits, cache_partial_hits, cache_misses, cache_hit_bytes;
 	uint64_t late_ios;
+	uint64_t setup_ios, setup_bytes; /* served while in set-up mode, outside every other counter */
 	uint64_t late_starts[NLATE];     /* by cause ([LATE_NONE]: on time, not reported) */
 	struct hist timing_error;
 	struct hist start_late;          /* how late replies started, every request */
@@ -131,6 +133,7 @@ char *stats_json(struct daemon *d, size_t *len);
 /* serve.c */
 void serve_io(struct daemon *d, fuse_req_t req, enum io_op op, uint64_t off, size_t len,
 	      const char *data);
+int setup_message(struct daemon *d, const char *msg, size_t len);
 
 /* daemon.c */
 int daemon_run(struct daemon *d, const struct mount_opts *o);

@@ -230,10 +230,10 @@ static void sd_write(fuse_req_t req, fuse_ino_t ino, const char *buf, size_t siz
 	if (ino == INO_CONTROL) {
 		struct daemon *d = daemon_of(req);
 
-		if (faults_message(&d->faults, buf, size, monotonic_ns()))
-			fuse_reply_err(req, EINVAL);   /* not a message the faults know */
-		else
+		if (setup_message(d, buf, size) == 0 || faults_message(&d->faults, buf, size, monotonic_ns()) == 0)
 			fuse_reply_write(req, size);
+		else
+			fuse_reply_err(req, EINVAL);   /* not a message the daemon or the faults know */
 		return;
 	}
 	if (ino != INO_DISK) {

@@ -19,6 +19,7 @@
  */
 #include <errno.h>
 #include <poll.h>
+#include <string.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -104,6 +105,53 @@ static void fail_io(struct daemon *d, fuse_req_t req, const struct io_request *r
 	d->idle_done = false;
 }
 
+/*
+ * Set-up mode ('setup' written to MOUNTPOINT/control, 'timed' ends it): the
+ * harness fills the page cache from the disk before a trial's clock starts,
+ * which is preparation, not a measurement. Its requests go straight to the
+ * backing file and are answered at once: no fault, no model (so neither the
+ * head, the tier, its copy queue nor its use history sees them), no busy
+ * time and no counter but setup_ios and setup_bytes.
+ */
+int setup_message(struct daemon *d, const char *msg, size_t len)
+{
+	while (len && (msg[len - 1] == '\n' || msg[len - 1] == ' '))
+		len--;
+	if (len == 5 && memcmp(msg, "setup", 5) == 0)
+		d->setup = true;
+	else if (len == 5 && memcmp(msg, "timed", 5) == 0)
+		d->setup = false;
+	else
+		return -1;
+	return 0;
+}
+
+static void serve_setup(struct daemon *d, fuse_req_t req, enum io_op op, uint64_t off, size_t len,
+			const char *data)
+{
+	char *out = NULL;
+	int err;
+
+	if (op == IO_READ)
+		err = backing_read(d, d->iobuf, off, len, &out);
+	else if (op == IO_WRITE)
+		err = backing_write(d, off, len, data);
+	else
+		err = fdatasync(d->fd) ? -errno : 0;
+	if (err) {
+		fuse_reply_err(req, -err);
+		return;
+	}
+	if (op == IO_READ)
+		fuse_reply_buf(req, out, len);
+	else if (op == IO_WRITE)
+		fuse_reply_write(req, len);
+	else
+		fuse_reply_err(req, 0);
+	d->setup_ios++;
+	d->setup_bytes += len;
+}
+
 /* One request on the disk: faults, model, backing IO, deadline, reply, counters. */
 void serve_io(struct daemon *d, fuse_req_t req, enum io_op op, uint64_t off, size_t len,
 		     const char *data)
@@ -124,6 +172,10 @@ void serve_io(struct daemon *d, fuse_req_t req, enum io_op op, uint64_t off, siz
 		}
 		if (len > d->size - off)
 			len = (size_t)(d->size - off);
+	}
+	if (d->setup) {
+		serve_setup(d, req, op, off, len, data);
+		return;
 	}
 	uint64_t start = arrival > d->busy_until ? arrival : d->busy_until;
 	struct io_request r = { .op = op, .offset = off, .length = len, .data = data };

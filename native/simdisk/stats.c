@@ -179,6 +179,12 @@ char *stats_json(struct daemon *d, size_t *len)
 		json_kv_uint(&j, late_cause_names[cause], d->late_starts[cause]);
 	json_object_end(&j);
 	json_object_end(&j);
+	json_kv_object_begin(&j, "setup");
+	json_key(&j, "on");
+	json_bool(&j, d->setup);
+	json_kv_uint(&j, "ios", d->setup_ios);
+	json_kv_uint(&j, "bytes", d->setup_bytes);
+	json_object_end(&j);
 	json_kv_object_begin(&j, "faults");
 	faults_stats(&d->faults, monotonic_ns(), &j);
 	json_object_end(&j);

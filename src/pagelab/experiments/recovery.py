@@ -436,7 +436,11 @@ def run_trial(st: state.State, cfg: dict[str, Any], trial: trials.Trial, scratch
         with Victim(ws, f"ratio:{cfg['fill_ratio']}", trial.seed, work / "victim", cg, retouch_order=d.retouch_order,
                     timeout=3600) as v:
             files = sd.files if sd else None
-            cache0 = read_file_cache(cg, d.file_cache, files, trial.seed) if files else 0
+            cache0 = 0
+            if files:
+                # the seed machine's cache was filled by its use before the test: set-up, untimed
+                with sd.device.setup():
+                    cache0 = read_file_cache(cg, d.file_cache, files, trial.seed)
             agent = (Agent(v.pid, cg.path("memory"), work / "agent",
                            {"mode": arm.agent_mode, "devices": ",".join(swap_devices(swap_dev)) or None,
                             "files": files, "done_below": int(BACK_SHARE * ws), **agent_options(cfg)})
