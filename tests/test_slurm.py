@@ -3,19 +3,28 @@ this machine by workflow/scripts/local_slurm.py, three nodes each in network, UT
 namespaces of its own, and the fleet's light configuration submitted through the real Snakemake
 slurm executor with workflow/profiles/slurm.
 
-One fleet, run three times. In the first run, node3's job is cancelled with scancel as soon as it
-runs, and node2 is set DOWN while its last job runs; the run reports both as failed jobs
-(CANCELLED, NODE_FAIL) and the other jobs complete. The second run, with node2 still down, is what
-a later submission of the same run gets where Slurm has accounting and the plugin has learnt the
-failed node (its --exclude list, given here with --slurm-exclude-failed-nodes, since this cluster
-has no accounting): node2's job is refused by sbatch at once and node3's runs. Then node2 is
-resumed and the third run runs exactly node2's job; the merge has one row per node. Meanwhile
-squeue is watched: every trial job is seen running on its own node, exclusively; Slurm's own start
-and end times show that no two jobs shared a node and that the nodes ran side by side. Last, the
-cluster is stopped and nothing of it is left. Before that fleet, on the same cluster, the plan
-(`pagelab fleet plan`, pagelab.run.fleetplan): the same matrix run twice without failures, the
-second pass's span within 25 % of the plan made from the first pass's durations.
-Slow (about two minutes): `pipeline`. Before it, quick and without a cluster: local_slurm.py uses
+The matrix: seekmodel and crystalmark on node1 and node2 on the node's own disk (they change no
+paging state), and on node3 compression's zswap arm, whose trials turn on a swap file and zswap:
+after every run each node's paging state, as the node sees it (`pagelab state show` in its
+namespaces), is the one it had before, and nothing of it is an orphan.
+
+One fleet, run three times. In the first run, node3's trial stops itself inside its state scope
+(the journal's fault point PAGELAB_FAULT_AT, with SIGSTOP: swap and zswap on, the journal holding
+them) and its job is cancelled there with scancel, and node2 is set DOWN while its last job runs;
+the run reports both as failed jobs (CANCELLED, NODE_FAIL) and the other jobs complete. The
+cancelled trial put the node's state back itself (Slurm's SIGCONT and SIGTERM, within KillWait),
+and node3's next job, which runs `pagelab state recover` first, leaves it as before too. The second
+run, with node2 still down, is what a later submission of the same run gets where Slurm has
+accounting and the plugin has learnt the failed node (its --exclude list, given here with
+--slurm-exclude-failed-nodes, since this cluster has no accounting): node2's job is refused by sbatch at
+once and node3's runs (its next job). Then node2 is resumed and the third run runs exactly node2's
+job; the merge has one row per node. Meanwhile squeue is watched: every trial job is seen running
+on its own node, exclusively; Slurm's own start and end times show that no two jobs shared a node
+and that the nodes ran side by side. Last, the cluster is stopped and nothing of it is left. Before
+that fleet, on the same cluster, the plan (`pagelab fleet plan`, pagelab.run.fleetplan): the same
+matrix run twice without failures, the second pass's span within 25 % of the plan made from the
+first pass's durations.
+Slow (about three minutes): `pipeline`. Before it, quick and without a cluster: local_slurm.py uses
 and removes only a directory it made, and refuses any other."""
 
 from __future__ import annotations
@@ -42,16 +51,25 @@ pipeline = pytest.mark.pipeline   # the tests on a running cluster (the quick on
 
 SCRIPT = REPO / "workflow/scripts/local_slurm.py"
 NODES = ["node1", "node2", "node3"]
-# test_fleet's light matrix on the three nodes (node3 runs seekmodel only, to keep the test short)
+# test_fleet's light matrix on node1 and node2; node3 runs one cell that changes paging state:
+# compression's zswap arm (a swap file and zswap on in every trial, a few seconds in all)
 FLEET_BLOCK = """
 fleet:
   hosts:
     - {name: node1, labels: {kernel: "6.18", disk: virtio}}
     - {name: node2, labels: {kernel: "6.18", disk: virtio}}
-    - {name: node3, labels: {kernel: "6.18", disk: virtio}, experiments: [seekmodel]}
-""" + LIGHT[LIGHT.index("  experiments:"):].replace("baseline: alpha", "baseline: node1")
+    - {name: node3, labels: {kernel: "6.18", disk: virtio}, experiments: [compression]}
+""" + LIGHT[LIGHT.index("  experiments:"):].replace("baseline: alpha", "baseline: node1") + """\
+    compression: {arms: [zswap], algorithms: [lzo], fill_ratios: [0.5], working_set: 32M,
+                  repetitions: {n_min: 5, n_max: 5, ci_pct: 50}}
+"""
 JOBS = [("node1", "seekmodel"), ("node1", "crystalmark"), ("node2", "seekmodel"), ("node2", "crystalmark"),
-        ("node3", "seekmodel")]
+        ("node3", "compression")]
+STATEFUL = ("node3", "compression")
+# Where node3's trial stops itself in the first run (pagelab.system.state's fault points, two per
+# change): past the run's own lines (its process group and scratch files, four points), inside a
+# trial's scope whatever the exact count, with its swap file and zswap on.
+FAULT = {"PAGELAB_FAULT_AT": "12", "PAGELAB_FAULT_SIGNAL": "STOP"}
 # The profile as it is, with the first status check after 1 s instead of the plugin's 40 s.
 QUICK = ["--slurm-init-seconds-before-status-checks", "1"]
 SQUEUE = ["squeue", "-h", "-t", "all", "-o", "%i|%T|%N|%h|%S|%e|%k"]
@@ -172,6 +190,62 @@ def state_show(env: dict[str, str]) -> dict:
     return json.loads(out.stdout)
 
 
+def cluster_env(cluster: dict, env: dict[str, str]) -> dict[str, str]:
+    """The environment of a run on the cluster (Slurm's jobs get it whole: --export=ALL): its
+    slurm.conf, and a state journal of its own, so that the jobs' `pagelab state recover` undoes
+    only what this test's trials left."""
+    return {**env, "SLURM_CONF": cluster["conf"], "PAGELAB_JOURNAL": cluster["journal"]}
+
+
+# What a node says of its paging state: the document `pagelab state show` prints, what
+# `pagelab state recover` would refuse as orphans (state of pagelab's kinds no journal explains),
+# and the journal's lines.
+NODE_STATE = ("import json; from pagelab.system import state; print(json.dumps({'show': state.show(), "
+              "'orphans': sorted(o.what for o in state.orphans()), "
+              "'journal': [state.describe(e) for e in state.Journal().entries()]}))")
+
+
+def node_states(cluster: dict, env: dict[str, str], nodes: list[str] = NODES) -> dict[str, dict]:
+    """Each node's paging state as the node sees it: NODE_STATE run in its mount, UTS and
+    network namespaces (nsenter into its slurmd's), with the cluster's journal; the nodes side by
+    side."""
+    pids = {n["name"]: n["pid"] for n in cluster["nodes"]}
+    procs = {n: subprocess.Popen(["nsenter", "-t", str(pids[n]), "-m", "-u", "-n", "--", str(VENV_BIN / "python"),
+                                  "-c", NODE_STATE], env=cluster_env(cluster, env), stdout=subprocess.PIPE,
+                                 stderr=subprocess.PIPE, text=True) for n in nodes}
+    out = {}
+    for n, proc in procs.items():
+        stdout, stderr = proc.communicate(timeout=120)
+        assert proc.returncode == 0, (n, stderr)
+        out[n] = json.loads(stdout)
+    return out
+
+
+def settled(states: dict[str, dict], before: dict[str, dict]) -> list[str]:
+    """What differs from `before` on each node (pagelab state show), its orphans and its
+    journal's lines: [] when every node is as it was and nothing is left to recover."""
+    return [f"{n}: {what}" for n, s in states.items() for what in
+            ([f"state show differs: {_diff(before[n]['show'], s['show'])}"] if s["show"] != before[n]["show"] else [])
+            + [f"orphan {o}" for o in s["orphans"]] + [f"journal {j}" for j in s["journal"]]]
+
+
+def _diff(a: dict, b: dict) -> dict:
+    return {k: (a.get(k), b.get(k)) for k in sorted(set(a) | set(b)) if a.get(k) != b.get(k)}
+
+
+def trial_process(host: str, exp: str, states: str = "RSDTtZ") -> int | None:
+    """The pid of a live `pagelab fleet trial <host> <exp>` in one of `states` (/proc's), if any."""
+    for proc in Path("/proc").glob("[0-9]*"):
+        try:
+            cmd = " ".join(w.decode(errors="replace") for w in (proc / "cmdline").read_bytes().split(b"\0"))
+            st = (proc / "stat").read_text().rsplit(")", 1)[1].split()[0]
+        except OSError:
+            continue
+        if st in states and st != "Z" and "pagelab" in cmd and f" fleet trial {host} {exp} " in cmd:
+            return int(proc.name)
+    return None
+
+
 @pytest.fixture(scope="module")
 def slurm_cluster():
     """A three-node Slurm cluster on this machine (workflow/scripts/local_slurm.py), stopped and
@@ -180,7 +254,7 @@ def slurm_cluster():
     if os.geteuid() != 0:
         pytest.skip("the local Slurm cluster runs slurmd and its namespaces as root")
     if local_slurm("check", check=False).returncode != 0:
-        setup = subprocess.run(["bash", str(REPO / "workflow/scripts/setup_system.sh")], capture_output=True,
+        setup = subprocess.run(["bash", str(REPO / "workflow/scripts/setup_system.sh"), "test"], capture_output=True,
                                text=True, timeout=1800)
         if local_slurm("check", check=False).returncode != 0:
             pytest.skip("Slurm's Debian packages are missing and could not be installed: "
@@ -191,6 +265,7 @@ def slurm_cluster():
     shutil.rmtree(root, ignore_errors=True)
     info = json.loads(local_slurm("start", str(cluster), "--nodes", str(len(NODES))).stdout)
     info["root"] = cluster
+    info["journal"] = str(root / "journal.jsonl")   # the state journal of the cluster's jobs
     yield info
     local_slurm("stop", str(cluster), "--remove")
     shutil.rmtree(root, ignore_errors=True)
@@ -198,8 +273,9 @@ def slurm_cluster():
 
 class Watch(threading.Thread):
     """squeue every 0.2 s while the fleet runs: every (job, state, node, oversubscribe, comment)
-    seen; node3's job cancelled with scancel once its trial runs (it has written ran_on.json);
-    node2 set DOWN once its first job has completed and the trial of its last one runs."""
+    seen; node3's job cancelled with scancel once its trial has stopped itself inside its state
+    scope (FAULT), what the journal and the machine held then kept (`in_scope`); node2 set DOWN
+    once its first job has completed and the trial of its last one runs."""
 
     def __init__(self, env: dict[str, str], repo: Path, earlier: set[str] = frozenset()):
         super().__init__(daemon=True)
@@ -207,6 +283,7 @@ class Watch(threading.Thread):
         self.earlier = earlier   # jobs of an earlier fleet on this cluster (squeue keeps them)
         self.seen: set[tuple[str, str, str, str, str]] = set()
         self.cancelled: tuple[str, str] | None = None
+        self.in_scope: dict[str, list[str]] = {}
         self.downed: tuple[str, str] | None = None
         self.errors: list[str] = []
 
@@ -220,7 +297,8 @@ class Watch(threading.Thread):
             trial = [(r[0], r[1], job_of(r[6])) for r in rows if job_of(r[6])]
             if self.cancelled is None:
                 for job, st, (host, exp) in trial:
-                    if host == "node3" and st == "RUNNING" and self.trial_runs(host, exp):
+                    if (host, exp) == STATEFUL and st == "RUNNING" and trial_process(host, exp, "T"):
+                        self.in_scope = self.scope_now()
                         self.act(["scancel", job])
                         self.cancelled = (job, f"{host}/{exp}")
             node2 = [(job, st, exp) for job, st, (host, exp) in trial if host == "node2"]
@@ -231,6 +309,17 @@ class Watch(threading.Thread):
                         self.act(["scontrol", "update", "NodeName=node2", "State=DOWN", "Reason=test_slurm"])
                         self.downed = (job, f"node2/{exp}")
             time.sleep(0.2)
+
+    def scope_now(self) -> dict[str, list[str]]:
+        """The journal's lines, the swap areas and zswap's switch, read directly (the watch
+        must not fall behind node2's jobs)."""
+        journal = Path(self.env["PAGELAB_JOURNAL"])
+        lines = journal.read_text().splitlines() if journal.exists() else []
+        from pagelab.system import state
+
+        return {"journal": [state.describe(json.loads(ln)) for ln in lines if ln.strip()],
+                "swaps": [ln.split()[0] for ln in Path("/proc/swaps").read_text().splitlines()[1:]],
+                "zswap": [Path("/sys/module/zswap/parameters/enabled").read_text().strip()]}
 
     def trial_runs(self, host: str, exp: str) -> bool:
         return (self.repo / "results/fleet" / host / exp / "ran_on.json").exists()
@@ -300,13 +389,14 @@ def planned_fleet(slurm_cluster, env):
     seconds of trials and more of overhead, which moves with the machine's load, so the plan
     takes it from the same run rather than from fleetplan's constants); the second runs with the
     plan made from them (PAGELAB_FLEET_TIMES), and its wall time is compared with the plan's
-    prediction. Slurm's start and end of every job of the second pass are kept (squeue)."""
+    prediction. Slurm's start and end of every job of the second pass are kept (squeue), and each
+    node's paging state before the passes and after each (node_states)."""
     from pagelab.run import fleetplan
 
     root = slurm_cluster["root"]
     repo = fleet_repo(root.parent / "plan", FLEET_BLOCK)
     times = root.parent / "plan-times"
-    e = {**env, "SLURM_CONF": slurm_cluster["conf"]}
+    e = cluster_env(slurm_cluster, env)
 
     def queue() -> str:
         return subprocess.run(SQUEUE_PLAN, capture_output=True, text=True, env=e, timeout=30).stdout
@@ -314,11 +404,13 @@ def planned_fleet(slurm_cluster, env):
     # the native tools first: the first pass's run overhead must not hold a build the second skips
     built = snakemake(repo, e, "native")
     assert built.returncode == 0, built.stderr[-3000:]
+    states = {"before": node_states(slurm_cluster, env)}
     before = set(queue_rows(queue()))
     t0 = time.time()
     first = snakemake(repo, e, "fleet_trials")
     t1 = time.time()
     assert first.returncode == 0, first.stderr[-3000:] + trial_logs(repo)
+    states["first pass"] = node_states(slurm_cluster, env)
     first_rows = pass_rows(queue(), before)
     shutil.rmtree(times, ignore_errors=True)
     shutil.move(repo / "results/fleet", times)   # the second pass runs every job again
@@ -331,8 +423,10 @@ def planned_fleet(slurm_cluster, env):
     t1 = time.time()
     assert second.returncode == 0, second.stderr[-3000:] + trial_logs(repo)
     rows = pass_rows(queue(), before)
+    states["second pass"] = node_states(slurm_cluster, env)
     yield {"plan": plan, "first": first, "second": second, "t0": t0, "t1": t1, "rows": rows,
-           "results": repo / "results/fleet", "times": times, "first_overheads": (overhead, per_run)}
+           "results": repo / "results/fleet", "times": times, "first_overheads": (overhead, per_run),
+           "states": states}
     shutil.rmtree(repo.parent, ignore_errors=True)
     shutil.rmtree(times, ignore_errors=True)
 
@@ -380,14 +474,32 @@ def test_the_planned_wall_time_is_within_a_quarter_of_the_measured(planned_fleet
     assert abs(plan.makespan - span) <= 0.25 * span, (plan.makespan, span)
 
 
+@pipeline
+def test_every_node_is_as_before_after_each_pass(planned_fleet):
+    """node3's trials changed the machine's paging state (each trial record's own reading: zswap
+    on, pages stored in it); after each pass every node's state, as the node sees it, is the one
+    it had before the passes (pagelab state show), with no orphan and no journal line left."""
+    states = planned_fleet["states"]
+    host, exp = STATEFUL
+    for results in (planned_fleet["times"], planned_fleet["results"]):   # the first pass's, the second's
+        recs = [json.loads(p.read_text()) for p in (results / host / exp / "trials").glob("*.json")]
+        assert recs and all(r["result"]["effective"].get("zswap.enabled") == "Y" and r["result"]["zswpout"] > 0
+                            for r in recs), [(r["trial_id"], r.get("result", {}).get("effective")) for r in recs]
+    for after in ("first pass", "second pass"):
+        assert settled(states[after], states["before"]) == [], after
+
+
 @pytest.fixture(scope="module")
 def slurm_fleet(slurm_cluster, env):
     """The fleet through the cluster, with its two failures, the rerun and the merge; then the
-    cluster stopped (the state before and after kept for the last test)."""
+    cluster stopped (the state before and after kept for the last test). Each node's paging state
+    is kept before the first run, after it (node3's trial cancelled inside its state scope) and
+    after node3's next job (the run with node2 excluded), with the cancelled trial's log."""
     root = slurm_cluster["root"]
     repo = fleet_repo(root.parent / "fleet", FLEET_BLOCK)
-    e = {**env, "SLURM_CONF": slurm_cluster["conf"]}
-    before = state_show(env)
+    e = cluster_env(slurm_cluster, env)
+    before = state_show(e)
+    states = {"before": node_states(slurm_cluster, env)}
 
     def squeue() -> str:
         """squeue -t all of this fleet's jobs: the jobs of a fleet run before it on this
@@ -399,13 +511,22 @@ def slurm_fleet(slurm_cluster, env):
     watch = Watch(e, repo, earlier)
     watch.start()
     try:
-        first = snakemake(repo, e, "fleet_trials", "--keep-going")
+        first = snakemake(repo, {**e, **FAULT}, "fleet_trials", "--keep-going")
     finally:
         watch.stop.set()
         watch.join()
     queue_first = squeue()
-    # node2 still down and on the plugin's --exclude list, as after a NODE_FAIL with accounting
+    # Slurm calls the job CANCELLED at once; its trial ends once it has undone its changes
+    t_end = time.monotonic()
+    while trial_process(*STATEFUL) and time.monotonic() - t_end < 30:
+        time.sleep(0.1)
+    states["cancelled"] = node_states(slurm_cluster, env)
+    log = repo / "results/logs/fleet" / STATEFUL[0] / f"{STATEFUL[1]}.log"
+    cancelled_log = log.read_text(errors="replace") if log.exists() else ""
+    # node2 still down and on the plugin's --exclude list, as after a NODE_FAIL with accounting;
+    # node3's cancelled job runs again: the node's next job
     excluded = snakemake(repo, e, "fleet_trials", "--keep-going", "--slurm-exclude-failed-nodes", "node2")
+    states["next job"] = node_states(slurm_cluster, env)
     resumed = subprocess.run(["scontrol", "update", "NodeName=node2", "State=RESUME"], capture_output=True,
                              text=True, env=e, timeout=30)
     queue_excluded = squeue()
@@ -420,7 +541,8 @@ def slurm_fleet(slurm_cluster, env):
     yield {"repo": repo, "first": first, "excluded": excluded, "queue_excluded": queue_excluded,
            "rerun": rerun, "merged": merged, "watch": watch, "resumed": resumed,
            "queue_first": queue_first, "queue": queue, "jobcomp": jobcomp, "stopped": stopped,
-           "before": before, "after": state_show(env), "left": leftovers(root, slurm_cluster)}
+           "before": before, "after": state_show(e), "left": leftovers(root, slurm_cluster),
+           "states": states, "cancelled_log": cancelled_log}
     shutil.rmtree(repo.parent, ignore_errors=True)
 
 
@@ -487,7 +609,7 @@ def test_scancel_and_a_node_set_down_are_failed_jobs_and_the_reruns_run_only_the
     assert first_rows[cancelled[0]]["state"] == "CANCELLED" and first_rows[downed[0]]["state"] == "NODE_FAIL"
     completed = {job_of(r["comment"]) for r in first_rows.values()
                  if r["state"] == "COMPLETED" and job_of(r["comment"])}   # trial jobs (not the native build)
-    assert completed == set(JOBS) - {("node3", "seekmodel"), tuple(downed[1].split("/"))}, first_rows
+    assert completed == set(JOBS) - {STATEFUL, tuple(downed[1].split("/"))}, first_rows
     # With node2 excluded: both failed jobs planned; node2's refused by sbatch, node3's run.
     excluded = slurm_fleet["excluded"]
     text = excluded.stdout + excluded.stderr
@@ -497,13 +619,32 @@ def test_scancel_and_a_node_set_down_are_failed_jobs_and_the_reruns_run_only_the
            "Invalid node name specified'" in text, text[-4000:]
     second = {job_of(r["comment"]): r["state"] for j, r in queue_rows(slurm_fleet["queue_excluded"]).items()
               if j not in first_rows and job_of(r["comment"])}
-    assert second == {("node3", "seekmodel"): "COMPLETED"}, second
+    assert second == {STATEFUL: "COMPLETED"}, second
     # The rerun: exactly node2's failed job, as a new Slurm job, and nothing else.
     assert rerun.returncode == 0, rerun.stdout[-3000:] + rerun.stderr[-4000:]
     assert job_count(rerun.stdout + rerun.stderr, "fleet_trial") == 1
     new = {job_of(r["comment"]) for j, r in queue_rows(slurm_fleet["queue"]).items()
            if j not in first_rows and job_of(r["comment"])}
-    assert new == {("node3", "seekmodel"), tuple(downed[1].split("/"))}, new
+    assert new == {STATEFUL, tuple(downed[1].split("/"))}, new
+
+
+@pipeline
+def test_a_job_cancelled_inside_its_state_scope_leaves_its_node_as_before(slurm_fleet):
+    """node3's trial stopped itself inside its state scope, its swap file on and in the journal,
+    and its job was cancelled there (CANCELLED: the test above); once the run was over every node
+    was as before (the trial, sent SIGCONT and SIGTERM by Slurm, undid its changes), with no
+    orphan and no journal line; node3's next job ran its trials (and `pagelab state recover`
+    before them) and left every node as before as well."""
+    watch, states = slurm_fleet["watch"], slurm_fleet["states"]
+    assert watch.cancelled and watch.cancelled[1] == "/".join(STATEFUL), watch.cancelled
+    journal = watch.in_scope["journal"]
+    print(f"\nnode3 when its job was cancelled: {watch.in_scope}")
+    swaps = [j.split(":", 1)[1] for j in journal if j.startswith("swapon:")]
+    assert swaps and all(s in watch.in_scope["swaps"] for s in swaps), watch.in_scope
+    assert settled(states["cancelled"], states["before"]) == [], slurm_fleet["cancelled_log"][-3000:]
+    host, exp = STATEFUL
+    assert (slurm_fleet["repo"] / "results/fleet" / host / exp / "trials.csv").exists()
+    assert settled(states["next job"], states["before"]) == []
 
 
 @pipeline
@@ -513,7 +654,7 @@ def test_the_merge_has_one_row_per_node_and_names_each(slurm_fleet):
     rows = merge_rows(repo)
     assert [r["host"] for r in rows] == NODES
     assert all(r["status"] == "complete" and r["missing"] == "" for r in rows), rows
-    assert [r["completed"].split() for r in rows] == [["seekmodel", "crystalmark"]] * 2 + [["seekmodel"]]
+    assert [r["completed"].split() for r in rows] == [["seekmodel", "crystalmark"]] * 2 + [["compression"]]
     tex = (repo / "results/fleet/section.tex").read_text()
     assert "The experiments ran on 3 host(s) (node1, node2, node3)" in tex
     assert "Every host returned every experiment" in tex
