@@ -235,6 +235,66 @@ def test_the_agent_stops_within_one_poll_interval_when_a_hog_allocates(session, 
         assert int(cg.stat()["swap"]) <= 0.02 * (24 << 20)
 
 
+@root_only
+def test_a_swap_out_outside_the_agents_group_does_not_stop_its_reads(session, disk_tmp):
+    """The agent's pressure check is its own memory cgroup's: 16 MiB of a victim out on the
+    emulated 2008 disk (a restore of some seconds), while two hogs in another memory cgroup
+    (16 MiB for 2 x 128 MiB of allocations, round after round) swap out to a faster swap file.
+    The machine's pswpout rises in most of the agent's poll intervals, so a check on it (the
+    machine's /proc/vmstat pswpout) would stop the agent at most looks and read at the few others
+    (an agent with that check read none of its 128 groups in a minute here); the agent's own
+    group does not swap out, so its restore runs to the end, with no look that found its group
+    swapping out and no pressure stop."""
+    from pagelab.run.devices import emulated_swap
+    from pagelab.run.tools import hog_run_cmd
+
+    st = session
+    disk = emulated_swap(st, "hdd5400-2008", disk_tmp / "dev", 64 << 20)
+    limit, ws = 48 << 20, 16 << 20
+    cg = st.cgroup("sftest", memory_limit=limit)
+    other = st.cgroup("sfother", memory_limit=16 << 20)
+    poll_s = 0.02
+    with Victim(ws, "ratio:0.5", 6, disk_tmp / "victim", cg, timeout=120) as v:
+        out = swapped_out(cg, v, limit)
+        assert out >= 0.95 * ws // PAGE
+        # the other group's pages go to this file (the highest priority), not to the victim's disk
+        st.swap_file(disk_tmp / "swapfile", 512 << 20, priority=10)
+        hogs = [subprocess.Popen(hog_run_cmd(128 << 20, 1_000_000), stdout=subprocess.DEVNULL,
+                                 stderr=subprocess.DEVNULL, preexec_fn=other.preexec()) for _ in range(2)]
+        try:
+            out0 = vm("pswpout")
+            deadline = time.monotonic() + 30
+            while vm("pswpout") - out0 < (32 << 20) // PAGE and time.monotonic() < deadline:
+                time.sleep(0.05)
+            assert vm("pswpout") - out0 >= (32 << 20) // PAGE, "the other group's hog swapped out too little"
+            with Agent(v.pid, cg.path("memory"), disk_tmp / "agent",
+                       agent_options(mode="after", devices=",".join(swap_devices(disk.loop)), poll=poll_s)) as agent:
+                agent.hogs_gone()
+                samples, last = [], vm("pswpout")
+                deadline = time.monotonic() + 60
+                while not agent.is_done() and time.monotonic() < deadline and all(h.poll() is None for h in hogs):
+                    time.sleep(poll_s)
+                    now = vm("pswpout")
+                    samples.append(now > last)
+                    last = now
+                done = agent.is_done()
+                still_swapping = all(h.poll() is None for h in hogs)
+                report = agent.stop()
+        finally:
+            for h in hogs:
+                h.terminate()
+                h.wait()
+        left = int(cg.stat()["swap"])   # the victim's pages still only in swap
+    assert still_swapping, "a hog of the other group ended before the restore did"
+    assert done, ("the agent did not finish its restore while another group swapped out", report["restore"])
+    # the machine swapped out in most poll intervals of the restore: a machine-wide check stops
+    assert len(samples) >= 10 and sum(samples) >= 0.8 * len(samples), (sum(samples), len(samples))
+    restore = report["restore"]
+    assert restore["swapins"] >= 0.9 * out and restore["pressure_looks"] > 0, restore
+    assert restore["swapping_looks"] == 0 and restore["pressure_stops"] == 0, restore
+    assert left <= 0.02 * ws, left
+
+
 def test_bad_options_are_refused_with_the_key_named(native_build: Path, tmp_path):
     """A cgroup directory without memory files, a device with no /sys/class/block entry, a
     group below a page, or one of the options whose value is the schema's left off: exit 2, one

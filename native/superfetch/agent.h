@@ -16,6 +16,8 @@ enum priority { PRIORITY_LOW, PRIORITY_NORMAL };
 
 struct counts {
 	uint64_t groups, pages, pswpin, active_ns, windows, stops, idle_waits;
+	uint64_t looks, swapping_looks, low_free_looks;   /* pressure checks; found the group
+							     swapping out; found its free memory low */
 };
 
 struct window {
@@ -36,7 +38,7 @@ struct agent {
 	uint64_t page;
 	uint64_t t0, go_ns, swap_done_ns, files_done_ns, stop_ns;
 	bool went, swap_done, files_done, reading, victim_gone;
-	int64_t last_pswpout;
+	int64_t last_swap_slots;        /* the group's swap at the last pressure check */
 	int64_t read_base, submitted;   /* the devices' read sectors at start; the agent's since */
 	uint32_t pass;
 	int64_t pass_pswpin0;

@@ -2,8 +2,8 @@
  * host.c - what the agent watches, and its own priority.
  *
  * For: the memory cgroup's limit and usage (v1 memory.limit_in_bytes and
- * memory.usage_in_bytes, v2 memory.max and memory.current), one /proc/vmstat
- * counter, the requests in flight on block devices (/sys/block/DEV/inflight:
+ * memory.usage_in_bytes, v2 memory.max and memory.current), the swap its pages
+ * hold (memory.stat, v2 memory.swap.current), one /proc/vmstat counter, the requests in flight on block devices (/sys/block/DEV/inflight:
  * reads and writes the driver has not completed), the zones' high watermarks
  * (/proc/zoneinfo), and lowering the agent's CPU and IO priority.
  * Not for: deciding anything (main.c).
@@ -145,6 +145,25 @@ int64_t host_memcg_swapped(const struct host *h)
 	return (int64_t)cur > cached ? (int64_t)cur - (cached > 0 ? cached : 0) : 0;
 }
 
+int64_t host_memcg_swap_slots(const struct host *h)
+{
+	uint64_t cur;
+
+	/* v1: total_swap counts the group's pages only in swap, total_swapcached those in the swap
+	 * cache (both with the group's descendants). A page read back from swap moves from the
+	 * first to the second (mm/memcontrol-v1.c: mem_cgroup_swapin_uncharge_swap; the page is
+	 * added to the swap cache), and a clean swap-cache page reclaimed moves back
+	 * (mem_cgroup_swapout): the sum changes only when a page gets a slot (add_to_swap: its
+	 * swap-out, written or stored by zswap) or one is freed. v2 charges the slot itself when
+	 * it is allocated (memory.swap.current). */
+	if (h->v2)
+		return read_u64(h->memcg, "memory.swap.current", &cur) ? -1 : (int64_t)cur;
+	int64_t out = stat_field(h->memcg, "memory.stat", "total_swap");
+	int64_t cached = stat_field(h->memcg, "memory.stat", "total_swapcached");
+
+	return out < 0 || cached < 0 ? -1 : out + cached;
+}
+
 int64_t host_vmstat(const char *name)
 {
 	return keyed_field("/proc/vmstat", name);
@@ -153,13 +172,6 @@ int64_t host_vmstat(const char *name)
 int64_t host_swapins(void)
 {
 	int64_t p = host_vmstat("pswpin"), z = host_vmstat("zswpin");
-
-	return (p > 0 ? p : 0) + (z > 0 ? z : 0);
-}
-
-int64_t host_swapouts(void)
-{
-	int64_t p = host_vmstat("pswpout"), z = host_vmstat("zswpout");
 
 	return (p > 0 ? p : 0) + (z > 0 ? z : 0);
 }

@@ -13,14 +13,21 @@
  *
  * When it reads (the design, with its sources):
  *  - Pressure has ended when the group's free memory (limit less usage) is at
- *    least --free-start and no page was swapped out since the last look
- *    (/proc/vmstat pswpout); it holds until free memory falls below
- *    --free-stop or a page is swapped out. These are swap-prefetch's
- *    conditions (Kolivas, LKML 2006: prefetch only on "lack of swapping out"
- *    with "at least 3* pages_high free", from 4x down to 3x): the defaults are
- *    4x and 3x the zones' high watermark share (/proc/zoneinfo) of the group's
- *    limit. Checked before every group, so a hog that allocates stops the
- *    agent within one group, and while idle every --poll.
+ *    least --free-start and no page of the group was swapped out since the
+ *    last look; it holds until free memory falls below --free-stop or a page
+ *    of the group is swapped out. These are swap-prefetch's conditions
+ *    (Kolivas, LKML 2006: prefetch only on "lack of swapping out" with "at
+ *    least 3* pages_high free", from 4x down to 3x): the defaults are 4x and
+ *    3x the zones' high watermark share (/proc/zoneinfo) of the group's
+ *    limit. Both are the group's, as the group plays the machine's RAM: a
+ *    swap-out is the swap its pages hold growing between two looks (v1
+ *    memory.stat total_swap + total_swapcached, v2 memory.swap.current:
+ *    host.c), which a page read back or a clean one dropped again leaves as
+ *    it is, and a process outside the group swapping out is no pressure on
+ *    it. Checked before every group, so a hog that allocates stops the agent
+ *    within one group, and while idle every --poll. The report counts, per
+ *    phase, the looks and those that found the group swapping out or its
+ *    free memory low.
  *  - --mode after: nothing is read until the --go file appears (the hogs were
  *    closed: seed 000's recovery); --mode between: it reads while the hogs run
  *    too, under pressure as well ("Superfetch will randomly meet situations
@@ -87,11 +94,12 @@ static const char description[] =
 	"--files that were cached when it started (posix_fadvise WILLNEED), at nice 19,\n"
 	"SCHED_BATCH and the idle IO class, issuing a group only when the --devices have\n"
 	"no request in flight. It reads when pressure has ended (the group's free memory\n"
-	">= --free-start and no swap-out since the last look; it stops below --free-stop\n"
-	"or at a swap-out); --mode after waits for the --go file first, --mode between\n"
-	"also reads while pressure lasts. After --go, once every swapped page is back and\n"
-	"the files are re-read, it writes the --done file. It stops at the --stop file,\n"
-	"SIGTERM or SIGINT, or when the victim exits, and prints a JSON report.\n"
+	">= --free-start and no swap-out from the group since the last look; it stops\n"
+	"below --free-stop or at the group's swap-out); --mode after waits for the --go\n"
+	"file first, --mode between also reads while pressure lasts. After --go, once\n"
+	"every swapped page is back and the files are re-read, it writes the --done file.\n"
+	"It stops at the --stop file, SIGTERM or SIGINT, or when the victim exits, and\n"
+	"prints a JSON report.\n"
 	"Needs CAP_SYS_NICE and ptrace read access to the victim (root).\n"
 	"Exit status: 0 done, 1 runtime failure, 2 usage error.";
 
@@ -131,19 +139,26 @@ static int touch_file(const char *path, const char *text)
 	return 0;
 }
 
-/* Has pressure ended (see the header)? Reads the group and pswpout; remembers the latter. */
+/* Has pressure ended (see the header)? Reads the group's limit, usage and swap; remembers the
+ * swap for the next look and counts what this look found. */
 static bool pressure_ended(struct agent *a)
 {
+	struct counts *c = a->went ? &a->restore : &a->rounds;
 	uint64_t limit, usage;
-	int64_t out = host_swapouts();
-	bool swapping = out > a->last_pswpout;
+	int64_t slots = host_memcg_swap_slots(&a->h);
+	bool swapping = slots > a->last_swap_slots;
 
-	a->last_pswpout = out;
-	if (host_memcg(&a->h, &limit, &usage))
+	if (slots >= 0)
+		a->last_swap_slots = slots;
+	c->looks++;
+	if (host_memcg(&a->h, &limit, &usage) || slots < 0)
 		return false;
 	uint64_t free_bytes = limit > usage ? limit - usage : 0;
+	bool low = free_bytes < (a->reading ? a->free_stop : a->free_start);
 
-	return !swapping && free_bytes >= (a->reading ? a->free_stop : a->free_start);
+	c->swapping_looks += swapping;
+	c->low_free_looks += low;
+	return !swapping && !low;
 }
 
 /* Waits up to one poll interval for the devices to have nothing in flight. */
@@ -469,6 +484,9 @@ int main(int argc, char **argv)
 
 	if (host_memcg(&a.h, &limit, &usage))
 		return runtime_error("--cgroup %s: cannot read its limit and usage", a.cgroup);
+	if (host_memcg_swap_slots(&a.h) < 0)
+		return usage_error(&cli, "--cgroup %s: the group accounts no swap (memory.stat has no "
+				   "total_swap, or no memory.swap.current): its swap-outs cannot be seen", a.cgroup);
 	double share = host_high_watermark_share();
 
 	if (!opts_find(&cli, "free-start")->given)
@@ -487,7 +505,7 @@ int main(int argc, char **argv)
 	if (a.priority == PRIORITY_LOW)
 		host_lower_priority(&a.nice_ok, &a.batch_ok, &a.ioprio_ok);
 	a.t0 = monotonic_ns();
-	a.last_pswpout = host_swapouts();
+	a.last_swap_slots = host_memcg_swap_slots(&a.h);
 	a.read_base = host_read_sectors(&a.h);
 	a.pass = 1;
 	if (rescan(&a))

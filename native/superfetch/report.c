@@ -19,6 +19,9 @@ static void json_counts(struct json *j, const char *key, const struct counts *c,
 	json_kv_uint(j, "windows", c->windows);
 	json_kv_uint(j, "pressure_stops", c->stops);
 	json_kv_uint(j, "idle_waits", c->idle_waits);
+	json_kv_uint(j, "pressure_looks", c->looks);
+	json_kv_uint(j, "swapping_looks", c->swapping_looks);
+	json_kv_uint(j, "low_free_looks", c->low_free_looks);
 	json_object_end(j);
 }
 

@@ -95,12 +95,14 @@ int host_init(struct host *h, const char *memcg, const char *devices, char *err,
 int host_memcg(const struct host *h, uint64_t *limit, uint64_t *usage);
 /* Bytes of the group's memory that are only in swap (not in RAM, not in the swap cache), or -1. */
 int64_t host_memcg_swapped(const struct host *h);
+/* Bytes of swap the group's pages hold (only in swap, or also in the swap cache), or -1 when
+ * the group does not account swap. It grows only when a page of the group is swapped out (given
+ * a slot): a page read back keeps its slot, a clean one dropped again needs no new one. */
+int64_t host_memcg_swap_slots(const struct host *h);
 /* A /proc/vmstat counter, or -1. */
 int64_t host_vmstat(const char *name);
 /* Pages read from swap so far: pswpin (a swap device) + zswpin (zswap's pool). */
 int64_t host_swapins(void);
-/* Pages written to swap so far: pswpout + zswpout. */
-int64_t host_swapouts(void);
 /* Requests in flight (reads + writes) on the watched devices; -1 when none is watched. */
 long host_inflight(const struct host *h);
 /* 512-byte sectors read (completed) from the watched devices so far (/sys/class/block/DEV/stat);
