@@ -363,12 +363,13 @@ def test_model_matches_independent_arithmetic(simdisk: Path) -> None:
 
 @needs_fuse
 @needs_fio
-def test_setup_mode_skips_the_model_and_every_counter_but_its_own(simdisk: Path, disk_tmp: Path) -> None:
-    """`setup` on MOUNTPOINT/control: requests go straight to the backing file (what a harness
-    uses to fill a page cache before a trial's clock starts); `timed` brings the model back.
-    The set-up requests appear in no counter, busy time or trace line but stats.setup, and
-    their data is the disk's."""
+def test_setup_mode_answers_without_the_models_time_and_counts_apart(simdisk: Path, disk_tmp: Path) -> None:
+    """`setup` on MOUNTPOINT/control: requests are answered without waiting for the model's time
+    (what a harness uses to fill a page cache before a trial's clock starts); `timed` brings the
+    time back. The model still sees them (its head moved), but they appear in no daemon counter,
+    busy time or trace line, only in stats.setup, and their data is the disk's."""
     with mounted(simdisk, disk_tmp, HDD) as m:
+        model0 = m.stats()["device"]
         (m.dir / "control").write_text("setup\n")
         assert m.stats()["setup"]["on"] is True
         data = os.urandom(MiB)
@@ -388,6 +389,7 @@ def test_setup_mode_skips_the_model_and_every_counter_but_its_own(simdisk: Path,
     assert before["setup"]["ios"] >= 201 and before["setup"]["bytes"] == 200 * 64 * KiB + MiB
     assert before["reads"] == 0 and before["writes"] == 0
     assert before["time_ns"]["service"] == 0 and before["read_seeks"] == 0
+    assert before["device"]["head_track"] != model0["head_track"]
     assert after["setup"] == {**before["setup"], "on": False}
     assert after["reads"] >= 1 and after["read_bytes"] == MiB and after["time_ns"]["service"] > 0
     rows = trace_rows(m.trace)

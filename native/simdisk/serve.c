@@ -108,10 +108,13 @@ static void fail_io(struct daemon *d, fuse_req_t req, const struct io_request *r
 /*
  * Set-up mode ('setup' written to MOUNTPOINT/control, 'timed' ends it): the
  * harness fills the page cache from the disk before a trial's clock starts,
- * which is preparation, not a measurement. Its requests go straight to the
- * backing file and are answered at once: no fault, no model (so neither the
- * head, the tier, its copy queue nor its use history sees them), no busy
- * time and no counter but setup_ios and setup_bytes.
+ * which is preparation, not a measurement. Its requests are answered as soon
+ * as the backing file has served them, without waiting for the model's time:
+ * the model still sees each one at its arrival (the head moves, a tier copies
+ * a random-read miss and counts the block's use, as the seed machine's cache
+ * saw the reads that filled it), but no fault applies, the device is not
+ * busy for it, and the daemon's counters and trace leave it out (setup_ios
+ * and setup_bytes count it); the model's own counters include it.
  */
 int setup_message(struct daemon *d, const char *msg, size_t len)
 {
@@ -129,9 +132,12 @@ int setup_message(struct daemon *d, const char *msg, size_t len)
 static void serve_setup(struct daemon *d, fuse_req_t req, enum io_op op, uint64_t off, size_t len,
 			const char *data)
 {
+	struct io_request r = { .op = op, .offset = off, .length = len, .data = data };
+	struct io_cost cost = { 0 };
 	char *out = NULL;
 	int err;
 
+	d->model->service(d->dev, &r, monotonic_ns(), &cost);
 	if (op == IO_READ)
 		err = backing_read(d, d->iobuf, off, len, &out);
 	else if (op == IO_WRITE)
