@@ -494,7 +494,7 @@ def slurm_fleet(slurm_cluster, env):
     """The fleet through the cluster, with its two failures, the rerun and the merge; then the
     cluster stopped (the state before and after kept for the last test). Each node's paging state
     is kept before the first run, after it (node3's trial cancelled inside its state scope) and
-    after node3's next job (the run with node2 excluded), with the cancelled trial's log."""
+    after node3's next job (the run with node2 excluded), with every trial job's log of the first run."""
     root = slurm_cluster["root"]
     repo = fleet_repo(root.parent / "fleet", FLEET_BLOCK)
     e = cluster_env(slurm_cluster, env)
@@ -521,8 +521,8 @@ def slurm_fleet(slurm_cluster, env):
     while trial_process(*STATEFUL) and time.monotonic() - t_end < 30:
         time.sleep(0.1)
     states["cancelled"] = node_states(slurm_cluster, env)
-    log = repo / "results/logs/fleet" / STATEFUL[0] / f"{STATEFUL[1]}.log"
-    cancelled_log = log.read_text(errors="replace") if log.exists() else ""
+    logs = repo / "results/logs/fleet"
+    first_logs = {str(p.relative_to(logs)): p.read_text(errors="replace") for p in sorted(logs.glob("*/*.log"))}
     # node2 still down and on the plugin's --exclude list, as after a NODE_FAIL with accounting;
     # node3's cancelled job runs again: the node's next job
     excluded = snakemake(repo, e, "fleet_trials", "--keep-going", "--slurm-exclude-failed-nodes", "node2")
@@ -542,7 +542,7 @@ def slurm_fleet(slurm_cluster, env):
            "rerun": rerun, "merged": merged, "watch": watch, "resumed": resumed,
            "queue_first": queue_first, "queue": queue, "jobcomp": jobcomp, "stopped": stopped,
            "before": before, "after": state_show(e), "left": leftovers(root, slurm_cluster),
-           "states": states, "cancelled_log": cancelled_log}
+           "states": states, "first_logs": first_logs}
     shutil.rmtree(repo.parent, ignore_errors=True)
 
 
@@ -632,16 +632,20 @@ def test_scancel_and_a_node_set_down_are_failed_jobs_and_the_reruns_run_only_the
 def test_a_job_cancelled_inside_its_state_scope_leaves_its_node_as_before(slurm_fleet):
     """node3's trial stopped itself inside its state scope, its swap file on and in the journal,
     and its job was cancelled there (CANCELLED: the test above); once the run was over every node
-    was as before (the trial, sent SIGCONT and SIGTERM by Slurm, undid its changes), with no
-    orphan and no journal line; node3's next job ran its trials (and `pagelab state recover`
-    before them) and left every node as before as well."""
+    was as before, with no orphan and no journal line, and no job's `pagelab state recover` had
+    restored anything (on this one machine every node's job recovers the journal the cluster's
+    jobs share): the trial, sent SIGCONT and SIGTERM by Slurm, undid its changes itself. node3's
+    next job ran its trials (after its own `pagelab state recover`) and left every node as before
+    as well."""
     watch, states = slurm_fleet["watch"], slurm_fleet["states"]
     assert watch.cancelled and watch.cancelled[1] == "/".join(STATEFUL), watch.cancelled
     journal = watch.in_scope["journal"]
     print(f"\nnode3 when its job was cancelled: {watch.in_scope}")
     swaps = [j.split(":", 1)[1] for j in journal if j.startswith("swapon:")]
     assert swaps and all(s in watch.in_scope["swaps"] for s in swaps), watch.in_scope
-    assert settled(states["cancelled"], states["before"]) == [], slurm_fleet["cancelled_log"][-3000:]
+    logs = slurm_fleet["first_logs"]
+    assert settled(states["cancelled"], states["before"]) == [], logs.get("/".join(STATEFUL) + ".log", "")[-3000:]
+    assert [name for name, text in logs.items() if "an interrupted run left" in text] == [], logs
     host, exp = STATEFUL
     assert (slurm_fleet["repo"] / "results/fleet" / host / exp / "trials.csv").exists()
     assert settled(states["next job"], states["before"]) == []
