@@ -131,13 +131,21 @@ static int64_t stat_field(const char *dir, const char *file, const char *name)
 
 int64_t host_memcg_swapped(const struct host *h)
 {
-	uint64_t cur;
+	uint64_t cur, mem;
 
-	/* v1: memory.stat swap counts a page when it leaves the swap cache for swap only, and
-	 * uncounts it when it is read back (mm/memcontrol-v1.c: mem_cgroup_swapout,
-	 * mem_cgroup_swapin_uncharge_swap); v2 counts slots, so its swap cache is taken off. */
-	if (!h->v2)
-		return stat_field(h->memcg, "memory.stat", "swap");
+	/* v1: memory+swap less memory, both page counters, exact at every read: the memsw charge of
+	 * a page moves to its swap entry when it leaves the swap cache for swap only and back when
+	 * it is read (mm/memcontrol-v1.c: mem_cgroup_swapout, mm/memcontrol.c:
+	 * mem_cgroup_swapin_uncharge_swap). memory.stat's swap says the same, but from per-CPU
+	 * statistics that a read flushes only once more than 64 updates per CPU are pending (the
+	 * rest wait for the flush every 2 s), so a reader that looks often sees it up to that many
+	 * pages behind. v2 counts slots (memory.swap.current), so its swap cache is taken off. */
+	if (!h->v2) {
+		if (read_u64(h->memcg, "memory.memsw.usage_in_bytes", &cur) ||
+		    read_u64(h->memcg, "memory.usage_in_bytes", &mem))
+			return -1;
+		return cur > mem ? (int64_t)(cur - mem) : 0;
+	}
 	if (read_u64(h->memcg, "memory.swap.current", &cur))
 		return -1;
 	int64_t cached = stat_field(h->memcg, "memory.stat", "swapcached");

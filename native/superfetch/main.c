@@ -458,7 +458,7 @@ int main(int argc, char **argv)
 		  .help = "free memory below which reading stops (default: 3 x that share)" },
 		{ .name = "done-below", .kind = OPT_SIZE, .dest = &a.done_below, .default_text = "128K",
 		  .help = "the restore of swap is done when at most this much of the group is only in swap "
-		  "(memory.stat swap) after a pass that read nothing" },
+		  "(v1 memory.memsw.usage_in_bytes less memory.usage_in_bytes) after a pass that read nothing" },
 		{ .name = "timeout", .kind = OPT_DURATION, .dest = &a.timeout_ns, .default_text = "0",
 		  .help = "stop after this long (0: never)" },
 		{ 0 },

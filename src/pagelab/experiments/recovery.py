@@ -301,14 +301,20 @@ def swapin_source(sd: SystemDisk | None) -> Callable[[], float]:
 
 
 def out_of_ram(cg: state.Cgroup) -> float:
-    """Bytes of the group's memory that are only in swap. cgroup v1's memory.stat swap counts a
-    page when it leaves the swap cache and uncounts it when it is read back into it
-    (mm/memcontrol-v1.c mem_cgroup_swapout, mm/memcontrol.c mem_cgroup_swapin_uncharge_swap);
-    v2 counts swap slots (swap-cache pages too), so its swap cache is taken off."""
+    """Bytes of the group's memory that are only in swap. cgroup v1: memory+swap less memory, two
+    page counters, exact at every read (the memsw charge of a page moves to its swap entry when
+    it leaves the swap cache and back when it is read into it: mm/memcontrol-v1.c
+    mem_cgroup_swapout, mm/memcontrol.c mem_cgroup_swapin_uncharge_swap). memory.stat's swap
+    counts the same from per-CPU statistics, which a read flushes only once more than 64 updates
+    per CPU are pending, so a sampler reading it often can see it up to that many pages late
+    until the flush every 2 s. v2 counts swap slots (swap-cache pages too), so its swap cache is
+    taken off."""
+    memory = cg.path("memory")
     if cg.v2:
-        cur = float((cg.path("memory") / "memory.swap.current").read_text())
+        cur = float((memory / "memory.swap.current").read_text())
         return max(0.0, cur - float(cg.stat().get("swapcached", 0)))
-    return float(cg.stat().get("swap", 0))
+    memsw = float((memory / "memory.memsw.usage_in_bytes").read_text())
+    return max(0.0, memsw - float((memory / "memory.usage_in_bytes").read_text()))
 
 
 def victim_cached(cg: state.Cgroup, pid: int) -> float:
