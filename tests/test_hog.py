@@ -120,16 +120,17 @@ def test_help_lists_commands_and_options(hog: Path) -> None:
 
 @pytest.mark.parametrize(("args", "message"), [
     (["run", "--size", "0"], "--size must be greater than 0"),
-    (["victim", "--size", "0"], "--size must be greater than 0"),
+    (["victim", "--size", "0", "--order", "seq"], "--size must be greater than 0"),
     (["run", "--size", "4097"], "--size 4097 is not a whole number"),
     (["run", "--size", "4M", "--fill", "ones"], "--fill 'ones' is not one of zero, random, ratio:R"),
     (["run", "--size", "4M", "--fill", "ratio:0"], "--fill 'ratio:0': R is out of range (0, 1]"),
     (["run", "--size", "4M", "--fill", "ratio:1.5"], "--fill 'ratio:1.5': R is out of range"),
     (["dump", "--size", "4M", "--fill", "ratio:x"], "--fill 'ratio:x': R must be a number"),
     (["run", "--size", "4M", "--bogus"], "unknown option '--bogus'"),
-    (["victim", "--size", "4M", "--trim", "evict"], "--trim: 'evict' is not one of none, pageout"),
-    (["victim", "--size", "4M", "--go", "x", "--go-signal"], "--go and --go-signal exclude"),
-    (["victim", "--size", "4M", "--timeout", "1s"], "--timeout needs --go or --go-signal"),
+    (["victim", "--size", "4M", "--order", "seq", "--trim", "evict"], "--trim: 'evict' is not one of none, pageout"),
+    (["victim", "--size", "4M", "--order", "seq", "--go", "x", "--go-signal"], "--go and --go-signal exclude"),
+    (["victim", "--size", "4M", "--order", "seq", "--timeout", "1s"], "--timeout needs --go or --go-signal"),
+    (["victim", "--size", "4M"], "missing --order"),   # the schema's retouch_order, no default here
     (["run", "--size", "4M", "--rounds", "0"], "--rounds must be from 1"),
     (["populate", "--size", "4M", "--rounds", "0"], "--rounds must be from 1 to 16777216"),
     (["run", "--size", "4M", "--json"], "unknown option '--json'"),
@@ -371,7 +372,7 @@ def test_victim_memory_holds_exactly_what_dump_writes(hog: Path, disk_tmp: Path,
                                                       fill: str) -> None:
     size = 4 * MiB
     with victim(hog, disk_tmp, "--size", size, "--fill", fill, "--seed", 9,
-                "--go", disk_tmp / "go") as (proc, ready):
+                "--go", disk_tmp / "go", "--order", "seq") as (proc, ready):
         memory = read_victim_memory(ready["pid"], ready["address"], size)
         (disk_tmp / "go").touch()
         status, _, err = finish(proc)
@@ -424,7 +425,7 @@ def test_victim_ready_go_pageout_retouch_verifies_clean(hog: Path, disk_tmp: Pat
 
 def test_victim_go_signal(hog: Path, tmp_path: Path) -> None:
     # SIGUSR1 only once the ready file exists (before, the signal would kill it)
-    with victim(hog, tmp_path, "--size", "8M", "--go-signal", "--verify") as (proc, _):
+    with victim(hog, tmp_path, "--size", "8M", "--go-signal", "--order", "seq", "--verify") as (proc, _):
         assert proc.poll() is None
         proc.send_signal(signal.SIGUSR1)
         status, out, err = finish(proc)
@@ -434,7 +435,7 @@ def test_victim_go_signal(hog: Path, tmp_path: Path) -> None:
 
 
 def test_victim_gives_up_after_timeout(hog: Path, disk_tmp: Path) -> None:
-    done = run_hog(hog, "victim", "--size", "4M", "--go", disk_tmp / "never", "--timeout", "20ms")
+    done = run_hog(hog, "victim", "--size", "4M", "--go", disk_tmp / "never", "--timeout", "20ms", "--order", "seq")
     assert done.returncode == 1
     assert "did not appear within the --timeout" in done.stderr
 
@@ -444,7 +445,7 @@ def test_victim_gives_up_after_timeout(hog: Path, disk_tmp: Path) -> None:
 def test_verify_catches_planted_corruption(hog: Path, disk_tmp: Path, fill: str) -> None:
     size = 16 * MiB
     go = disk_tmp / "go"
-    with victim(hog, disk_tmp, "--size", size, "--fill", fill, "--go", go, "--verify",
+    with victim(hog, disk_tmp, "--size", size, "--fill", fill, "--go", go, "--order", "seq", "--verify",
                 "--output-format", "json") as (proc, ready):
         # Flip bytes in pages 7 and 300 (offsets inside each page: 100 and the last byte).
         for page, offset in [(7, 100), (300, PAGE - 1)]:
@@ -465,7 +466,7 @@ def test_verify_catches_planted_corruption(hog: Path, disk_tmp: Path, fill: str)
 @needs_root
 def test_verify_names_a_misplaced_page(hog: Path, disk_tmp: Path) -> None:
     go = disk_tmp / "go"
-    with victim(hog, disk_tmp, "--size", "4M", "--fill", "ratio:0.25", "--go", go,
+    with victim(hog, disk_tmp, "--size", "4M", "--fill", "ratio:0.25", "--go", go, "--order", "seq",
                 "--verify") as (proc, ready):
         page3 = read_victim_memory(ready["pid"], ready["address"] + 3 * PAGE, PAGE)
         write_victim_memory(ready["pid"], ready["address"] + 8 * PAGE, page3)
@@ -483,7 +484,7 @@ def test_refuses_more_than_mem_available(hog: Path, command: str) -> None:
     available = meminfo("MemAvailable")
     size = (available + (1 << 30)) // PAGE * PAGE
     started = time.monotonic()
-    done = run_hog(hog, command, "--size", size, timeout=30)
+    done = run_hog(hog, command, "--size", size, *(["--order", "seq"] if command == "victim" else []), timeout=30)
     assert done.returncode == 2, done.stderr
     assert time.monotonic() - started < 5, "it must refuse before allocating anything"
     assert f"refusing --size {size} bytes" in done.stderr

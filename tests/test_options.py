@@ -104,24 +104,87 @@ def test_a_mapped_schema_key_names_a_real_option_with_the_same_default(native_bu
             f"{m.tool} --{m.option} defaults to {opt.default!r}")
 
 
+def schema_defaults(key: tuple[str, str]) -> dict[str, object]:
+    """`block`'s key as the schema fills it in each profile (a property's default or the
+    profile's): profile -> value, None where the profile leaves it unset."""
+    from pagelab.system import config
+
+    block, name = key
+    return {p: config.resolve(config.validate({"profile": p}))[block].get(name) for p in config.PROFILES}
+
+
+# Options whose default stays in the tool's table although a schema key sets them too: a
+# command meant to be run by hand, where a required option would be a burden (one line each).
+BY_HAND_DEFAULTS = {
+    ("iobench", "crystalmark", "size"): "CrystalMark 2004R2's own 128 MB test file, run by hand as it was",
+    ("iobench", "crystalmark", "sets"): "CrystalMark 2004R2's own 3 sets per test, run by hand as it was",
+}
+
+
+def test_a_default_is_written_once_in_the_schema_or_the_tool(native_build):
+    """An option that a schema key with a schema default sets (in any profile, a list of levels
+    too) has no default in the tool's table: the schema is its one home, and the harness always
+    passes it. The only exceptions are the by-hand commands of BY_HAND_DEFAULTS, each still a
+    default written twice (else the list is stale)."""
+    twice = defaultdict(set)
+    for key, m in tools.SCHEMA_OPTIONS.items():
+        opt = tools.option(m.tool, m.subcommand, m.option)
+        if opt.type != "flag" and opt.default is not None and any(
+                v is not None for v in schema_defaults(key).values()):
+            twice[(m.tool, m.subcommand, m.option)].add(".".join(key))
+    offenders = {f"{' '.join(filter(None, o[:2]))} --{o[2]} (default {tools.option(*o).default!r}; "
+                 f"schema {', '.join(sorted(keys))})" for o, keys in twice.items() if o not in BY_HAND_DEFAULTS}
+    assert not offenders, "a default written twice, in the schema and the tool's table:\n" + "\n".join(
+        sorted(offenders))
+    assert set(BY_HAND_DEFAULTS) <= set(twice), f"stale exemptions: {set(BY_HAND_DEFAULTS) - set(twice)}"
+
+
+# Keys that set a required option and that a profile leaves unset: the harness's code holds
+# that profile's value (one line each: where, and why it is not in the schema).
+UNSET_IN_A_PROFILE = {
+    ("readyboost", "retouch_order"): "quick and full leave it unset: recovery.design re-touches in address order",
+}
+
+
 def test_a_required_option_the_schema_sets_has_its_default_in_the_schema(native_build):
     """The schema is the one home of a value the harness always passes: superfetch's --poll,
-    --group, --depth and --priority are required in the C table, with no default there
-    (--describe-options: "required": true, "default": null), and each key that sets a required
-    option has its default in the schema, so the harness always has a value to pass."""
+    --group, --depth, --priority and --mode and hog victim's --order are required in the C
+    table, with no default there (--describe-options: "required": true, "default": null), and
+    each key that sets a required option has its default in the schema, in every profile, so
+    the harness always has a value to pass."""
     required = set()
     for key, m in tools.SCHEMA_OPTIONS.items():
         opt = tools.option(m.tool, m.subcommand, m.option)
         if not opt.required:
             continue
-        required.add((m.tool, m.option))
+        required.add((m.tool, m.subcommand, m.option))
         assert opt.default is None, f"{m.tool} --{m.option} is required and has a default {opt.default!r}"
-        prop = schema_property(*key)
-        assert "default" in prop, f"{'.'.join(key)}: {m.tool} --{m.option} is required, the schema has no default"
-    assert {("superfetch", o) for o in ("poll", "group", "depth", "priority")} <= required
-    rows = {r["name"]: r for r in describe(native_build, "superfetch")["options"]}
-    for name in ("poll", "group", "depth", "priority"):
-        assert rows[name]["required"] is True and rows[name]["default"] is None, rows[name]
+        unset = sorted(p for p, v in schema_defaults(key).items() if v is None)
+        if key in UNSET_IN_A_PROFILE:
+            assert unset, f"{'.'.join(key)} is set in every profile now: drop it from UNSET_IN_A_PROFILE"
+            continue
+        assert not unset, f"{'.'.join(key)}: {m.tool} --{m.option} is required, the schema leaves it unset in {unset}"
+    agent = {("superfetch", None, o) for o in ("poll", "group", "depth", "priority", "mode")}
+    assert agent | {("hog", "victim", "order")} <= required
+    for words, names in (((["superfetch"]), ("poll", "group", "depth", "priority", "mode")),
+                         (["hog", "victim"], ("order",))):
+        rows = {r["name"]: r for r in describe(native_build, *words)["options"]}
+        for name in names:
+            assert rows[name]["required"] is True and rows[name]["default"] is None, rows[name]
+
+
+def test_a_command_line_without_a_required_option_is_refused(native_build, tmp_path):
+    """A command line that lacks one of the options whose default is the schema's alone exits 2
+    before anything runs, naming the missing option."""
+    victim = tools.hog_victim_cmd(1 << 20, "zero", 1, tmp_path / "r", tmp_path / "g", retouch_order="seq")
+    cut = victim.index("--order")
+    agent = tools.superfetch_cmd(1, tmp_path, tmp_path / "go", tmp_path / "s", tmp_path / "r", tmp_path / "d",
+                                 poll=0.05, group=1 << 17, depth=1, priority="low", mode="after")
+    at = agent.index("--mode")
+    for cmd, name in ((victim[:cut] + victim[cut + 2:], "order"), (agent[:at] + agent[at + 2:], "mode")):
+        done = subprocess.run(cmd, capture_output=True, text=True, timeout=10)
+        assert done.returncode == 2 and f"--{name}" in done.stderr, (cmd, done.returncode, done.stderr)
+        assert not (tmp_path / "r").exists()
 
 
 def option_names(mapping: dict[tuple[str, str], tools.SchemaOption]) -> dict[tuple, set[str]]:

@@ -102,7 +102,7 @@ def test_a_swapped_in_page_keeps_its_slot_only_while_swap_is_under_half_full(ses
     st.swap_file(disk_tmp / "swapfile", swap_mib << 20)
     limit = 64 << 20
     cg = st.cgroup("sftest", memory_limit=limit)
-    with Victim(8 << 20, "ratio:0.5", 3, disk_tmp / "victim", cg, timeout=120) as v:
+    with Victim(8 << 20, "ratio:0.5", 3, disk_tmp / "victim", cg, retouch_order="seq", timeout=120) as v:
         pages = int(v.info["size"]) // PAGE
         assert swapped_out(cg, v, limit) >= 0.95 * pages
         used = swap_used_pages(disk_tmp / "swapfile")   # every slot in use, the victim's stack too
@@ -147,7 +147,7 @@ def test_the_agent_reads_swapped_pages_into_the_swap_cache_and_they_are_dropped_
     disk = emulated_swap(st, "hdd5400-2008", disk_tmp / "dev", 64 << 20)
     limit = 32 << 20
     cg = st.cgroup("sftest", memory_limit=limit)
-    with Victim(8 << 20, "ratio:0.5", 4, disk_tmp / "victim", cg, timeout=120) as v:
+    with Victim(8 << 20, "ratio:0.5", 4, disk_tmp / "victim", cg, retouch_order="seq", timeout=120) as v:
         addr, size = int(v.info["address"]), int(v.info["size"])
         pages = size // PAGE
         out = swapped_out(cg, v, limit)
@@ -216,7 +216,7 @@ def test_the_agent_stops_within_one_poll_interval_when_a_hog_allocates(session, 
     limit = 48 << 20
     cg = st.cgroup("sftest", memory_limit=limit)
     poll_s, free_stop = 0.05, 2 << 20
-    with Victim(24 << 20, "ratio:0.5", 5, disk_tmp / "victim", cg, timeout=120) as v:
+    with Victim(24 << 20, "ratio:0.5", 5, disk_tmp / "victim", cg, retouch_order="seq", timeout=120) as v:
         assert swapped_out(cg, v, limit) >= 0.95 * (24 << 20) // PAGE
         with Agent(v.pid, cg.path("memory"), disk_tmp / "agent",
                    agent_options(mode="after", devices=",".join(swap_devices(disk.loop)), poll=poll_s,
@@ -265,7 +265,7 @@ def test_a_swap_out_outside_the_agents_group_does_not_stop_its_reads(session, di
     cg = st.cgroup("sftest", memory_limit=limit)
     other = st.cgroup("sfother", memory_limit=16 << 20)
     poll_s = 0.02
-    with Victim(ws, "ratio:0.5", 6, disk_tmp / "victim", cg, timeout=120) as v:
+    with Victim(ws, "ratio:0.5", 6, disk_tmp / "victim", cg, retouch_order="seq", timeout=120) as v:
         out = swapped_out(cg, v, limit)
         assert out >= 0.95 * ws // PAGE
         # the other group's pages go to this file (the highest priority), not to the victim's disk
@@ -317,7 +317,7 @@ def test_bad_options_are_refused_with_the_key_named(native_build: Path, tmp_path
     assert set(schema) == {"poll", "group", "depth", "priority"}
 
     def cmd(*words: str, leave_out: str | None = None) -> list[str]:
-        values = {k: v for k, v in schema.items() if k != leave_out}
+        values = {k: v for k, v in {**schema, "mode": "after"}.items() if k != leave_out}
         return [*tools.command("superfetch", pid=os.getpid(), go=tmp_path / "go", **values), *words]
 
     out = subprocess.run(cmd("--cgroup", str(tmp_path)), capture_output=True, text=True, timeout=30)
@@ -327,7 +327,7 @@ def test_bad_options_are_refused_with_the_key_named(native_build: Path, tmp_path
     assert out.returncode == 2 and "--devices: nosuchdisk" in out.stderr.splitlines()[0]
     out = subprocess.run(cmd("--cgroup", cg, "--group", "100"), capture_output=True, text=True, timeout=30)
     assert out.returncode == 2 and "--group" in out.stderr.splitlines()[0]
-    for name in schema:
+    for name in [*schema, "mode"]:
         out = subprocess.run(cmd("--cgroup", cg, leave_out=name), capture_output=True, text=True, timeout=30)
         assert out.returncode == 2 and out.stderr.splitlines()[0] == f"superfetch: missing --{name}", out.stderr
     assert not (tmp_path / "go").exists()

@@ -26,7 +26,7 @@ grep -q '"command": "run"' "$dir/run.json"
 [ "$(stat -c %s "$dir/dump")" = 1048576 ]
 
 "$bin" victim --size 4M --fill ratio:0.5 --trim pageout --order random --verify --output-format json >/dev/null
-"$bin" victim --size 4M --ready "$dir/ready" --go "$dir/go" --timeout 20s --verify \
+"$bin" victim --size 4M --ready "$dir/ready" --go "$dir/go" --timeout 20s --order seq --verify \
   >"$dir/victim.out" &
 victim_pid=$!
 for _ in $(seq 2000); do [ -e "$dir/ready" ] && break; sleep 0.01; done
@@ -35,7 +35,7 @@ wait "$victim_pid"
 victim_pid=
 grep -q "pages OK" "$dir/victim.out"
 
-"$bin" victim --size 4M --go-signal --timeout 20s --output-format json >"$dir/victim.json" &
+"$bin" victim --size 4M --go-signal --timeout 20s --order seq --output-format json >"$dir/victim.json" &
 victim_pid=$!
 sleep 0.2
 kill -USR1 "$victim_pid"
@@ -62,9 +62,11 @@ victim_pid=
 
 expect_status 2 "$bin" run --size 0
 expect_status 2 "$bin" run --size 4M --fill ratio:2
-expect_status 2 "$bin" victim --size 4M --go x --go-signal
+expect_status 2 "$bin" victim --size 4M --go x --go-signal --order seq
+expect_status 2 "$bin" victim --size 4M
+grep -q "missing --order" "$dir/err"
 expect_status 2 "$bin" run --size 1024T
 expect_status 2 "$bin" run --size 4M --output "$dir/no-such-dir/run.txt"
 expect_status 2 "$bin" run --size 4M --json
-expect_status 1 "$bin" victim --size 4M --go "$dir/never" --timeout 5ms
-echo "ok hog smoke: run, populate, dump, victim (file and signal go, pageout, verify), --output, barrier, errors"
+expect_status 1 "$bin" victim --size 4M --go "$dir/never" --timeout 5ms --order seq
+echo "ok hog smoke: run, populate, dump, victim (file and signal go, pageout, verify), --output, barrier, errors (a missing --order too)"

@@ -7,7 +7,10 @@
  * trims it itself (--trim pageout: madvise(MADV_PAGEOUT), Linux's analogue
  * of EmptyWorkingSet), then re-touches every page (one word read per page, in
  * order or in a seeded random order), timing each touch, and with --verify
- * compares every byte against what was written.
+ * compares every byte against what was written. --order has no default here:
+ * the harness passes it from the schema (retouch_order, pagein's
+ * retouch_orders), which holds its value and reason, so the tool refuses a
+ * command line without it.
  *
  * For: seed 004's experiment (trim, re-touch, count hard faults) and the
  * victim side of seed 000's hog experiments. Not for: creating the pressure
@@ -484,7 +487,7 @@ int victim_command(int argc, char **argv)
 		{ .name = "trim", .kind = OPT_ENUM, .dest = &spec.trim, .choices = trim_names,
 		  .default_text = "none", .help = "what the victim does to itself after go" },
 		{ .name = "order", .kind = OPT_ENUM, .dest = &spec.order, .choices = order_names,
-		  .default_text = "seq", .help = "re-touch order (random: a permutation from --seed)" },
+		  .required = true, .help = "re-touch order (random: a permutation from --seed)" },
 		{ .name = "verify", .kind = OPT_FLAG, .dest = &spec.verify,
 		  .help = "check every byte after the re-touch; a mismatch exits 1" },
 		HOG_REPORT_ROWS(&spec.c),

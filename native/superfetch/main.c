@@ -6,10 +6,11 @@
  * MADV_WILLNEED, most recently evicted first, in --group groups) and then the
  * file pages the group had cached (files.c), at low priority. Prints one JSON
  * report of what it did when it stops (--stop file, SIGTERM or SIGINT).
- * --poll, --group, --depth and --priority have no default here: the harness
- * passes them from the schema (config/schema/readyboost.yaml: agent_poll_ms,
- * agent_group, agent_depth, agent_priority), which holds each value and its
- * reason, so the tool refuses a command line without them.
+ * --poll, --group, --depth, --priority and --mode have no default here: the
+ * harness passes them from the schema (config/schema/readyboost.yaml:
+ * agent_poll_ms, agent_group, agent_depth, agent_priority; payoff's
+ * agent_modes) or its arms (each readyboost arm's mode), which hold each
+ * value and its reason, so the tool refuses a command line without them.
  *
  * When it reads (the design, with its sources):
  *  - Pressure has ended when the group's free memory (limit less usage) is at
@@ -424,7 +425,7 @@ int main(int argc, char **argv)
 		{ .name = "cgroup", .kind = OPT_STRING, .dest = &a.cgroup, .metavar = "DIR", .required = true,
 		  .help = "the victim's memory cgroup directory (free memory = limit - usage)" },
 		{ .name = "mode", .kind = OPT_ENUM, .dest = &a.mode, .choices = mode_names,
-		  .default_text = "after", .help = "after: read only once the --go file exists; between: also "
+		  .required = true, .help = "after: read only once the --go file exists; between: also "
 		  "while the hogs run" },
 		{ .name = "go", .kind = OPT_STRING, .dest = &a.go, .metavar = "FILE", .required = true,
 		  .help = "appears when the hogs are gone: the restore starts (after) or its phase begins (between)" },

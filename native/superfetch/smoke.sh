@@ -12,7 +12,7 @@ victim=$!
 trap 'kill "$victim" 2>/dev/null; rm -rf "$d"' EXIT
 cg=/sys/fs/cgroup/memory
 [ -e "$cg/memory.limit_in_bytes" ] || cg=/sys/fs/cgroup
-"$bin" --pid "$victim" --cgroup "$cg" --go "$d/go" --ready "$d/ready" --done "$d/done" --stop "$d/stop" \
+"$bin" --pid "$victim" --cgroup "$cg" --mode after --go "$d/go" --ready "$d/ready" --done "$d/done" --stop "$d/stop" \
   --poll 10ms --group 128K --priority low --depth 1 --timeout 20s >"$d/report.json" &
 agent=$!
 for _ in $(seq 2000); do [ -e "$d/ready" ] && break; sleep 0.01; done
@@ -21,10 +21,13 @@ for _ in $(seq 2000); do [ -e "$d/done" ] && break; sleep 0.01; done
 touch "$d/stop"
 wait "$agent"
 grep -q '"stopped_by":"stop file"' "$d/report.json"
-status=0; "$bin" --pid "$victim" --cgroup "$d" --go "$d/go" --poll 10ms --group 128K --priority low --depth 1 \
+status=0; "$bin" --pid "$victim" --cgroup "$d" --mode after --go "$d/go" --poll 10ms --group 128K --priority low --depth 1 \
   2>/dev/null || status=$?
 test "$status" = 2
-status=0; "$bin" --pid "$victim" --cgroup "$cg" --go "$d/go" --group 128K --priority low --depth 1 \
+status=0; "$bin" --pid "$victim" --cgroup "$cg" --mode after --go "$d/go" --group 128K --priority low --depth 1 \
   2>"$d/err" || status=$?
 test "$status" = 2 && grep -q -- '--poll' "$d/err"
+status=0; "$bin" --pid "$victim" --cgroup "$cg" --go "$d/go" --poll 10ms --group 128K --priority low --depth 1 \
+  2>"$d/err" || status=$?
+test "$status" = 2 && grep -q -- 'missing --mode' "$d/err"
 echo "ok superfetch smoke: ready, go, done, stop, report, usage"

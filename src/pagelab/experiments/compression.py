@@ -183,7 +183,8 @@ def run_swap_trial(st: state.State, cfg: dict[str, Any], trial: trials.Trial, sc
             st.set_knob("zswap.compressor", alg)
             st.set_knob("zswap.enabled", "Y")
         c = counters.Counters(zram=["zram0"] if arm == "zram" else [])
-        with Victim(ws, f"ratio:{ratio:g}", trial.seed, work) as victim:
+        # The re-touch in address order (seq): no setting of this experiment; pagein compares orders.
+        with Victim(ws, f"ratio:{ratio:g}", trial.seed, work, retouch_order="seq") as victim:
             s0 = c.snapshot()
             trim = victim.trim()
             s1 = c.snapshot()

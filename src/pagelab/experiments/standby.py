@@ -115,7 +115,8 @@ def run_trial(st: state.State, cfg: dict[str, Any], trial: trials.Trial, scratch
         default_swappiness = (cg.path("memory") / "memory.swappiness").read_text().strip() if not cg.v2 else ""
         c = counters.Counters(block_devices=[blockdev], memcg=cg.path("memory"),
                               zram=["zram0"] if arm == "zram" else [])
-        with Victim(ws, f"ratio:{cfg['fill_ratio']}", trial.seed, work, cg) as victim:
+        # The re-touch in address order (seq): no setting of this experiment; pagein compares orders.
+        with Victim(ws, f"ratio:{cfg['fill_ratio']}", trial.seed, work, cg, retouch_order="seq") as victim:
             s0 = c.snapshot()
             trim = victim.trim()
             written_s = trim["trim_s"] + wait_for_writeback(cg)

@@ -59,9 +59,11 @@ def run_json(cmd: list[str], timeout: float, preexec_fn: Callable[[], None] | No
 # `command` builds a command line from it, so no flag is spelled here, no value is checked twice
 # and a default lives in one place: the C table, or the schema; an option whose value the schema
 # holds and the harness always passes is required in the C table, with no default there
-# (tests/test_options.py checks that such an option's key has a schema default, and that the two
-# agree where both carry one). A value left as None is left off the command line: the tool's
-# default, or its refusal (exit 2) of a missing required option.
+# (tests/test_options.py checks that such an option's key has a schema default, that no option a
+# schema default sets has a default of its own, save a command meant to be run by hand such as
+# iobench crystalmark's CrystalMark sizes, and that the two agree where both carry one). A value
+# left as None is left off the command line: the tool's default, or its refusal (exit 2) of a
+# missing required option.
 
 
 @dataclass(frozen=True)
@@ -213,10 +215,9 @@ def schema_options(block: str, cfg: dict[str, Any], tool: str, subcommand: str |
 # The subcommands the harness runs, each a `command` with its fixed choices.
 
 
-def hog_victim_cmd(size: int, fill: str, seed: int, ready: Path, go: Path,
-                   retouch_order: str | None = None) -> list[str]:
+def hog_victim_cmd(size: int, fill: str, seed: int, ready: Path, go: Path, retouch_order: str) -> list[str]:
     """`hog victim`: build a working set, report on `ready`, wait for `go`, re-touch (in
-    `retouch_order`, its --order; None: the tool's own) and verify."""
+    `retouch_order`, its required --order: seq or random) and verify."""
     return command("hog", "victim", size=size, fill=fill, seed=seed, ready=ready, go=go, trim="none",
                    order=retouch_order, verify=True, output_format="json")
 

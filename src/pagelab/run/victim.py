@@ -29,10 +29,10 @@ from pagelab.system.state import Cgroup, OomWatchdog
 
 
 class Victim:
-    def __init__(self, size: int, fill: str, seed: int, workdir: Path, cgroup: Cgroup | None = None,
-                 retouch_order: str | None = None, timeout: float = 600.0):
-        """`hog victim` of `size` bytes; `retouch_order` of the re-touch: None keeps the tool's own
-        (seq)."""
+    def __init__(self, size: int, fill: str, seed: int, workdir: Path, cgroup: Cgroup | None = None, *,
+                 retouch_order: str, timeout: float = 600.0):
+        """`hog victim` of `size` bytes; `retouch_order` of the re-touch (seq or random: hog victim's
+        required --order, whose value is the experiment's, from its schema or its design)."""
         self.workdir = Path(workdir)
         self.ready = self.workdir / "victim-ready.json"
         self.go = self.workdir / "victim-go"
