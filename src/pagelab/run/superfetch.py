@@ -42,9 +42,9 @@ class Agent:
     waits until it watches; `hogs_gone()` creates its go file; `wait_done()` waits for its
     restore; leaving stops it (if still running) and keeps its report in `report`.
     `options` are superfetch's own (mode, devices, files, poll in seconds, group in bytes, ...,
-    as pagelab.run.tools.command takes them): poll, group, depth and priority are required
-    (their values are the schema's, recovery.agent_options); another left out keeps the tool's
-    default."""
+    as pagelab.run.tools.command takes them): poll, group, depth and priority (their values are
+    the schema's, recovery.agent_options) and mode (the arm's) are required; another left out
+    keeps the tool's default."""
     pid: int
     cgroup_dir: Path
     workdir: Path
