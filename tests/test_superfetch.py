@@ -312,7 +312,6 @@ def test_bad_options_are_refused_with_the_key_named(native_build: Path, tmp_path
     line naming the option, nothing started."""
     from pagelab.run import tools
 
-    sf = native_build / "superfetch"
     schema = agent_options()   # poll, group, depth, priority, from the schema's agent settings
     assert set(schema) == {"poll", "group", "depth", "priority"}
 

@@ -38,7 +38,6 @@ from pagelab.run.trials import TrialFailed, Validity
 from pagelab.system import state
 from pagelab.system.config import behind_tier
 
-
 # The ReadyBoost-like flash tier: its policy parameters (copy queue, sequential cutoff,
 # compression, capacity) are this one tier model's; the disk and the stick behind it are the
 # experiment's own disk_profile and cache_profile (payoff: each cell's), put in by `tier_overrides`.
