@@ -348,24 +348,3 @@ def test_the_quick_profiles_hogs_push_the_working_set_out_under_zswap_every_time
     reasons = [rb.validity({"arm": "zswap"}, r) for r in results]
     assert reasons == [None] * 10, reasons
     assert all(r["evicted_share"] == 1.0 and r["agent_restore_swapins"] > 0 for r in results)
-
-
-def test_behind_the_tier_prefetching_between_the_rounds_fills_the_flash(tmp_path, monkeypatch, disk_tmp, state_lock):
-    """The real kernel and the emulated tier (FUSE) at the quick profile's sizes, one trial of
-    each tier arm: with the agent reading between the hog rounds, its reads pass through the tier,
-    which copies them; the pages it read were dropped, not written again; and so at the end of the
-    rounds the flash holds most of the victim's swap blocks: the restore, which reads each block
-    out of RAM once, has the flash serve at least half the bytes it pages in, and a larger share
-    of the system disk's reads than when the agent waits for the hogs to end (the flash then holds
-    only the page-out copies its queue took)."""
-    _, [between] = real_trials(tmp_path, monkeypatch, disk_tmp, "quick", "tier_between", [11])
-    _, [after] = real_trials(tmp_path, monkeypatch, disk_tmp, "quick", "tier_after", [11])
-    assert rb.validity({"arm": "tier_between"}, between) is None, rb.validity({"arm": "tier_between"}, between)
-    assert rb.validity({"arm": "tier_after"}, after) is None, rb.validity({"arm": "tier_after"}, after)
-    assert between["agent_rounds_swapins"] > 0 and between["agent_rewritten"] == 0
-    assert after["agent_rounds_requested"] == 0
-    # the restore's reads are the page-ins and the file set's refill (sequential: the disk serves
-    # them), all from the one system disk; the flash served at least half the bytes paged in
-    assert between["device_cache_hit_bytes_restore"] >= 0.5 * between["swap_area_read_bytes_restore"], between
-    assert between["tier_hit_share_restore"] > after["tier_hit_share_restore"]
-    assert between["tier_blocks_end_rounds"] > after["tier_blocks_end_rounds"]

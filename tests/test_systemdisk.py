@@ -1,9 +1,11 @@
 """The seed machine's one system disk (pagelab.run.systemdisk): the layout's arithmetic; the state
 changes it needs (a loop device over part of a file, a file system mounted on it), undone by a
 scope and after SIGKILL; and, on the emulated disk, a file read and a page-in that land on the
-same device, whose busy time counts both."""
+same device, whose busy time counts both; readyboost's trial of each arm family on it, one real
+trial each, read by the tests of the criteria and of the tier's prefetching (`quick_trials`)."""
 
 import os
+import shutil
 import signal
 import subprocess
 import sys
@@ -256,33 +258,61 @@ def test_a_file_read_and_a_page_in_land_on_one_emulated_device_whose_busy_time_c
 # --------------------------------------------------------------------------------------------
 # readyboost's trials on the system disk (root, FUSE, zram).
 
-@root_only
-def test_quick_readyboost_trials_of_each_arm_family_measure_every_criterion_and_the_premise(tmp_path, monkeypatch,
-                                                                                            disk_tmp, state_lock):
-    """readyboost's run (what `pagelab trial readyboost` runs, here with two trials per arm, fewer
-    than the schema allows a run) at the quick profile, an arm of each family (no agent, the agent
-    between the rounds on the bare disk, the tier with the agent after them, zram): every trial
-    has its file set's return (`file_back_s`, never without the agent), the page-in rate and the
-    share of reads with a seek, in sane ranges; the machine's paging state is as before."""
-    import pandas as pd
+QUICK_ARMS = ("hdd", "hdd_between", "tier_after", "tier_between", "zram")
 
-    from conftest import build_native
-    from pagelab.experiments import readyboost as rb
-    from pagelab.experiments.harness import load
+
+@pytest.fixture(scope="module")
+def quick_trials(tmp_path_factory):
+    """(readyboost's quick config, {arm: the result of one real trial}): readyboost's trial
+    (recovery.run_trial, what `pagelab trial readyboost` runs for each trial) at the quick
+    profile's sizes, re-touch in address order, one trial of each arm family in one state session
+    with the machine-wide state lock held: no agent, the agent between the hog rounds on the bare
+    disk and behind the tier, the tier with the agent after the hogs, zram. The tests below read
+    the same trials (about 40 s of them). Skips without root, FUSE or zram0; the machine's paging
+    state is as before afterwards."""
+    import uuid
+
+    from conftest import REPO, build_native
+    from pagelab.run import trials
     from pagelab.system import config
 
-    if not Path("/dev/fuse").exists() or not Path("/sys/block/zram0").exists():
-        pytest.skip("needs FUSE and zram0")
+    if os.geteuid() != 0 or not Path("/dev/fuse").exists() or not Path("/sys/block/zram0").exists():
+        pytest.skip("needs root, FUSE and zram0: swap on the emulated disk and on zram, a memory cgroup")
     build_native()
+    cfg = {**config.load(overrides={"profile": "quick"})["readyboost"], "retouch_order": "seq"}
+    scratch = REPO / ".pytest-scratch" / f"quick-trials-{uuid.uuid4().hex[:12]}"  # the real disk, never tmpfs
+    scratch.mkdir(parents=True)
+    try:
+        with pytest.MonkeyPatch.context() as mp, state.exclusive():
+            mp.setenv("PAGELAB_JOURNAL", str(tmp_path_factory.mktemp("quick-trials") / "journal.jsonl"))
+            before = state.show()
+            with state.session() as st:
+                results = {arm: recovery.run_trial(st, cfg, trials.Trial(trial_id=f"{arm}-r00", params={"arm": arm},
+                                                                         repetition=0, seed=11), scratch)
+                           for arm in QUICK_ARMS}
+            assert state.show() == before
+    except state.StateBusy as exc:
+        pytest.skip(str(exc))
+    finally:
+        shutil.rmtree(scratch, ignore_errors=True)
+    return cfg, results
+
+
+@root_only
+def test_quick_readyboost_trials_of_each_arm_family_measure_every_criterion_and_the_premise(quick_trials):
+    """readyboost's trial at the quick profile, an arm of each family (no agent, the agent between
+    the rounds on the bare disk, the tier with the agent after them, zram): every trial is valid
+    and has its file set's return (`file_back_s`, never without the agent), the page-in rate and
+    the share of reads with a seek, in sane ranges, each a column of the run's trials.csv."""
+    import pandas as pd
+
+    from pagelab.experiments import readyboost as rb
+
+    cfg, results = quick_trials
     arms = ["hdd", "hdd_between", "tier_after", "zram"]
-    monkeypatch.setenv("PAGELAB_JOURNAL", str(tmp_path / "journal.jsonl"))
-    cfg = {**config.load(overrides={"profile": "quick"})["readyboost"], "arms": arms,
-           "repetitions": {"n_min": 2, "n_max": 2, "ci_pct": 50}}
-    before = state.show()
-    rb.run(cfg, tmp_path / "out", disk_tmp)
-    assert state.show() == before
-    t, _ = load(tmp_path / "out")  # the counted trials
-    got = {a: t[t["arm"] == a].iloc[-1] for a in arms}
+    got = {a: results[a] for a in arms}
+    for arm, r in got.items():
+        assert rb.validity({"arm": arm}, r) is None, (arm, rb.validity({"arm": arm}, r))
     ws_cache = rb.design(cfg).file_cache
     for arm, r in got.items():
         assert r["cache_before_hogs"] >= 0.8 * ws_cache, (arm, r["cache_before_hogs"])
@@ -301,3 +331,32 @@ def test_quick_readyboost_trials_of_each_arm_family_measure_every_criterion_and_
         assert 0 < got[arm]["seek_share_restore"] <= 1, arm
     assert 0 < got["hdd"]["pagein_mbps_retouch"] < 200
     assert got["hdd"]["seek_share_retouch"] >= 0
+    # what this test reads reaches a run's trials.csv (readyboost's columns)
+    read = {"cache_before_hogs", "file_back_bytes", "seek_share_restore", "seek_share_retouch", "file_back_s",
+            "restore_window_s", "fs_area_read_bytes_restore", "pagein_mbps", "swap_area_read_bytes_restore",
+            "pagein_mbps_retouch"}
+    assert read <= set(rb.EXPERIMENT.columns), read - set(rb.EXPERIMENT.columns)
+
+
+@root_only
+def test_behind_the_tier_prefetching_between_the_rounds_fills_the_flash(quick_trials):
+    """The real kernel and the emulated tier (FUSE) at the quick profile's sizes, one trial of
+    each tier arm: with the agent reading between the hog rounds, its reads pass through the tier,
+    which copies them; the pages it read were dropped, not written again; and so at the end of the
+    rounds the flash holds most of the victim's swap blocks: the restore, which reads each block
+    out of RAM once, has the flash serve at least half the bytes it pages in, and a larger share
+    of the system disk's reads than when the agent waits for the hogs to end (the flash then holds
+    only the page-out copies its queue took)."""
+    from pagelab.experiments import readyboost as rb
+
+    _, results = quick_trials
+    between, after = results["tier_between"], results["tier_after"]
+    assert rb.validity({"arm": "tier_between"}, between) is None, rb.validity({"arm": "tier_between"}, between)
+    assert rb.validity({"arm": "tier_after"}, after) is None, rb.validity({"arm": "tier_after"}, after)
+    assert between["agent_rounds_swapins"] > 0 and between["agent_rewritten"] == 0
+    assert after["agent_rounds_requested"] == 0
+    # the restore's reads are the page-ins and the file set's refill (sequential: the disk serves
+    # them), all from the one system disk; the flash served at least half the bytes paged in
+    assert between["device_cache_hit_bytes_restore"] >= 0.5 * between["swap_area_read_bytes_restore"], between
+    assert between["tier_hit_share_restore"] > after["tier_hit_share_restore"]
+    assert between["tier_blocks_end_rounds"] > after["tier_blocks_end_rounds"]
