@@ -151,8 +151,10 @@ def recorded_params(experiments: list[str], recording: str = REFERENCE_RECORDING
 def recorded_results(tmp_path_factory) -> Path:
     """Every experiment's notebook run once by papermill on the reference machine's recorded
     quick run (data/recorded/, replayed into a results directory as the pipeline would have
-    written it); each experiment's papermill exit status and output are kept in papermill.json."""
+    written it); each experiment's papermill exit status and output are kept in papermill.json.
+    The notebooks run side by side, one per core: each reads and writes its own directory."""
     import json
+    from concurrent.futures import ThreadPoolExecutor
 
     from pagelab.core import notebooks
     from pagelab.data.recording import recorded_dir, replay
@@ -162,9 +164,8 @@ def recorded_results(tmp_path_factory) -> Path:
     out = tmp_path_factory.mktemp("recorded")
     env = dict(os.environ)
     env["PATH"] = f"{VENV_BIN}:{env.get('PATH', '')}"
-    for experiment in config.experiments():
-        if not (rec / experiment / "trials.csv").exists():
-            continue  # a new experiment, not recorded yet: its tests skip it (recorded_params)
+
+    def run_notebook(experiment: str) -> None:
         dest = out / experiment
         replay(rec, experiment, dest)
         shutil.copyfile(rec / experiment / "config.json", dest / "config.json")
@@ -175,4 +176,9 @@ def recorded_results(tmp_path_factory) -> Path:
             timeout=600)
         (dest / "papermill.json").write_text(json.dumps(
             {"returncode": run.returncode, "output": run.stdout[-2000:] + run.stderr[-3000:]}))
+
+    # a new experiment, not recorded yet, is left out: its tests skip it (recorded_params)
+    recorded = [e for e in config.experiments() if (rec / e / "trials.csv").exists()]
+    with ThreadPoolExecutor(max_workers=os.cpu_count() or 1) as pool:
+        list(pool.map(run_notebook, recorded))
     return out
