@@ -105,6 +105,28 @@ static void fail_io(struct daemon *d, fuse_req_t req, const struct io_request *r
 	d->idle_done = false;
 }
 
+/* The backing file's part of a request: 0 or -errno; a read's data in *out. */
+static int backing_io(struct daemon *d, enum io_op op, uint64_t off, size_t len, const char *data,
+		      char **out)
+{
+	if (op == IO_READ)
+		return backing_read(d, d->iobuf, off, len, out);
+	if (op == IO_WRITE)
+		return backing_write(d, off, len, data);
+	return fdatasync(d->fd) ? -errno : 0;
+}
+
+/* The successful answer to a request. */
+static void reply_done(fuse_req_t req, enum io_op op, const char *out, size_t len)
+{
+	if (op == IO_READ)
+		fuse_reply_buf(req, out, len);
+	else if (op == IO_WRITE)
+		fuse_reply_write(req, len);
+	else
+		fuse_reply_err(req, 0);
+}
+
 /*
  * Set-up mode ('setup' written to MOUNTPOINT/control, 'timed' ends it): the
  * harness fills the page cache from the disk before a trial's clock starts,
@@ -138,22 +160,11 @@ static void serve_setup(struct daemon *d, fuse_req_t req, enum io_op op, uint64_
 	int err;
 
 	d->model->service(d->dev, &r, monotonic_ns(), &cost);
-	if (op == IO_READ)
-		err = backing_read(d, d->iobuf, off, len, &out);
-	else if (op == IO_WRITE)
-		err = backing_write(d, off, len, data);
-	else
-		err = fdatasync(d->fd) ? -errno : 0;
-	if (err) {
+	if ((err = backing_io(d, op, off, len, data, &out))) {
 		fuse_reply_err(req, -err);
 		return;
 	}
-	if (op == IO_READ)
-		fuse_reply_buf(req, out, len);
-	else if (op == IO_WRITE)
-		fuse_reply_write(req, len);
-	else
-		fuse_reply_err(req, 0);
+	reply_done(req, op, out, len);
 	d->setup_ios++;
 	d->setup_bytes += len;
 }
@@ -205,12 +216,7 @@ void serve_io(struct daemon *d, fuse_req_t req, enum io_op op, uint64_t off, siz
 	uint64_t deadline = start + cost.total_ns;
 	uint64_t backing_start = monotonic_ns();
 
-	if (op == IO_READ)
-		err = backing_read(d, d->iobuf, off, len, &out);
-	else if (op == IO_WRITE)
-		err = backing_write(d, off, len, data);
-	else if (fdatasync(d->fd))
-		err = -errno;
+	err = backing_io(d, op, off, len, data, &out);
 	uint64_t backing_end = monotonic_ns();
 
 	d->busy_until = deadline;
@@ -231,12 +237,7 @@ void serve_io(struct daemon *d, fuse_req_t req, enum io_op op, uint64_t off, siz
 	if (tm.start_late_ns > LATE_START_NS)
 		tm.cause = backing_end > planned ? LATE_BACKING : LATE_WAKEUP;
 
-	if (op == IO_READ)
-		fuse_reply_buf(req, out, len);
-	else if (op == IO_WRITE)
-		fuse_reply_write(req, len);
-	else
-		fuse_reply_err(req, 0);
+	reply_done(req, op, out, len);
 	tm.done = monotonic_ns();   /* the reply is out: what the reader sees */
 
 	learn_reply_time(d, op == IO_READ ? len : 0, tm.done - replying);
