@@ -55,6 +55,20 @@ def test_partial_profile_block_keeps_the_profiles_other_defaults(tmp_path):
     assert sm["repetitions"]["n_min"] == 12 and sm["file_size"] == "4G"
 
 
+@pytest.mark.parametrize("override", [{"seekmodel": {"quick": {"runtime": "0.25s"}}},
+                                      {"readyboost": {"quick": {"ram": "48M"}}}], ids=["seekmodel", "readyboost"])
+def test_a_partial_profile_block_hashes_as_the_block_its_trial_runs(override):
+    """A sub-block given in part takes the rest from the profile's default, with that default's
+    nested defaults (repetitions' look interval ...): the resolved block and the block `pagelab
+    trial` checks are one, so a trial record's config_hash matches the run's (README's example)."""
+    (name,) = override
+    cfg = config.load(overrides=copy.deepcopy(override))
+    block = cfg[name]
+    ran = config.trial_block(name, {**block, "scratch_dir": "x"}, machine=False)[0]
+    assert block["repetitions"] == ran["repetitions"]
+    assert config.run_hash(name, block) == config.run_hash(name, ran)
+
+
 def test_a_profile_cannot_ask_for_fewer_trials_than_a_verdict_needs(tmp_path):
     p = tmp_path / "c.yaml"
     p.write_text("profile: full\nseekmodel:\n  full: {repetitions: {n_min: 6, n_max: 10, ci_pct: 5}}\n")

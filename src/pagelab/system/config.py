@@ -266,12 +266,21 @@ def resolve(config: dict[str, Any], schema: dict[str, Any] | None = None) -> dic
     if profile not in PROFILES:
         raise ConfigError(f"{profile!r} is not one of {list(PROFILES)}", ("profile",))
     out = copy.deepcopy(config)
+    # The profile's default under the config's own sub-block, validated again: a sub-block the
+    # config gives in part (readyboost: {quick: {ram: 48M}}) then gets the nested defaults of
+    # the keys it takes from the profile's default (repetitions' look interval, ...), as the
+    # block `pagelab trial` checks does, so the two hash alike.
+    probe: dict[str, Any] = {"profile": profile}
+    for name in experiments(schema):
+        block = config.get(name, {})
+        own = own_profile(schema, name, profile, block)
+        probe[name] = {own: {**schema["properties"][name]["properties"].get(own, {}).get("default", {}),
+                             **copy.deepcopy(block.get(own, {}))}}
+    validate(probe, schema)
     for name in experiments(schema):
         block = out.get(name, {})
-        props = schema["properties"][name]["properties"]
         own = own_profile(schema, name, profile, block)
-        prof_default = props.get(own, {}).get("default", {})
-        chosen = {**prof_default, **block.get(own, {})}
+        chosen = probe[name][own]
         merged = {k: v for k, v in block.items() if k not in PROFILES}
         merged.update(chosen)
         merged["profile"] = profile
