@@ -17,7 +17,7 @@ RUNS = {
     "iobench job": ["--file", "{data}", "--rw", "read", "--bs", "4K", "--count", "16"],
     "iobench crystalmark": ["--file", "{new}", "--size", "1M", "--sets", "1"],
     "hog run": ["--size", "1M", "--fill", "zero"],
-    "hog victim": ["--size", "1M", "--fill", "zero"],
+    "hog victim": ["--size", "1M", "--fill", "zero", "--order", "seq"],
     "hog populate": ["--size", "1M"],
     "cacheflood": ["--files", "{data}", "--size", "64K"],
     "residency": ["{data}"],
