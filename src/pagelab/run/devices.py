@@ -92,10 +92,11 @@ class EmulatedDisk:
 
     @contextmanager
     def setup(self) -> Iterator[None]:
-        """While open, the emulator serves every request straight from its backing file, with no
-        model, fault or busy time (counted only in its stats' `setup`): for filling a page cache
-        from the disk before a trial's clock starts, which measures nothing. Timed again on exit,
-        whatever happened inside."""
+        """While open, the emulator answers every request as soon as its backing file has served
+        it: the model still sees the request, but no fault applies, the device is not busy for it
+        and only the stats' `setup` and the model's own counters count it. For filling a page
+        cache from the disk before a trial's clock starts, which measures nothing. Timed again
+        on exit, whatever happened inside."""
         self.control("setup")
         try:
             yield

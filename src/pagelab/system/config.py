@@ -271,15 +271,13 @@ def resolve(config: dict[str, Any], schema: dict[str, Any] | None = None) -> dic
     # the keys it takes from the profile's default (repetitions' look interval, ...), as the
     # block `pagelab trial` checks does, so the two hash alike.
     probe: dict[str, Any] = {"profile": profile}
-    for name in experiments(schema):
-        block = config.get(name, {})
-        own = own_profile(schema, name, profile, block)
+    owns = {name: own_profile(schema, name, profile, config.get(name, {})) for name in experiments(schema)}
+    for name, own in owns.items():
         probe[name] = {own: {**schema["properties"][name]["properties"].get(own, {}).get("default", {}),
-                             **copy.deepcopy(block.get(own, {}))}}
+                             **copy.deepcopy(config.get(name, {}).get(own, {}))}}
     validate(probe, schema)
-    for name in experiments(schema):
+    for name, own in owns.items():
         block = out.get(name, {})
-        own = own_profile(schema, name, profile, block)
         chosen = probe[name][own]
         merged = {k: v for k, v in block.items() if k not in PROFILES}
         merged.update(chosen)
