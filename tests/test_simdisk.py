@@ -398,6 +398,43 @@ def test_setup_mode_answers_without_the_models_time_and_counts_apart(simdisk: Pa
 
 @needs_fuse
 @needs_fio
+def test_setup_mode_runs_the_model_on_its_own_clock(simdisk: Path, disk_tmp: Path) -> None:
+    """In set-up mode the model serves requests back to back on a clock of its own, so what
+    depends on its time happens as in a timed fill. 300 random 64K reads through the ReadyBoost
+    tier: each miss offers 16 block copies (43 KB at 1.5:1) to the 1 MiB copy queue, which the
+    stick writes in about 6 ms, less than the disk's 17 ms a read. Timed, no copy is dropped;
+    on the wall clock the reads come every ~0.1 ms and the queue would drop most of them. The
+    clock runs ahead by the model time not waited for (stats.setup.skipped_ns), and the first
+    timed request after set-up waits for nothing that set-up left behind."""
+    reads, bs = 300, 64 * KiB
+    per_read_ms = model(simdisk, "--profile", "tiered-readyboost", "--rw", "randread", "--bs",
+                        "64k")["mean_service_ms"]
+    with mounted(simdisk, disk_tmp, "tiered-readyboost") as m:
+        (m.dir / "control").write_text("setup\n")
+        t0 = time.monotonic()
+        job = fio("--name=rr", f"--filename={m.disk}", "--rw=randread", "--bs=64k",
+                  f"--number_ios={reads}", "--norandommap")
+        elapsed = time.monotonic() - t0
+        (m.dir / "control").write_text("timed\n")
+        before = m.stats()
+        fio("--name=one", f"--filename={m.disk}", "--rw=randread", "--bs=4k", "--number_ios=1",
+            "--randseed=7")
+        after = m.stats()
+    assert job["read"]["total_ios"] == reads
+    dev = before["device"]
+    assert dev["misses"] == reads and dev["copies_offered"] == reads * bs // 4096
+    assert dev["copies_dropped"] == 0 and dev["cache_blocks"] == reads * bs // 4096
+    skipped_s = before["setup"]["skipped_ns"] / 1e9
+    model_s = reads * per_read_ms / 1e3                         # about 5 s
+    assert elapsed < model_s / 2                                # set-up did not wait for it
+    assert skipped_s == pytest.approx(model_s - elapsed, rel=0.2)
+    assert after["setup"]["skipped_ns"] == before["setup"]["skipped_ns"]
+    (row,) = read_rows(m.trace)
+    assert int(row["queue_ns"]) == 0 and int(row["device_wait_ns"]) < 1_000_000
+    assert int(row["service_ns"]) < 40_000_000                 # one random read on the disk
+
+@needs_fuse
+@needs_fio
 def test_hdd_random_read_matches_the_model(simdisk: Path, disk_tmp: Path) -> None:
     """64K random reads, QD1, O_DIRECT, across the whole 120 GB (sparse) disk. 600 reads: the
     per-read standard deviation is ~5 ms (seek and rotation), so the mean service time is known

@@ -99,12 +99,13 @@ static void run_idle_work(struct daemon *d)
 	struct io_request r;
 	struct io_cost cost = { 0 };
 	uint64_t start = now > d->busy_until ? now : d->busy_until;
-	uint64_t end = d->model->idle(d->dev, start, &r, &cost);
+	uint64_t end = d->model->idle(d->dev, start + d->clock_offset, &r, &cost);
 
 	if (!end) {
 		d->idle_done = true;
 		return;
 	}
+	end = end > start + d->clock_offset ? end - d->clock_offset : start;
 	if (!r.length) {
 		d->idle_not_before = end;    /* the model waits for itself, the disk is free */
 		return;
@@ -189,7 +190,8 @@ static void set_up_process(const struct mount_opts *o)
 int daemon_run(struct daemon *d, const struct mount_opts *o)
 {
 	char err[1024];
-	struct device_env env = { .read_data = env_read_data, .identity = env_identity, .ctx = d };
+	struct device_env env = { .read_data = env_read_data, .identity = env_identity,
+				  .now = model_clock, .ctx = d };
 	char *fuse_argv[] = { "simdisk", "-o", "max_read=1048576,fsname=simdisk,subtype=simdisk",
 			      o->allow_other ? "-oallow_other" : NULL, NULL };
 	struct fuse_args args = FUSE_ARGS_INIT(o->allow_other ? 4 : 3, fuse_argv);

@@ -86,7 +86,8 @@ struct daemon {
 	bool idle_done;
 	uint64_t idle_not_before;     /* background work waits until then */
 	time_t mount_time;
-	bool setup;                     /* 'setup' on MOUNTPOINT/control: requests skip the model */
+	bool setup;                     /* 'setup' on MOUNTPOINT/control: requests skip the model's time */
+	uint64_t clock_offset;          /* the model's clock is CLOCK_MONOTONIC + this (see serve.c) */
 	/* counters */
 	struct op_totals ops[NOPS];
 	uint64_t cache_hits, cache_partial_hits, cache_misses, cache_hit_bytes;
@@ -134,6 +135,8 @@ char *stats_json(struct daemon *d, size_t *len);
 void serve_io(struct daemon *d, fuse_req_t req, enum io_op op, uint64_t off, size_t len,
 	      const char *data);
 int setup_message(struct daemon *d, const char *msg, size_t len);
+/* The model's clock (device_env.now): CLOCK_MONOTONIC + d->clock_offset. */
+uint64_t model_clock(void *ctx);
 
 /* daemon.c */
 int daemon_run(struct daemon *d, const struct mount_opts *o);

@@ -61,6 +61,8 @@ struct device_env {
 	int (*read_data)(void *ctx, uint64_t offset, void *buf, size_t len);
 	/* The backing file's device, inode, size and mtime (ns): 0, or -1 with errno. */
 	int (*identity)(void *ctx, uint64_t out[4]);
+	/* The device's clock (ns, the CLOCK_MONOTONIC of the times service gets); NULL: CLOCK_MONOTONIC. */
+	uint64_t (*now)(void *ctx);
 	void *ctx;
 };
 

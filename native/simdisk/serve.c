@@ -131,12 +131,21 @@ static void reply_done(fuse_req_t req, enum io_op op, const char *out, size_t le
  * Set-up mode ('setup' written to MOUNTPOINT/control, 'timed' ends it): the
  * harness fills the page cache from the disk before a trial's clock starts,
  * which is preparation, not a measurement. Its requests are answered as soon
- * as the backing file has served them, without waiting for the model's time:
- * the model still sees each one at its arrival (the head moves, a tier copies
- * a random-read miss and counts the block's use, as the seed machine's cache
- * saw the reads that filled it), but no fault applies, the device is not
- * busy for it, and the daemon's counters and trace leave it out (setup_ios
- * and setup_bytes count it); the model's own counters include it.
+ * as the backing file has served them, without waiting for the model's time.
+ * The model still serves each one, back to back on its own clock (the head
+ * moves, a tier copies a random-read miss, its copy queue drains at the
+ * flash's speed and the block's use is counted, as the seed machine's cache
+ * saw the reads that filled it), but no fault applies, the device is not busy
+ * for it in real time, and the daemon's counters and trace leave it out
+ * (setup_ios and setup_bytes count it); the model's own counters include it.
+ *
+ * The model's clock: every time the model gets is CLOCK_MONOTONIC plus
+ * clock_offset. A set-up request starts when the model's clock says the
+ * device is free and moves the offset on so that the clock reads at least the
+ * request's model end once it is answered; so the model sees the fill take
+ * as long as a timed fill would, and the clock never goes back. Between
+ * set-ups the offset is constant, so the model's times and the daemon's
+ * deadlines differ by it alone.
  */
 int setup_message(struct daemon *d, const char *msg, size_t len)
 {
@@ -151,16 +160,31 @@ int setup_message(struct daemon *d, const char *msg, size_t len)
 	return 0;
 }
 
+uint64_t model_clock(void *ctx)
+{
+	const struct daemon *d = ctx;
+
+	return monotonic_ns() + d->clock_offset;
+}
+
 static void serve_setup(struct daemon *d, fuse_req_t req, enum io_op op, uint64_t off, size_t len,
 			const char *data)
 {
 	struct io_request r = { .op = op, .offset = off, .length = len, .data = data };
 	struct io_cost cost = { 0 };
+	uint64_t now = monotonic_ns();
+	uint64_t start = (now > d->busy_until ? now : d->busy_until) + d->clock_offset;
 	char *out = NULL;
 	int err;
 
-	d->model->service(d->dev, &r, monotonic_ns(), &cost);
-	if ((err = backing_io(d, op, off, len, data, &out))) {
+	d->model->service(d->dev, &r, start, &cost);
+	err = backing_io(d, op, off, len, data, &out);
+	now = monotonic_ns();
+	if (start + cost.total_ns > now + d->clock_offset)
+		d->clock_offset = start + cost.total_ns - now;
+	d->last_activity = now;
+	d->idle_done = false;
+	if (err) {
 		fuse_reply_err(req, -err);
 		return;
 	}
@@ -210,7 +234,7 @@ void serve_io(struct daemon *d, fuse_req_t req, enum io_op op, uint64_t off, siz
 		fail_io(d, req, &r, arrival, fault.kind);
 		return;
 	}
-	d->model->service(d->dev, &r, fault.start_ns, &cost);
+	d->model->service(d->dev, &r, fault.start_ns + d->clock_offset, &cost);
 	cost.fault_ns = fault.start_ns - start;
 	cost.total_ns += cost.fault_ns;
 	uint64_t deadline = start + cost.total_ns;

@@ -184,6 +184,7 @@ char *stats_json(struct daemon *d, size_t *len)
 	json_bool(&j, d->setup);
 	json_kv_uint(&j, "ios", d->setup_ios);
 	json_kv_uint(&j, "bytes", d->setup_bytes);
+	json_kv_uint(&j, "skipped_ns", d->clock_offset);
 	json_object_end(&j);
 	json_kv_object_begin(&j, "faults");
 	faults_stats(&d->faults, monotonic_ns(), &j);

@@ -45,9 +45,13 @@ static void identity_text(const uint64_t id[4], char *buf, size_t len)
 		 (unsigned long long)(id[3] / 1000000000u), (unsigned long long)(id[3] % 1000000000u));
 }
 
-static uint64_t monotonic_now(void)
+/* The device's clock: the daemon's when it gives one (set-up mode moves it ahead), else CLOCK_MONOTONIC. */
+static uint64_t device_now(const struct tiered *t)
 {
 	struct timespec ts;
+
+	if (t->env.now)
+		return t->env.now(t->env.ctx);
 
 	clock_gettime(CLOCK_MONOTONIC, &ts);
 	return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
@@ -58,7 +62,7 @@ int tiered_save_state(const struct device *d, const char *path, char *err, size_
 	const struct tiered *t = (const struct tiered *)d;
 	struct state_header h = { .block_bytes = t->p.cache_block, .entries = t->nentries,
 				  .history = t->hist.used };
-	uint64_t now = monotonic_now();
+	uint64_t now = device_now(t);
 	char tmp[4096];
 	FILE *f;
 
@@ -180,7 +184,7 @@ int tiered_load_state(struct device *d, const char *path, char *err, size_t errl
 {
 	struct tiered *t = tiered_of(d);
 	struct state_header h;
-	uint64_t ours[4], now = monotonic_now();
+	uint64_t ours[4], now = device_now(t);
 	struct state_record rec;
 	FILE *f;
 	int form = open_state(path, t->p.cache_block, &h, &f, err, errlen);

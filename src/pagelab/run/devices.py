@@ -93,7 +93,8 @@ class EmulatedDisk:
     @contextmanager
     def setup(self) -> Iterator[None]:
         """While open, the emulator answers every request as soon as its backing file has served
-        it: the model still sees the request, but no fault applies, the device is not busy for it
+        it: the model still serves the request, back to back on a clock of its own (so a tier's copy
+        queue drains as in a timed fill), but no fault applies, the device is not busy for it
         and only the stats' `setup` and the model's own counters count it. For filling a page
         cache from the disk before a trial's clock starts, which measures nothing. Timed again
         on exit, whatever happened inside."""
