@@ -395,6 +395,63 @@ def test_a_recorded_tier_profile_is_read_as_the_tier_model_it_ran_on(name, exper
         assert filled["cache_profile"] == raw["tier_cache_profile"]
 
 
+def test_a_key_added_to_a_profile_hashes_as_the_block_without_it_at_its_old_value():
+    """config/renames.yaml's `added`: each key a profile gained is a setting of that profile whose
+    schema default is the value the runs made without it had, so a block of that profile holding
+    it hashes as the block without it (a run made before is no changed config); another value
+    changes the hash, and a profile that always set the key (readyboost's seed) keeps it in."""
+    schema = config.load_schema()
+    checked = 0
+    for experiment, parts in config.renames().items():
+        for profile, keys in parts["added"].items():
+            default = config.resolve(config.validate({"profile": profile}))[experiment]
+            for key, value in keys.items():
+                assert key in config.profile_keys(schema, experiment, profile), (experiment, profile, key)
+                assert default["profile"] == profile and default[key] == value, (experiment, profile, key)
+                without = {k: v for k, v in default.items() if k != key}
+                assert config.run_hash(experiment, default) == config.run_hash(experiment, without)
+                other = next(v for v in schema["definitions"][f"{experiment}_profile"]["properties"][key]["enum"]
+                             if v != value)
+                assert config.run_hash(experiment, {**default, key: other}) != config.run_hash(experiment, default)
+                checked += 1
+    assert checked >= 2  # readyboost's retouch_order in quick and full
+    seed = config.resolve(config.validate({"profile": "seed"}))["readyboost"]
+    assert seed["retouch_order"] == "seq" and "seed" not in config.renames()["readyboost"]["added"]
+    assert config.run_hash("readyboost", seed) != config.run_hash(
+        "readyboost", {k: v for k, v in seed.items() if k != "retouch_order"})
+
+
+@pytest.mark.parametrize("name,experiment", [
+    case for profile in ("quick", "full")
+    for case in recorded_params(["readyboost"], f"{REFERENCE_RECORDING.split('/')[0]}/{profile}",
+                                with_recording=True)])
+def test_a_recording_made_without_retouch_order_reads_it_as_seq_and_hashes_as_before(tmp_path, name, experiment):
+    """A quick or full readyboost recording made before those profiles set retouch_order keeps
+    its config.json without it (the file is not rewritten). Read (make PROFILE=recorded's check,
+    `pagelab trial`'s block, the notebooks) it is seq, the order it ran in, and its run hash is
+    the hash of the block the schema filled before, without the key: not a changed config."""
+    import json
+
+    from pagelab.data import recording
+    from pagelab.experiments import harness, recovery
+
+    src = recording.recorded_dir() / name / experiment
+    raw = json.loads((src / "config.json").read_text())
+    assert "retouch_order" not in raw and raw["profile"] in ("quick", "full")
+    block = recording.check_run(src.parent, [experiment], recording.REQUIRED)[experiment]
+    assert block["retouch_order"] == "seq"
+    filled = config.check_block(experiment, block, machine=False)
+    assert filled["retouch_order"] == "seq" and recovery.design(filled).retouch_order == "seq"
+    also = sorted(json.loads((src / "provenance.json").read_text()).get("device_profiles") or {})
+    before = {k: v for k, v in filled.items() if k != "retouch_order"}  # what the schema filled without it
+    assert config.run_hash(experiment, filled, also=also) == config.run_hash(experiment, before, also=also)
+    # the notebooks read the recorded config.json as it is, under today's names
+    out = tmp_path / experiment
+    out.mkdir()
+    (out / "config.json").write_text((src / "config.json").read_text())
+    assert harness.read_json(out, "config.json")["retouch_order"] == "seq"
+
+
 @pytest.mark.parametrize("name,experiment", [
     case for profile in ("quick", "full")
     for case in recorded_params(["payoff", "pagein", "seekmodel"], f"{REFERENCE_RECORDING.split('/')[0]}/{profile}",

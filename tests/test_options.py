@@ -139,13 +139,6 @@ def test_a_default_is_written_once_in_the_schema_or_the_tool(native_build):
     assert set(BY_HAND_DEFAULTS) <= set(twice), f"stale exemptions: {set(BY_HAND_DEFAULTS) - set(twice)}"
 
 
-# Keys that set a required option and that a profile leaves unset: the harness's code holds
-# that profile's value (one line each: where, and why it is not in the schema).
-UNSET_IN_A_PROFILE = {
-    ("readyboost", "retouch_order"): "quick and full leave it unset: recovery.design re-touches in address order",
-}
-
-
 def test_a_required_option_the_schema_sets_has_its_default_in_the_schema(native_build):
     """The schema is the one home of a value the harness always passes: superfetch's --poll,
     --group, --depth, --priority and --mode and hog victim's --order are required in the C
@@ -160,9 +153,6 @@ def test_a_required_option_the_schema_sets_has_its_default_in_the_schema(native_
         required.add((m.tool, m.subcommand, m.option))
         assert opt.default is None, f"{m.tool} --{m.option} is required and has a default {opt.default!r}"
         unset = sorted(p for p, v in schema_defaults(key).items() if v is None)
-        if key in UNSET_IN_A_PROFILE:
-            assert unset, f"{'.'.join(key)} is set in every profile now: drop it from UNSET_IN_A_PROFILE"
-            continue
         assert not unset, f"{'.'.join(key)}: {m.tool} --{m.option} is required, the schema leaves it unset in {unset}"
     agent = {("superfetch", None, o) for o in ("poll", "group", "depth", "priority", "mode")}
     assert agent | {("hog", "victim", "order")} <= required
@@ -215,7 +205,15 @@ def test_the_access_order_and_the_agents_mode_reach_their_flags(native_build):
     cmd = tools.hog_victim_cmd(4096, "zero", 1, Path("r"), Path("g"), retouch_order=conf["retouch_order"])
     assert cmd[cmd.index("--order") + 1] == "random"
     assert recovery.design({"ram": "24M", "retouch_order": "random"}).retouch_order == "random"
+    for profile in config.PROFILES:  # every readyboost profile sets it: the schema's value reaches --order
+        block = config.resolve(config.validate({"profile": profile}))["readyboost"]
+        d = recovery.design(block)
+        cmd = tools.hog_victim_cmd(4096, "zero", 1, Path("r"), Path("g"), retouch_order=d.retouch_order)
+        assert block["retouch_order"] == d.retouch_order == cmd[cmd.index("--order") + 1] == "seq", profile
+    with pytest.raises(KeyError, match="retouch_order"):  # no value of the code's own behind the schema's
+        recovery.design({"ram": "24M"})
     cell = payoff.design_cells(cfg["payoff"])[0]
+    assert payoff.cell_design(cfg["payoff"], cell).retouch_order == cfg["payoff"]["retouch_order"] == "seq"
     assert payoff.readyboost_arm(cell, "tier") == f"tier_{cell.agent_mode}"
     assert recovery.ARM[payoff.readyboost_arm(cell, "tier")].agent_mode == cell.agent_mode
     cmd = tools.superfetch_cmd(1, Path("/cg"), Path("go"), Path("s"), Path("r"), Path("d"), mode=cell.agent_mode)

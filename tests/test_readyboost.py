@@ -184,15 +184,16 @@ def test_the_recovery_criteria_on_series_with_known_answers():
 def test_the_seed_design_pushes_out_the_share_the_seed_describes():
     """Seed 000: 3 GB of RAM, 1.4 GB of working sets and 1.6 GB of cache; two 1 GB hogs drive
     out "the 1.6GB cache and 0.4GB working sets": (1400 + 2048 - 3072) MiB of 1400."""
-    seed = rb.design({"ram": "3G", "working_set": "1400M", "file_cache": "1600M", "hog_size": "1G"})
+    seed = rb.design({"ram": "3G", "working_set": "1400M", "file_cache": "1600M", "hog_size": "1G",
+                      "retouch_order": "seq"})
     assert seed.intended_share == pytest.approx(376 / 1400)
     assert (seed.working_set, seed.hog, seed.file_cache) == (1400 << 20, 1 << 30, 1600 << 20)
     # quick: a third of the RAM, hogs of two thirds each, files in the seed profile's 1600M of 3G
-    scaled = rb.design({"ram": "24M"})
+    scaled = rb.design({"ram": "24M", "retouch_order": "seq"})
     assert (scaled.working_set, scaled.hog, scaled.file_cache, scaled.intended_share) == \
         (8 << 20, 16 << 20, 25 << 19, 1.0)
     with pytest.raises(ConfigError, match="the hogs would push nothing out"):
-        rb.design({"ram": "3G", "working_set": "1G", "hog_size": "512M", "profile": "seed"})
+        rb.design({"ram": "3G", "working_set": "1G", "hog_size": "512M", "profile": "seed", "retouch_order": "seq"})
 
 
 def test_validity_asks_for_the_intended_share_and_the_dropped_cache():
@@ -205,7 +206,8 @@ def test_validity_asks_for_the_intended_share_and_the_dropped_cache():
 
 
 def test_preflight_refuses_a_cgroup_this_machine_cannot_hold():
-    cfg = {"ram": "3G", "working_set": "1400M", "file_cache": "1600M", "hog_size": "1G", "profile": "seed"}
+    cfg = {"ram": "3G", "working_set": "1400M", "file_cache": "1600M", "hog_size": "1G", "profile": "seed",
+           "retouch_order": "seq"}
     assert rb.preflight(cfg, available=8 << 30).ram == 3 << 30
     with pytest.raises(ConfigError, match=r"readyboost.seed.ram: 3G of cgroup RAM needs 4.5 GiB .* 2.0 GiB available"):
         rb.preflight(cfg, available=2 << 30)

@@ -271,7 +271,8 @@ def check(cfg: dict[str, Any]) -> None:
             raise ConfigError(f"{NAME}.cache_profiles: {stick} fails ReadyBoost's device test (simdisk qualify "
                               f"--profile {stick}): ReadyBoost would not use it")
     biggest = max(levels(cfg)["ram_x"])
-    recovery.preflight({"ram": str(int(parse_size(cfg["ram"]) * biggest)), "profile": cfg.get("profile")})
+    recovery.preflight({"ram": str(int(parse_size(cfg["ram"]) * biggest)), "profile": cfg.get("profile"),
+                        "retouch_order": cfg["retouch_order"]})
     if cell_design(cfg, dataclasses.replace(center(cfg), ram_x=1.0)).intended_share <= 0:
         raise ConfigError(f"{NAME}.ram: {cfg['ram']} is too small for the seed's proportions")
 

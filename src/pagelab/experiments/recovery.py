@@ -83,7 +83,7 @@ class Design:
     working_set: int
     file_cache: int
     hog: int
-    retouch_order: str = "seq"  # the victim's re-touch: seq (address order) or random (seed 000's worst case)
+    retouch_order: str  # the victim's re-touch: seq (address order) or random (seed 000's worst case)
 
     @property
     def intended_share(self) -> float:
@@ -108,14 +108,15 @@ class Design:
 def design(cfg: dict[str, Any]) -> Design:
     """The profile's sizes; unset ones follow the scaled design: a working set of a third of
     the RAM, hogs of two thirds each, a file set in the seed profile's proportion, 1600M in 3G
-    (SEED_FILE_SHARE of the RAM, whole pages), the re-touch in address order."""
+    (SEED_FILE_SHARE of the RAM, whole pages). The re-touch order is the block's retouch_order,
+    which every profile sets (the schema)."""
     ram = parse_size(cfg["ram"])
     d = Design(ram=ram,
                working_set=parse_size(cfg["working_set"]) if cfg.get("working_set") else ram // 3,
                file_cache=(parse_size(cfg["file_cache"]) if cfg.get("file_cache")
                            else int(SEED_FILE_SHARE * ram) // PAGE * PAGE),
                hog=parse_size(cfg["hog_size"]) if cfg.get("hog_size") else 2 * (ram // 3),
-               retouch_order=cfg.get("retouch_order") or "seq")
+               retouch_order=cfg["retouch_order"])
     where = f"{PREFIX}.{cfg.get('profile', 'quick')}"
     if d.intended_share <= 0:
         raise ConfigError(f"{where}: working set {cfg.get('working_set')} and {HOGS} hogs of {d.hog} bytes fit in "

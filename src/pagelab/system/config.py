@@ -148,12 +148,20 @@ def renames_path() -> Path:
 
 
 @functools.cache
-def renames() -> dict[str, dict[str, dict[str, str | None]]]:
+def renames() -> dict[str, dict[str, dict[str, Any]]]:
     """config/renames.yaml: per experiment, the old names of its settings (`config`) and of its
     trial columns (`columns`) -> their current names, or None for a name retired with no
-    successor."""
+    successor; and per profile, the settings its block gained with the value its runs had
+    without them (`added`: profile -> {key: value})."""
     doc = yaml.safe_load(renames_path().read_text()) or {}
-    return {exp: {part: dict(doc[exp].get(part) or {}) for part in ("config", "columns")} for exp in doc}
+    return {exp: {part: dict(doc[exp].get(part) or {}) for part in ("config", "columns", "added")} for exp in doc}
+
+
+def added_keys(experiment: str, profile: Any) -> dict[str, Any]:
+    """The settings `profile`'s block of `experiment` gained after runs were made without them,
+    each with the value those runs had (config/renames.yaml's `added`): key -> value."""
+    added = renames().get(experiment, {}).get("added", {})
+    return dict(added.get(profile) or {}) if isinstance(profile, str) else {}
 
 
 def _renamed(mapping: dict[str, str | None], d: dict[str, Any]) -> dict[str, Any]:
@@ -170,12 +178,16 @@ def _renamed(mapping: dict[str, str | None], d: dict[str, Any]) -> dict[str, Any
 
 def renamed_block(experiment: str, block: dict[str, Any]) -> dict[str, Any]:
     """A recorded config block under the current names: its old keys renamed, its profile
-    sub-blocks' too (config/renames.yaml)."""
-    mapping = renames().get(experiment, {}).get("config", {})
-    if not mapping or not isinstance(block, dict):
+    sub-blocks' too, and a resolved block (one with its `profile`) given each setting its
+    profile gained later with the value it ran with, where it lacks it (config/renames.yaml)."""
+    if not isinstance(block, dict):
         return block
-    return {k: (_renamed(mapping, v) if k in PROFILES and isinstance(v, dict) else v)
-            for k, v in _renamed(mapping, block).items()}
+    mapping = renames().get(experiment, {}).get("config", {})
+    if mapping:
+        block = {k: (_renamed(mapping, v) if k in PROFILES and isinstance(v, dict) else v)
+                 for k, v in _renamed(mapping, block).items()}
+    lacking = {k: v for k, v in added_keys(experiment, block.get("profile")).items() if k not in block}
+    return {**block, **copy.deepcopy(lacking)} if lacking else block
 
 
 def renamed_columns(experiment: str, columns: Sequence[str]) -> list[str]:
@@ -462,6 +474,10 @@ def run_hash(experiment: str, block: dict[str, Any], schema: dict[str, Any] | No
     """What a trial record is matched on when a run resumes: the config block's hash, with the
     device profiles it runs on (device_profiles, `also` among them). A changed profile makes the
     trials measured on the old one stale, so they are measured again; a block that names no
-    device hashes as the block alone."""
+    device hashes as the block alone. A setting its profile gained later (added_keys) is left
+    out while it holds the value the runs made without it had: such a run, and a recording of
+    one, hashes as it did, and another value is a changed config."""
+    added = added_keys(experiment, block.get("profile", "quick"))
+    hashed = {k: v for k, v in block.items() if k not in added or v != added[k]}
     devices = device_profiles(experiment, block, schema, also)
-    return config_hash({**block, "device_profiles": devices} if devices else block)
+    return config_hash({**hashed, "device_profiles": devices} if devices else hashed)
