@@ -27,6 +27,9 @@ rule trial:
         "results/logs/{experiment}.log",
     benchmark:
         "results/benchmarks/{experiment}.tsv"
+    # every core Snakemake was given: no other job (a notebook, a table, the paper) runs beside a
+    # measurement, while those jobs share the cores between and after the trials
+    threads: lambda wildcards: workflow.cores
     resources:
         machine=1,  # measurements never overlap each other
     conda:
