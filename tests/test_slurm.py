@@ -8,27 +8,30 @@ paging state), and on node3 compression's zswap arm, whose trials turn on a swap
 after every run each node's paging state, as the node sees it (`pagelab state show` in its
 namespaces), is the one it had before, and nothing of it is an orphan.
 
-One fleet, run three times. In the first run, node3's trial stops itself inside its state scope
+One fleet, run five times. In the first run, node3's trial stops itself inside its state scope
 (the journal's fault point PAGELAB_FAULT_AT, with SIGSTOP: swap and zswap on, the journal holding
 them) and its job is cancelled there with scancel, and node2 is set DOWN while its last job runs;
 the run reports both as failed jobs (CANCELLED, NODE_FAIL) and the other jobs complete. The
-cancelled trial put the node's state back itself (Slurm's SIGCONT and SIGTERM, within KillWait),
-and node3's next job, which runs `pagelab state recover` first, leaves it as before too. The second
-run, with node2 still down, is what a later submission of the same run gets where Slurm has
-accounting and the plugin has learnt the failed node (its --exclude list, given here with
---slurm-exclude-failed-nodes, since this cluster has no accounting): node2's job is refused by sbatch at
-once and node3's runs (its next job). Then node2 is resumed and the third run runs exactly node2's
-job; the merge has one row per node. Meanwhile squeue is watched: every trial job is seen running
-on its own node, exclusively; Slurm's own start and end times show that no two jobs shared a node
-and that the nodes ran side by side. Last, the cluster is stopped and nothing of it is left. Before
-that fleet, on the same cluster, the plan (`pagelab fleet plan`, pagelab.run.fleetplan): the same
-matrix run twice without failures, the second pass's span within 25 % of the plan made from the
-first pass's durations.
+cancelled trial put the node's state back itself (Slurm's SIGCONT and SIGTERM, within KillWait).
+The second run, with node2 still down, is what a later submission of the same run gets where
+Slurm has accounting and the plugin has learnt the failed node (its --exclude list, given here
+with --slurm-exclude-failed-nodes, since this cluster has no accounting): node2's job is refused
+by sbatch at once and node3's next job runs (its `pagelab state recover` finds nothing), stops
+itself inside its state scope again, and node3 is set DOWN there: the job is NODE_FAIL, and the
+trial, sent SIGCONT and SIGTERM by the node's slurmd as for scancel, puts the node's state back
+itself. Then node2 and node3 are resumed and the third run runs exactly their two missing jobs;
+the fourth is the merge, one row per node. Meanwhile squeue is watched: every trial job is seen
+running on its own node, exclusively; Slurm's own start and end times show that no two jobs
+shared a node and that the nodes ran side by side. The fifth run is the plan's (`pagelab fleet
+plan`, pagelab.run.fleetplan): every job again, in the plan made from the first three runs'
+durations and overheads, its span within 25 % of the prediction. Last, the cluster is stopped
+and nothing of it is left.
 Slow (about three minutes): `pipeline`. Before it, quick and without a cluster: local_slurm.py uses
 and removes only a directory it made, and refuses any other."""
 
 from __future__ import annotations
 
+import csv
 import importlib.util
 import json
 import os
@@ -45,7 +48,7 @@ import pytest
 
 from conftest import REPO, VENV_BIN
 from test_fleet import FLEET_BLOCK as LIGHT
-from test_fleet import fleet_repo, job_count, merge_rows, overlap
+from test_fleet import fleet_repo, job_count, overlap
 
 pipeline = pytest.mark.pipeline   # the tests on a running cluster (the quick ones on its directory are not)
 
@@ -271,18 +274,26 @@ def slurm_cluster():
     shutil.rmtree(root, ignore_errors=True)
 
 
-class Watch(threading.Thread):
-    """squeue every 0.2 s while the fleet runs: every (job, state, node, oversubscribe, comment)
-    seen; node3's job cancelled with scancel once its trial has stopped itself inside its state
-    scope (FAULT), what the journal and the machine held then kept (`in_scope`); node2 set DOWN
-    once its first job has completed and the trial of its last one runs."""
+def down(node: str) -> list[str]:
+    return ["scontrol", "update", f"NodeName={node}", "State=DOWN", "Reason=test_slurm"]
 
-    def __init__(self, env: dict[str, str], repo: Path, earlier: set[str] = frozenset()):
+
+class Watch(threading.Thread):
+    """squeue every 0.2 s while a run of the fleet goes on: every (job, state, node,
+    oversubscribe, comment) seen. Once node3's trial has stopped itself inside its state scope
+    (FAULT), what the journal and the machine held then is kept (`in_scope`) and its job is
+    cancelled with scancel (`on_stop="scancel"`) or its node set DOWN (`on_stop="down"`), the job
+    kept in `stopped`. With `down_node2`, node2 is set DOWN once its first job has completed and
+    the trial of its last one runs (`downed`)."""
+
+    def __init__(self, env: dict[str, str], repo: Path, earlier: set[str] = frozenset(), on_stop: str = "scancel",
+                 down_node2: bool = False):
         super().__init__(daemon=True)
         self.env, self.repo, self.stop = env, repo, threading.Event()
-        self.earlier = earlier   # jobs of an earlier fleet on this cluster (squeue keeps them)
+        self.earlier = earlier   # jobs of the runs before this one (squeue keeps them)
+        self.on_stop, self.down_node2 = on_stop, down_node2
         self.seen: set[tuple[str, str, str, str, str]] = set()
-        self.cancelled: tuple[str, str] | None = None
+        self.stopped: tuple[str, str] | None = None
         self.in_scope: dict[str, list[str]] = {}
         self.downed: tuple[str, str] | None = None
         self.errors: list[str] = []
@@ -295,18 +306,18 @@ class Watch(threading.Thread):
             for job, st, node, over, _, _, comment in rows:
                 self.seen.add((job, st, node, over, comment))
             trial = [(r[0], r[1], job_of(r[6])) for r in rows if job_of(r[6])]
-            if self.cancelled is None:
+            if self.stopped is None:
                 for job, st, (host, exp) in trial:
                     if (host, exp) == STATEFUL and st == "RUNNING" and trial_process(host, exp, "T"):
                         self.in_scope = self.scope_now()
-                        self.act(["scancel", job])
-                        self.cancelled = (job, f"{host}/{exp}")
+                        self.act(["scancel", job] if self.on_stop == "scancel" else down(host))
+                        self.stopped = (job, f"{host}/{exp}")
             node2 = [(job, st, exp) for job, st, (host, exp) in trial if host == "node2"]
-            if self.downed is None and any(st == "COMPLETED" for _, st, _ in node2) \
+            if self.down_node2 and self.downed is None and any(st == "COMPLETED" for _, st, _ in node2) \
                     and not any(st == "PENDING" for _, st, _ in node2):
                 for job, st, exp in node2:
                     if st == "RUNNING" and self.trial_runs("node2", exp):
-                        self.act(["scontrol", "update", "NodeName=node2", "State=DOWN", "Reason=test_slurm"])
+                        self.act(down("node2"))
                         self.downed = (job, f"node2/{exp}")
             time.sleep(0.2)
 
@@ -347,16 +358,29 @@ def snakemake(repo: Path, env: dict[str, str], target: str, *extra: str) -> subp
 SQUEUE_PLAN = ["squeue", "-h", "-t", "all", "-o", "%i|%T|%N|%S|%e|%y|%k"]
 
 
-def trial_span(results: Path, host: str, exp: str) -> tuple[float, float]:
+def trial_span(results: Path, host: str, exp: str, window: tuple[float, float]) -> tuple[float, float]:
+    """The first start and last end of a job's trial records: those inside `window`, the job's
+    start and end in Slurm's whole seconds (an experiment's records may come from several jobs,
+    as trials resume)."""
     recs = [json.loads(p.read_text()) for p in (results / host / exp / "trials").glob("*.json")]
-    return (min(datetime.fromisoformat(r["start"]).timestamp() for r in recs),
-            max(datetime.fromisoformat(r["end"]).timestamp() for r in recs))
+    spans = [(datetime.fromisoformat(r["start"]).timestamp(), datetime.fromisoformat(r["end"]).timestamp())
+             for r in recs]
+    mine = [(a, b) for a, b in spans if window[0] - 1 <= a and b <= window[1] + 1]
+    assert mine, (host, exp, window, spans)
+    return min(a for a, _ in mine), max(b for _, b in mine)
 
 
 def trial_logs(repo: Path) -> str:
     """The end of every fleet trial job's own log (why a job failed)."""
     return "".join(f"\n--- {p.relative_to(repo)}:\n" + p.read_text(errors="replace")[-1500:]
                    for p in sorted((repo / "results/logs/fleet").glob("*/*.log")))
+
+
+def job_logs(repo: Path) -> dict[str, str]:
+    """Every fleet trial job's own log as it is now (`host/experiment.log`: a job's run replaces
+    the one before)."""
+    logs = repo / "results/logs/fleet"
+    return {str(p.relative_to(logs)): p.read_text(errors="replace") for p in sorted(logs.glob("*/*.log"))}
 
 
 def pass_rows(text: str, before: set[str]) -> list[dict[str, str]]:
@@ -366,84 +390,182 @@ def pass_rows(text: str, before: set[str]) -> list[dict[str, str]]:
             if len(r) == len(keys) and r[0] not in before and job_of(r[6])]
 
 
-def overheads(rows: list[dict[str, str]], results: Path, t0: float, t1: float) -> tuple[list[float], float]:
-    """What one pass shows beyond its trials: per node, Slurm's busy span less its trials, per
-    job; and the run's own time outside every node's busy span (Snakemake's start and end)."""
-    busy, per_job = {}, []
-    for node in NODES:
+def overheads(rows: list[dict[str, str]], results: Path, t0: float, t1: float) -> tuple[dict[str, float], float]:
+    """What one run shows beyond its trials (`rows`: its trial jobs, completed): per node, Slurm's
+    busy span less its jobs' trials, per job; and the run's own time outside every node's busy
+    span (Snakemake's start and end)."""
+    busy, per_job = {}, {}
+    for node in sorted({r["node"] for r in rows}):
         mine = [r for r in rows if r["node"] == node]
-        a = min(datetime.fromisoformat(r["start"]).timestamp() for r in mine)
-        b = max(datetime.fromisoformat(r["end"]).timestamp() for r in mine)
-        spans = [trial_span(results, *job_of(r["comment"])) for r in mine]
+        windows = [(datetime.fromisoformat(r["start"]).timestamp(), datetime.fromisoformat(r["end"]).timestamp())
+                   for r in mine]
+        a, b = min(w[0] for w in windows), max(w[1] for w in windows)
+        spans = [trial_span(results, *job_of(r["comment"]), w) for r, w in zip(mine, windows, strict=True)]
         busy[node] = (a, b)
-        per_job.append(((b - a) - sum(y - x for x, y in spans)) / len(mine))
+        per_job[node] = ((b - a) - sum(y - x for x, y in spans)) / len(mine)
     run = (min(a for a, _ in busy.values()) - t0) + (t1 - max(b for _, b in busy.values()))
     return per_job, run
 
 
+def trial_ended(host: str, exp: str, seconds: float = 30) -> bool:
+    """Wait until no `pagelab fleet trial <host> <exp>` is left (Slurm calls a job failed at
+    once; its trial ends once it has undone its changes); False if one still is."""
+    t0 = time.monotonic()
+    while trial_process(host, exp) and time.monotonic() - t0 < seconds:
+        time.sleep(0.1)
+    return trial_process(host, exp) is None
+
+
+def queue_rows(text: str) -> dict[str, dict[str, str]]:
+    keys = ["job", "state", "node", "oversubscribe", "start", "end", "comment"]
+    return {r[0]: dict(zip(keys, r, strict=True)) for r in (ln.split("|") for ln in text.splitlines())
+            if len(r) == len(keys)}
+
+
 @pytest.fixture(scope="module")
-def planned_fleet(slurm_cluster, env):
-    """The light matrix run twice on the cluster, without failures. The first pass gives the
-    durations (its trial records: this matrix is not in data/recorded/) and the overheads per job
-    and per run this machine shows now (its squeue times: the light matrix's jobs are a few
-    seconds of trials and more of overhead, which moves with the machine's load, so the plan
-    takes it from the same run rather than from fleetplan's constants); the second runs with the
-    plan made from them (PAGELAB_FLEET_TIMES), and its wall time is compared with the plan's
-    prediction. Slurm's start and end of every job of the second pass are kept (squeue), and each
-    node's paging state before the passes and after each (node_states)."""
+def slurm_fleet(slurm_cluster, env):
+    """The fleet through the cluster: one repository, five runs of it, then the cluster stopped.
+
+    1. `first`, FAULT set: node3's trial stops itself inside its state scope and its job is
+       cancelled there with scancel; node2 is set DOWN while its last job runs.
+    2. `excluded`, node2 still down and on the plugin's --exclude list (what a later submission
+       of the same run gets where Slurm has accounting), FAULT set: node2's job is refused by
+       sbatch, node3's next job runs, stops itself inside its state scope, and node3 is set DOWN
+       there.
+    3. `rerun`, node2 and node3 resumed: their two missing jobs. 4. `merged`: the merge.
+    5. `second`, the planned pass: every job again, submitted in the plan (`pagelab fleet plan`'s
+       code) made from the results of 1 to 3 (PAGELAB_FLEET_TIMES) and from the overheads this
+       machine shows now: per job, the first run's nodes whose jobs all completed (node1, two
+       jobs one after the other, as in a pass; the light matrix's jobs are mostly overhead, which
+       moves with the machine's load, so the plan takes it from the same cluster and minute
+       rather than fleetplan's constants); per run, the rerun's (a run without failure).
+
+    Each node's paging state is kept before the runs and after 1, 2, 3 and 5, with the trial
+    jobs' logs after 1, 2 and 3, the squeue rows and Slurm's `scontrol show job` of node3's
+    downed job. The results of 1 to 3 (with the merge) are moved to `results` before 5."""
     from pagelab.run import fleetplan
 
     root = slurm_cluster["root"]
-    repo = fleet_repo(root.parent / "plan", FLEET_BLOCK)
-    times = root.parent / "plan-times"
+    repo = fleet_repo(root.parent / "fleet", FLEET_BLOCK)
+    results = root.parent / "first-results"   # the results of runs 1 to 3 and the merge; the plan's durations
     e = cluster_env(slurm_cluster, env)
 
-    def queue() -> str:
-        return subprocess.run(SQUEUE_PLAN, capture_output=True, text=True, env=e, timeout=30).stdout
+    def queue_all(fmt: list[str] = SQUEUE) -> str:
+        return subprocess.run(fmt, capture_output=True, text=True, env=e, timeout=30).stdout
 
-    # the native tools first: the first pass's run overhead must not hold a build the second skips
+    def squeue() -> str:
+        """squeue -t all of this fleet's jobs (a job's row is kept for MinJobAge), not the build's."""
+        return "".join(ln + "\n" for ln in queue_all().splitlines() if ln.split("|", 1)[0] not in earlier)
+
+    # the native tools first: the runs' overheads must not hold a build
     built = snakemake(repo, e, "native")
     assert built.returncode == 0, built.stderr[-3000:]
+    before = state_show(e)
     states = {"before": node_states(slurm_cluster, env)}
-    before = set(queue_rows(queue()))
+    earlier = set(queue_rows(queue_all()))
+    watch = Watch(e, repo, earlier, on_stop="scancel", down_node2=True)
+    watch.start()
     t0 = time.time()
-    first = snakemake(repo, e, "fleet_trials")
+    try:
+        first = snakemake(repo, {**e, **FAULT}, "fleet_trials", "--keep-going")
+    finally:
+        watch.stop.set()
+        watch.join()
     t1 = time.time()
-    assert first.returncode == 0, first.stderr[-3000:] + trial_logs(repo)
-    states["first pass"] = node_states(slurm_cluster, env)
-    first_rows = pass_rows(queue(), before)
-    shutil.rmtree(times, ignore_errors=True)
-    shutil.move(repo / "results/fleet", times)   # the second pass runs every job again
-    per_job, per_run = overheads(first_rows, times, t0, t1)
-    overhead = sum(per_job) / len(per_job)
-    before = set(queue_rows(queue()))
-    plan = fleetplan.lpt(fleetplan.job_cells(JOBS, times), NODES, overhead=overhead, run_overhead=per_run)
-    t0 = time.time()
-    second = snakemake(repo, {**e, "PAGELAB_FLEET_TIMES": str(times)}, "fleet_trials")
-    t1 = time.time()
-    assert second.returncode == 0, second.stderr[-3000:] + trial_logs(repo)
-    rows = pass_rows(queue(), before)
-    states["second pass"] = node_states(slurm_cluster, env)
-    yield {"plan": plan, "first": first, "second": second, "t0": t0, "t1": t1, "rows": rows,
-           "results": repo / "results/fleet", "times": times, "first_overheads": (overhead, per_run),
-           "states": states}
+    queue_first = squeue()
+    cancelled_ended = trial_ended(*STATEFUL)
+    states["cancelled"] = node_states(slurm_cluster, env)
+    first_logs = job_logs(repo)
+    # 2: node2 down and excluded; node3's next job set DOWN inside its state scope
+    watch_down = Watch(e, repo, set(queue_rows(queue_all())), on_stop="down")
+    watch_down.start()
+    try:
+        excluded = snakemake(repo, {**e, **FAULT}, "fleet_trials", "--keep-going", "--slurm-exclude-failed-nodes",
+                             "node2")
+    finally:
+        watch_down.stop.set()
+        watch_down.join()
+    queue_excluded = squeue()
+    down_ended = trial_ended(*STATEFUL)
+    states["node down"] = node_states(slurm_cluster, env)
+    down_logs = job_logs(repo)
+    down_job = subprocess.run(["scontrol", "show", "job", watch_down.stopped[0] if watch_down.stopped else "0"],
+                              capture_output=True, text=True, env=e, timeout=30)
+    down_nodes = subprocess.run(["sinfo", "-h", "-N", "-o", "%N|%T|%E"], capture_output=True, text=True, env=e,
+                                timeout=30).stdout
+    # the run goes on only without a lingering trial: its stopped process would hold the state lock
+    assert cancelled_ended and down_ended, (cancelled_ended, down_ended, trial_logs(repo))
+    resumed = [subprocess.run(["scontrol", "update", f"NodeName={n}", "State=RESUME"], capture_output=True,
+                              text=True, env=e, timeout=30) for n in ("node2", "node3")]
+    # 3: the rerun, timed for the plan's overhead per run
+    before_rerun = set(queue_rows(queue_all()))
+    t0c = time.time()
+    rerun = snakemake(repo, e, "fleet_trials", "--keep-going")
+    t1c = time.time()
+    states["next job"] = node_states(slurm_cluster, env)
+    rerun_logs = job_logs(repo)
+    merged = snakemake(repo, e, "fleet_merge")
+    queue = squeue()
+    # 5: the planned pass, from the results of 1 to 3
+    shutil.rmtree(results, ignore_errors=True)
+    shutil.move(repo / "results/fleet", results)   # the planned pass runs every job again
+    rows_first = [r for r in queue_rows(queue_first).values() if job_of(r["comment"])]
+    clean = [r for r in rows_first if all(s["state"] == "COMPLETED" for s in rows_first if s["node"] == r["node"])]
+    per_node, _ = overheads(clean, results, t0, t1)
+    rows_rerun = [r for j, r in queue_rows(queue).items() if j not in before_rerun and job_of(r["comment"])]
+    _, per_run = overheads(rows_rerun, results, t0c, t1c)
+    overhead = sum(per_node.values()) / len(per_node)
+    plan = fleetplan.lpt(fleetplan.job_cells(JOBS, results), NODES, overhead=overhead, run_overhead=per_run)
+    before_plan = set(queue_rows(queue_all()))
+    t0p = time.time()
+    second = snakemake(repo, {**e, "PAGELAB_FLEET_TIMES": str(results)}, "fleet_trials")
+    t1p = time.time()
+    plan_rows = pass_rows(queue_all(SQUEUE_PLAN), before_plan)
+    states["planned pass"] = node_states(slurm_cluster, env)
+    jobcomp = (root / "jobcomp.txt").read_text() if (root / "jobcomp.txt").exists() else ""
+    print(f"\nslurm fleet: first run {first.seconds:.1f} s, with node2 excluded {excluded.seconds:.1f} s, "
+          f"rerun {rerun.seconds:.1f} s, merge {merged.seconds:.1f} s, planned pass {second.seconds:.1f} s"
+          f"\nsqueue -t all:\n{queue}\nnode3's job set DOWN: {down_job.stdout.strip()}\nsinfo then:\n{down_nodes}")
+    stopped = local_slurm("stop", str(root), check=False)
+    planned = {"plan": plan, "second": second, "t0": t0p, "t1": t1p, "rows": plan_rows, "times": results,
+               "results": repo / "results/fleet", "first_overheads": (overhead, per_run), "clean": sorted(per_node),
+               "trials": failure_logs(repo, second)}
+    yield {"repo": repo, "results": results, "first": first, "excluded": excluded, "queue_excluded": queue_excluded,
+           "rerun": rerun, "merged": merged, "watch": watch, "watch_down": watch_down, "resumed": resumed,
+           "queue_first": queue_first, "queue": queue, "jobcomp": jobcomp, "stopped": stopped,
+           "before": before, "after": state_show(e), "left": leftovers(root, slurm_cluster),
+           "states": states, "first_logs": first_logs, "down_logs": down_logs, "rerun_logs": rerun_logs,
+           "down_job": down_job, "down_nodes": down_nodes, "planned": planned}
     shutil.rmtree(repo.parent, ignore_errors=True)
-    shutil.rmtree(times, ignore_errors=True)
+    shutil.rmtree(results, ignore_errors=True)
+
+
+def failure_logs(repo: Path, out: subprocess.CompletedProcess) -> str:
+    """The trial jobs' logs where a run failed (why), else nothing."""
+    return trial_logs(repo) if out.returncode != 0 else ""
+
+
+@pytest.fixture(scope="module")
+def planned_fleet(slurm_fleet):
+    """The planned pass of slurm_fleet (its fifth run) and its plan."""
+    return {**slurm_fleet["planned"], "states": slurm_fleet["states"]}
 
 
 @pipeline
 def test_the_planned_wall_time_is_within_a_quarter_of_the_measured(planned_fleet):
-    """The second pass's span (its first trial job's start to its last one's end, Slurm's times)
-    is within 25 % of the plan's prediction from the first pass's durations and per-job
-    overhead; each job carried its place in the plan as
+    """The planned pass's span (its first trial job's start to its last one's end, Slurm's times)
+    is within 25 % of the plan's prediction from the durations of the runs before it and the
+    per-job overhead they showed; each job carried its place in the plan as
     Slurm's nice (the order Slurm starts a node's pending jobs in; its first job starts when
     submitted, in Snakemake's order of submission). Printed: the prediction,
     the measurement, and the per-job and per-run overheads this run shows (what
     fleetplan.JOB_OVERHEAD_S and RUN_OVERHEAD_S were measured from)."""
     from pagelab.run import fleetplan
 
+    second = planned_fleet["second"]
+    assert second.returncode == 0, second.stderr[-3000:] + planned_fleet["trials"]
     plan, rows = planned_fleet["plan"], planned_fleet["rows"]
-    measured = planned_fleet["second"].seconds
+    measured = second.seconds
     order = fleetplan.priorities(plan)
     assert {job_of(r["comment"]) for r in rows} == set(JOBS), rows
     wrong = [r for r in rows
@@ -451,16 +573,16 @@ def test_the_planned_wall_time_is_within_a_quarter_of_the_measured(planned_fleet
     started = {}
     for r in sorted(rows, key=lambda r: (r["start"], int(r["job"]))):
         started.setdefault(r["node"], []).append("/".join(job_of(r["comment"])))
-    # the overheads the second pass shows, beside the first pass's that the plan used
+    # the overheads the planned pass shows, beside the earlier runs' that the plan used
     extra, run_extra = overheads(rows, planned_fleet["results"], planned_fleet["t0"], planned_fleet["t1"])
     used_job, used_run = planned_fleet["first_overheads"]
     print(f"\n{fleetplan.table(plan, 'Fleet plan: the light matrix on the local Slurm cluster')}"
           f"started, per node: {started}\n"
           f"predicted {plan.wall:.1f} s, measured {measured:.1f} s ({(plan.wall - measured) / measured:+.1%}); "
-          f"first pass {planned_fleet['first'].seconds:.1f} s; overhead per job here "
-          f"{', '.join(f'{x:.1f}' for x in extra)} s (plan, from the first pass: {used_job:.1f} s), per run "
-          f"{run_extra:.1f} s (plan: {used_run:.1f} s); fleetplan's constants: {fleetplan.JOB_OVERHEAD_S} s "
-          f"per job, {fleetplan.RUN_OVERHEAD_S} s per run")
+          f"overhead per job here {', '.join(f'{n} {x:.1f}' for n, x in extra.items())} s (plan: {used_job:.1f} s, "
+          f"from the first run's {', '.join(planned_fleet['clean'])}), per run {run_extra:.1f} s (plan, from the "
+          f"rerun: {used_run:.1f} s); fleetplan's constants: {fleetplan.JOB_OVERHEAD_S} s per job, "
+          f"{fleetplan.RUN_OVERHEAD_S} s per run")
     assert not wrong, (wrong, order)   # each job on its node, with its place in the plan as its nice
     # The check is on the fleet's span, from its first trial job's start to its last one's end
     # (Slurm's times): the prediction's busiest host, its trials and per-job overhead. The run's
@@ -477,79 +599,17 @@ def test_the_planned_wall_time_is_within_a_quarter_of_the_measured(planned_fleet
 @pipeline
 def test_every_node_is_as_before_after_each_pass(planned_fleet):
     """node3's trials changed the machine's paging state (each trial record's own reading: zswap
-    on, pages stored in it); after each pass every node's state, as the node sees it, is the one
-    it had before the passes (pagelab state show), with no orphan and no journal line left."""
+    on, pages stored in it); after the runs with failures and their rerun, and after the planned
+    pass, every node's state, as the node sees it, is the one it had before the runs (pagelab
+    state show), with no orphan and no journal line left."""
     states = planned_fleet["states"]
     host, exp = STATEFUL
-    for results in (planned_fleet["times"], planned_fleet["results"]):   # the first pass's, the second's
+    for results in (planned_fleet["times"], planned_fleet["results"]):   # the runs before the plan's, its pass
         recs = [json.loads(p.read_text()) for p in (results / host / exp / "trials").glob("*.json")]
         assert recs and all(r["result"]["effective"].get("zswap.enabled") == "Y" and r["result"]["zswpout"] > 0
                             for r in recs), [(r["trial_id"], r.get("result", {}).get("effective")) for r in recs]
-    for after in ("first pass", "second pass"):
+    for after in ("next job", "planned pass"):
         assert settled(states[after], states["before"]) == [], after
-
-
-@pytest.fixture(scope="module")
-def slurm_fleet(slurm_cluster, env):
-    """The fleet through the cluster, with its two failures, the rerun and the merge; then the
-    cluster stopped (the state before and after kept for the last test). Each node's paging state
-    is kept before the first run, after it (node3's trial cancelled inside its state scope) and
-    after node3's next job (the run with node2 excluded), with every trial job's log of the first run."""
-    root = slurm_cluster["root"]
-    repo = fleet_repo(root.parent / "fleet", FLEET_BLOCK)
-    e = cluster_env(slurm_cluster, env)
-    before = state_show(e)
-    states = {"before": node_states(slurm_cluster, env)}
-
-    def squeue() -> str:
-        """squeue -t all of this fleet's jobs: the jobs of a fleet run before it on this
-        cluster (the planned fleet's) stay in squeue for MinJobAge, and are left out."""
-        out = subprocess.run(SQUEUE, capture_output=True, text=True, env=e, timeout=30).stdout
-        return "".join(ln + "\n" for ln in out.splitlines() if ln.split("|", 1)[0] not in earlier)
-
-    earlier = set(queue_rows(subprocess.run(SQUEUE, capture_output=True, text=True, env=e, timeout=30).stdout))
-    watch = Watch(e, repo, earlier)
-    watch.start()
-    try:
-        first = snakemake(repo, {**e, **FAULT}, "fleet_trials", "--keep-going")
-    finally:
-        watch.stop.set()
-        watch.join()
-    queue_first = squeue()
-    # Slurm calls the job CANCELLED at once; its trial ends once it has undone its changes
-    t_end = time.monotonic()
-    while trial_process(*STATEFUL) and time.monotonic() - t_end < 30:
-        time.sleep(0.1)
-    states["cancelled"] = node_states(slurm_cluster, env)
-    logs = repo / "results/logs/fleet"
-    first_logs = {str(p.relative_to(logs)): p.read_text(errors="replace") for p in sorted(logs.glob("*/*.log"))}
-    # node2 still down and on the plugin's --exclude list, as after a NODE_FAIL with accounting;
-    # node3's cancelled job runs again: the node's next job
-    excluded = snakemake(repo, e, "fleet_trials", "--keep-going", "--slurm-exclude-failed-nodes", "node2")
-    states["next job"] = node_states(slurm_cluster, env)
-    resumed = subprocess.run(["scontrol", "update", "NodeName=node2", "State=RESUME"], capture_output=True,
-                             text=True, env=e, timeout=30)
-    queue_excluded = squeue()
-    rerun = snakemake(repo, e, "fleet_trials", "--keep-going")
-    merged = snakemake(repo, e, "fleet_merge")
-    queue = squeue()
-    jobcomp = (root / "jobcomp.txt").read_text() if (root / "jobcomp.txt").exists() else ""
-    print(f"\nslurm fleet: first run {first.seconds:.1f} s, with node2 excluded {excluded.seconds:.1f} s, "
-          f"rerun {rerun.seconds:.1f} s, "
-          f"merge {merged.seconds:.1f} s\nsqueue -t all:\n{queue}")
-    stopped = local_slurm("stop", str(root), check=False)
-    yield {"repo": repo, "first": first, "excluded": excluded, "queue_excluded": queue_excluded,
-           "rerun": rerun, "merged": merged, "watch": watch, "resumed": resumed,
-           "queue_first": queue_first, "queue": queue, "jobcomp": jobcomp, "stopped": stopped,
-           "before": before, "after": state_show(e), "left": leftovers(root, slurm_cluster),
-           "states": states, "first_logs": first_logs}
-    shutil.rmtree(repo.parent, ignore_errors=True)
-
-
-def queue_rows(text: str) -> dict[str, dict[str, str]]:
-    keys = ["job", "state", "node", "oversubscribe", "start", "end", "comment"]
-    return {r[0]: dict(zip(keys, r, strict=True)) for r in (ln.split("|") for ln in text.splitlines())
-            if len(r) == len(keys)}
 
 
 @pipeline
@@ -561,16 +621,15 @@ def test_the_trial_jobs_ran_as_slurm_jobs_on_their_own_nodes(slurm_fleet):
     assert set(running) == set(JOBS), sorted(seen)
     for (host, _), (node, over) in running.items():
         assert node == host and over == "NO", (host, node, over)  # --nodelist=<host> --exclusive
-    repo = slurm_fleet["repo"]
     for host, exp in JOBS:
-        ran = json.loads((repo / "results/fleet" / host / exp / "ran_on.json").read_text())
+        ran = json.loads((slurm_fleet["results"] / host / exp / "ran_on.json").read_text())
         assert ran["hostname"] == host and ran["as"] == host, ran
 
 
 @pipeline
 def test_no_two_trial_jobs_shared_a_node_and_the_nodes_ran_side_by_side(slurm_fleet):
-    """Slurm's start and end times of every trial job (both runs, the failed ones too), and the
-    trial records' own times of the jobs that completed."""
+    """Slurm's start and end times of every trial job (the first three runs, the failed jobs too),
+    and the trial records' own times of the jobs that completed."""
     rows = [r for r in queue_rows(slurm_fleet["queue"]).values() if job_of(r["comment"]) and r["start"] != "N/A"]
     assert {job_of(r["comment"]) for r in rows} == set(JOBS), slurm_fleet["queue"]
     spans = {r["job"]: (r["node"], datetime.fromisoformat(r["start"]), datetime.fromisoformat(r["end"]))
@@ -580,10 +639,10 @@ def test_no_two_trial_jobs_shared_a_node_and_the_nodes_ran_side_by_side(slurm_fl
             if a < b and na == nb:
                 assert not overlap(ia, ib), (a, b, spans[a], spans[b])
     assert any(overlap(ia, ib) for a, (na, *ia) in spans.items() for b, (nb, *ib) in spans.items() if na < nb), spans
-    repo = slurm_fleet["repo"]
     trials = {}
     for host, exp in JOBS:
-        recs = [json.loads(p.read_text()) for p in (repo / "results/fleet" / host / exp / "trials").glob("*.json")]
+        recs = [json.loads(p.read_text())
+                for p in (slurm_fleet["results"] / host / exp / "trials").glob("*.json")]
         trials[(host, exp)] = (min(datetime.fromisoformat(r["start"]) for r in recs),
                                max(datetime.fromisoformat(r["end"]) for r in recs))
     for host in ("node1", "node2"):
@@ -592,19 +651,20 @@ def test_no_two_trial_jobs_shared_a_node_and_the_nodes_ran_side_by_side(slurm_fl
 
 @pipeline
 def test_scancel_and_a_node_set_down_are_failed_jobs_and_the_reruns_run_only_them(slurm_fleet):
-    """The failed jobs; then a run with node2 down and excluded (a later submission of a run that
-    learnt the failed node from accounting): node2's job is refused by sbatch at once, node3's
-    runs; then, node2 resumed, a plain rerun runs node2's job and nothing else."""
+    """The failed jobs of the first run; then a run with node2 down and excluded (a later
+    submission of a run that learnt the failed node from accounting): node2's job is refused by
+    sbatch at once, node3's is submitted and runs (until its node is set DOWN, the test below);
+    then, node2 and node3 resumed, a plain rerun runs their two missing jobs and nothing else."""
     first, rerun, watch = slurm_fleet["first"], slurm_fleet["rerun"], slurm_fleet["watch"]
     text = first.stdout + first.stderr
     assert not watch.errors, watch.errors
-    assert watch.cancelled and watch.downed, (watch.cancelled, watch.downed, text[-3000:])
-    cancelled, downed = watch.cancelled, watch.downed
+    assert watch.stopped and watch.downed, (watch.stopped, watch.downed, text[-3000:])
+    cancelled, downed = watch.stopped, watch.downed
     assert first.returncode != 0, text[-3000:]
     assert f"SLURM-job '{cancelled[0]}' failed, SLURM status is: 'CANCELLED'" in text, text[-4000:]
     assert f"SLURM-job '{downed[0]}' failed due to a node failure, SLURM status is: 'NODE_FAIL'" in text, \
         text[-4000:]
-    assert slurm_fleet["resumed"].returncode == 0, slurm_fleet["resumed"].stderr
+    assert all(r.returncode == 0 for r in slurm_fleet["resumed"]), [r.stderr for r in slurm_fleet["resumed"]]
     first_rows = queue_rows(slurm_fleet["queue_first"])
     assert first_rows[cancelled[0]]["state"] == "CANCELLED" and first_rows[downed[0]]["state"] == "NODE_FAIL"
     completed = {job_of(r["comment"]) for r in first_rows.values()
@@ -619,13 +679,16 @@ def test_scancel_and_a_node_set_down_are_failed_jobs_and_the_reruns_run_only_the
            "Invalid node name specified'" in text, text[-4000:]
     second = {job_of(r["comment"]): r["state"] for j, r in queue_rows(slurm_fleet["queue_excluded"]).items()
               if j not in first_rows and job_of(r["comment"])}
-    assert second == {STATEFUL: "COMPLETED"}, second
-    # The rerun: exactly node2's failed job, as a new Slurm job, and nothing else.
+    assert set(second) == {STATEFUL}, second
+    assert (STATEFUL, "RUNNING") in {(job_of(c), st) for _, st, _, _, c in slurm_fleet["watch_down"].seen}
+    # The rerun: exactly the two missing jobs, as new Slurm jobs, and nothing else.
     assert rerun.returncode == 0, rerun.stdout[-3000:] + rerun.stderr[-4000:]
-    assert job_count(rerun.stdout + rerun.stderr, "fleet_trial") == 1
-    new = {job_of(r["comment"]) for j, r in queue_rows(slurm_fleet["queue"]).items()
-           if j not in first_rows and job_of(r["comment"])}
-    assert new == {STATEFUL, tuple(downed[1].split("/"))}, new
+    assert job_count(rerun.stdout + rerun.stderr, "fleet_trial") == 2
+    later = {j: r for j, r in queue_rows(slurm_fleet["queue"]).items() if j not in first_rows and job_of(r["comment"])}
+    done = sorted(job_of(r["comment"]) for j, r in later.items()
+                  if j not in queue_rows(slurm_fleet["queue_excluded"]))
+    assert done == sorted([STATEFUL, tuple(downed[1].split("/"))]), later
+    assert all(later[j]["state"] == "COMPLETED" for j in later if j not in queue_rows(slurm_fleet["queue_excluded"]))
 
 
 @pipeline
@@ -634,11 +697,10 @@ def test_a_job_cancelled_inside_its_state_scope_leaves_its_node_as_before(slurm_
     and its job was cancelled there (CANCELLED: the test above); once the run was over every node
     was as before, with no orphan and no journal line, and no job's `pagelab state recover` had
     restored anything (on this one machine every node's job recovers the journal the cluster's
-    jobs share): the trial, sent SIGCONT and SIGTERM by Slurm, undid its changes itself. node3's
-    next job ran its trials (after its own `pagelab state recover`) and left every node as before
-    as well."""
+    jobs share), nor did node3's next job's: the trial, sent SIGCONT and SIGTERM by Slurm, undid
+    its changes itself."""
     watch, states = slurm_fleet["watch"], slurm_fleet["states"]
-    assert watch.cancelled and watch.cancelled[1] == "/".join(STATEFUL), watch.cancelled
+    assert watch.stopped and watch.stopped[1] == "/".join(STATEFUL), watch.stopped
     journal = watch.in_scope["journal"]
     print(f"\nnode3 when its job was cancelled: {watch.in_scope}")
     swaps = [j.split(":", 1)[1] for j in journal if j.startswith("swapon:")]
@@ -646,20 +708,51 @@ def test_a_job_cancelled_inside_its_state_scope_leaves_its_node_as_before(slurm_
     logs = slurm_fleet["first_logs"]
     assert settled(states["cancelled"], states["before"]) == [], logs.get("/".join(STATEFUL) + ".log", "")[-3000:]
     assert [name for name, text in logs.items() if "an interrupted run left" in text] == [], logs
+    nxt = slurm_fleet["down_logs"]["/".join(STATEFUL) + ".log"]   # node3's next job (run 2)
+    assert "an interrupted run left" not in nxt, nxt[-3000:]
+
+
+@pipeline
+def test_a_node_set_down_inside_its_state_scope_fails_the_job_and_its_trial_restores(slurm_fleet):
+    """node3's next job stopped itself inside its state scope (swap file and zswap on, in the
+    journal) and node3 was set DOWN there (`scontrol update State=DOWN`): Slurm calls the job
+    NODE_FAIL (squeue, `scontrol show job`, Snakemake), and, its slurmd still running, sends the
+    job's processes the same SIGCONT and SIGTERM as scancel does: the trial undoes its changes
+    itself, so the node is as before (state show, no orphan, no journal line, no trial process
+    left) before it is resumed, and the node's next job, after `scontrol update State=RESUME`,
+    finds nothing to recover and completes the missing job."""
+    watch, states = slurm_fleet["watch_down"], slurm_fleet["states"]
+    excluded = slurm_fleet["excluded"]
+    text = excluded.stdout + excluded.stderr
+    assert not watch.errors, watch.errors
+    assert watch.stopped and watch.stopped[1] == "/".join(STATEFUL), (watch.stopped, text[-3000:])
+    print(f"\nnode3 when it was set DOWN: {watch.in_scope}\n{slurm_fleet['down_job'].stdout}\n"
+          f"{slurm_fleet['down_nodes']}")
+    swaps = [j.split(":", 1)[1] for j in watch.in_scope["journal"] if j.startswith("swapon:")]
+    assert swaps and all(s in watch.in_scope["swaps"] for s in swaps), watch.in_scope
+    job = watch.stopped[0]
+    assert f"SLURM-job '{job}' failed due to a node failure, SLURM status is: 'NODE_FAIL'" in text, text[-4000:]
+    assert queue_rows(slurm_fleet["queue_excluded"])[job]["state"] == "NODE_FAIL"
+    assert re.search(r"\bJobState=NODE_FAIL\b", slurm_fleet["down_job"].stdout), slurm_fleet["down_job"].stdout
+    assert re.search(r"^node3\|down\S*\|test_slurm$", slurm_fleet["down_nodes"], re.M), slurm_fleet["down_nodes"]
+    log = slurm_fleet["down_logs"]["/".join(STATEFUL) + ".log"]
+    assert settled(states["node down"], states["before"]) == [], log[-3000:]
+    nxt = slurm_fleet["rerun_logs"]["/".join(STATEFUL) + ".log"]   # node3's next job (the rerun)
+    assert "an interrupted run left" not in nxt, nxt[-3000:]
     host, exp = STATEFUL
-    assert (slurm_fleet["repo"] / "results/fleet" / host / exp / "trials.csv").exists()
+    assert (slurm_fleet["results"] / host / exp / "trials.csv").exists()
     assert settled(states["next job"], states["before"]) == []
 
 
 @pipeline
 def test_the_merge_has_one_row_per_node_and_names_each(slurm_fleet):
-    merged, repo = slurm_fleet["merged"], slurm_fleet["repo"]
+    merged, results = slurm_fleet["merged"], slurm_fleet["results"]
     assert merged.returncode == 0, merged.stdout[-3000:] + merged.stderr[-4000:]
-    rows = merge_rows(repo)
+    rows = list(csv.DictReader(open(results / "merge.csv")))
     assert [r["host"] for r in rows] == NODES
     assert all(r["status"] == "complete" and r["missing"] == "" for r in rows), rows
     assert [r["completed"].split() for r in rows] == [["seekmodel", "crystalmark"]] * 2 + [["compression"]]
-    tex = (repo / "results/fleet/section.tex").read_text()
+    tex = (results / "section.tex").read_text()
     assert "The experiments ran on 3 host(s) (node1, node2, node3)" in tex
     assert "Every host returned every experiment" in tex
     body = tex[tex.index("\\begin{table*}"):]
