@@ -468,6 +468,11 @@ def test_bad_changelog_rows_are_named(tmp_path):
     p.write_text(",".join(changelog.CHANGELOG_COLUMNS) + "\n27.11.2026,X,colour,a,b,,q,q\n")
     with pytest.raises(ValueError, match=r"date '27.11.2026'.*column 'colour'.*reason is empty"):
         changelog.load_changelog(p)
+    p.write_text(",".join(changelog.CHANGELOG_COLUMNS) + "\n2026-11-29,RBX,recording,80cd332,latest,why,q,q\n")
+    with pytest.raises(ValueError, match=r"'recording' row's old and new are the recordings' commits"):
+        changelog.load_changelog(p)
+    p.write_text(",".join(changelog.CHANGELOG_COLUMNS) + "\n2026-11-29,RBX,recording,80cd332,ff92c4f,why,q,q\n")
+    assert changelog.load_changelog(p)["column"].tolist() == ["recording"]
 
 
 def test_every_judging_change_since_a_recording_is_in_the_changelog():

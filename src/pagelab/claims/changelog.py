@@ -30,6 +30,10 @@ CLAIM_ROW = "claim"  # a changelog row's column for a whole claim added ("added"
 STOPPING = ["n_min", "n_max", "ci_pct", "verdict_look_every", "verdict_margin_pct", "verdict_interim_level"]
 STOPPING_COLUMNS = [f"repetitions.{k}" for k in STOPPING]
 SCHEMA_ROW = "schema"
+# A verdict moved by new data, not by claims.csv: a recording replaced by a re-recording. Its row
+# names the claim, the recording (<profile>/<experiment>) in `reason`, and old and new the commits
+# the two recordings were made at (their provenance.json).
+RECORDING_ROW = "recording"
 
 
 def changelog_path() -> Path:
@@ -51,9 +55,11 @@ def load_changelog(path: Path | str | None = None) -> pd.DataFrame:
     for i, r in enumerate(frame.to_dict("records"), start=2):
         if not re.fullmatch(r"\d{4}-\d{2}-\d{2}", r["date"]):
             problems.append(f"line {i}: date {r['date']!r} is not YYYY-MM-DD")
-        if r["column"] not in JUDGING + [CLAIM_ROW] + STOPPING_COLUMNS:
+        if r["column"] not in JUDGING + [CLAIM_ROW, RECORDING_ROW] + STOPPING_COLUMNS:
             problems.append(f"line {i}: column {r['column']!r} is not a judging column ({', '.join(JUDGING)}), "
-                            f"{CLAIM_ROW!r} or a stopping rule's ({', '.join(STOPPING_COLUMNS)})")
+                            f"{CLAIM_ROW!r}, {RECORDING_ROW!r} or a stopping rule's ({', '.join(STOPPING_COLUMNS)})")
+        if r["column"] == RECORDING_ROW and not all(re.fullmatch(r"[0-9a-f]{7,40}", r[c]) for c in ("old", "new")):
+            problems.append(f"line {i}: a {RECORDING_ROW!r} row's old and new are the recordings' commits")
         if r["column"] == CLAIM_ROW and r["new"] not in ("added", "removed"):
             problems.append(f"line {i}: a {CLAIM_ROW!r} row's new value is 'added' or 'removed'")
         for col in ("claim", "reason", "verdicts_before", "verdicts_after"):
