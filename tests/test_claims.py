@@ -483,7 +483,8 @@ def test_every_judging_change_since_a_recording_is_in_the_changelog():
         pytest.skip(skip)
     assert problems == []
     log = changelog.load_changelog()
-    assert set(log["column"]) <= set(changelog.JUDGING) | {changelog.CLAIM_ROW} | set(changelog.STOPPING_COLUMNS)
+    assert set(log["column"]) <= (set(changelog.JUDGING) | {changelog.CLAIM_ROW, changelog.RECORDING_ROW}
+                                  | set(changelog.STOPPING_COLUMNS))
     for text in list(log["verdicts_before"]) + list(log["verdicts_after"]):
         assert re.fullmatch(r"quick: .+; full: .+; seed: .+", text), text
 
