@@ -74,6 +74,7 @@ STATEFUL = ("node3", "compression")
 # trial's scope whatever the exact count, with its swap file and zswap on.
 FAULT = {"PAGELAB_FAULT_AT": "12", "PAGELAB_FAULT_SIGNAL": "STOP"}
 # The profile as it is, with the first status check after 1 s instead of the plugin's 40 s.
+KILL_WAIT_S = 10   # local_slurm.py's KillWait: Slurm's SIGKILL comes this long after SIGTERM
 QUICK = ["--slurm-init-seconds-before-status-checks", "1"]
 SQUEUE = ["squeue", "-h", "-t", "all", "-o", "%i|%T|%N|%h|%S|%e|%k"]
 
@@ -283,8 +284,9 @@ class Watch(threading.Thread):
     oversubscribe, comment) seen. Once node3's trial has stopped itself inside its state scope
     (FAULT), what the journal and the machine held then is kept (`in_scope`) and its job is
     cancelled with scancel (`on_stop="scancel"`) or its node set DOWN (`on_stop="down"`), the job
-    kept in `stopped`. With `down_node2`, node2 is set DOWN once its first job has completed and
-    the trial of its last one runs (`downed`)."""
+    kept in `stopped`, and how long after that no process of that trial was left in `ended_after`
+    (None if one still was when the run ended). With `down_node2`, node2 is set DOWN once its first
+    job has completed and the trial of its last one runs (`downed`)."""
 
     def __init__(self, env: dict[str, str], repo: Path, earlier: set[str] = frozenset(), on_stop: str = "scancel",
                  down_node2: bool = False):
@@ -295,6 +297,9 @@ class Watch(threading.Thread):
         self.seen: set[tuple[str, str, str, str, str]] = set()
         self.stopped: tuple[str, str] | None = None
         self.in_scope: dict[str, list[str]] = {}
+        self.t_stop: float | None = None   # time.monotonic() of the scancel or DOWN
+        self.stop_wall = 0.0                # and its time.time()
+        self.ended_after: float | None = None
         self.downed: tuple[str, str] | None = None
         self.errors: list[str] = []
 
@@ -312,6 +317,9 @@ class Watch(threading.Thread):
                         self.in_scope = self.scope_now()
                         self.act(["scancel", job] if self.on_stop == "scancel" else down(host))
                         self.stopped = (job, f"{host}/{exp}")
+                        self.t_stop, self.stop_wall = time.monotonic(), time.time()
+            elif self.ended_after is None and trial_process(*STATEFUL) is None:
+                self.ended_after = time.monotonic() - self.t_stop
             node2 = [(job, st, exp) for job, st, (host, exp) in trial if host == "node2"]
             if self.down_node2 and self.downed is None and any(st == "COMPLETED" for _, st, _ in node2) \
                     and not any(st == "PENDING" for _, st, _ in node2):
@@ -414,6 +422,14 @@ def trial_ended(host: str, exp: str, seconds: float = 30) -> bool:
     while trial_process(host, exp) and time.monotonic() - t0 < seconds:
         time.sleep(0.1)
     return trial_process(host, exp) is None
+
+
+def records_ended(results: Path, host: str, exp: str, since: float, until: str) -> list[str]:
+    """The trial records whose trial ended from `since` (a time.time()) to Slurm's time `until`:
+    a trial that went on after `since`."""
+    hi = datetime.fromisoformat(until).timestamp()
+    return sorted(p.name for p in (results / host / exp / "trials").glob("*.json")
+                  if since <= datetime.fromisoformat(json.loads(p.read_text())["end"]).timestamp() <= hi)
 
 
 def queue_rows(text: str) -> dict[str, dict[str, str]]:
@@ -710,6 +726,10 @@ def test_a_job_cancelled_inside_its_state_scope_leaves_its_node_as_before(slurm_
     assert [name for name, text in logs.items() if "an interrupted run left" in text] == [], logs
     nxt = slurm_fleet["down_logs"]["/".join(STATEFUL) + ".log"]   # node3's next job (run 2)
     assert "an interrupted run left" not in nxt, nxt[-3000:]
+    # ended on SIGTERM, before KillWait's SIGKILL, without going on to another trial
+    assert watch.ended_after is not None and watch.ended_after < KILL_WAIT_S, watch.ended_after
+    nxt_job = queue_rows(slurm_fleet["queue_excluded"])[slurm_fleet["watch_down"].stopped[0]]
+    assert records_ended(slurm_fleet["results"], *STATEFUL, watch.stop_wall, nxt_job["start"]) == []
 
 
 @pipeline
@@ -736,6 +756,14 @@ def test_a_node_set_down_inside_its_state_scope_fails_the_job_and_its_trial_rest
     assert re.search(r"\bJobState=NODE_FAIL\b", slurm_fleet["down_job"].stdout), slurm_fleet["down_job"].stdout
     assert re.search(r"^node3\|down\S*\|test_slurm$", slurm_fleet["down_nodes"], re.M), slurm_fleet["down_nodes"]
     log = slurm_fleet["down_logs"]["/".join(STATEFUL) + ".log"]
+    # The trial ended before KillWait's SIGKILL could come, wrote no trial record after its stop
+    # (SIGCONT alone would have let it go on), and nothing else ran meanwhile (node2's job was
+    # refused, node1 had none): the restore was the trial's own, on SIGTERM.
+    print(f"node3's trial ended {watch.ended_after} s after its node was set DOWN")
+    assert watch.ended_after is not None and watch.ended_after < KILL_WAIT_S, watch.ended_after
+    later = queue_rows(slurm_fleet["queue"])
+    rerun_job = max((j for j, r in later.items() if job_of(r["comment"]) == STATEFUL), key=int)
+    assert records_ended(slurm_fleet["results"], *STATEFUL, watch.stop_wall, later[rerun_job]["start"]) == []
     assert settled(states["node down"], states["before"]) == [], log[-3000:]
     nxt = slurm_fleet["rerun_logs"]["/".join(STATEFUL) + ".log"]   # node3's next job (the rerun)
     assert "an interrupted run left" not in nxt, nxt[-3000:]
