@@ -374,8 +374,9 @@ def test_a_retired_name_in_a_config_is_refused_with_its_new_name():
 def test_a_recorded_tier_profile_is_read_as_the_tier_model_it_ran_on(name, experiment):
     """A recording keeps its tier_profile (the file is not rewritten; one made since has
     none); it names the one tier model, so the block is read without it, and the tier it ran
-    on is the model with the block's disk and stick: crystalmark's recorded stick, payoff's cells' sticks, and for readyboost (no
-    stick setting then) the model's own stick, which is readyboost's cache_profile default."""
+    on is the model with the block's disk and stick: crystalmark's recorded stick, payoff's
+    cells' sticks, and for readyboost (no stick setting then) the model's own stick, which is
+    readyboost's cache_profile default."""
     import json
 
     from pagelab.data import recording
