@@ -309,7 +309,7 @@ def real_trials(tmp_path, monkeypatch, disk_tmp, profile: str, arm: str, seeds: 
     from conftest import build_native
 
     build_native()
-    cfg = {**config.load(overrides={"profile": profile})["readyboost"], "retouch_order": "seq"}
+    cfg = config.load(overrides={"profile": profile})["readyboost"]
     before = state.show()
     with state.session() as st:
         results = [recovery.run_trial(st, cfg, trials.Trial(trial_id=f"{arm}-r{i:02d}", params={"arm": arm},

@@ -279,7 +279,7 @@ def quick_trials(tmp_path_factory):
     if os.geteuid() != 0 or not Path("/dev/fuse").exists() or not Path("/sys/block/zram0").exists():
         pytest.skip("needs root, FUSE and zram0: swap on the emulated disk and on zram, a memory cgroup")
     build_native()
-    cfg = {**config.load(overrides={"profile": "quick"})["readyboost"], "retouch_order": "seq"}
+    cfg = config.load(overrides={"profile": "quick"})["readyboost"]
     scratch = REPO / ".pytest-scratch" / f"quick-trials-{uuid.uuid4().hex[:12]}"  # the real disk, never tmpfs
     scratch.mkdir(parents=True)
     try:

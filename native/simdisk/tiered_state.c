@@ -45,14 +45,13 @@ static void identity_text(const uint64_t id[4], char *buf, size_t len)
 		 (unsigned long long)(id[3] / 1000000000u), (unsigned long long)(id[3] % 1000000000u));
 }
 
-/* The device's clock: the daemon's when it gives one (set-up mode moves it ahead), else CLOCK_MONOTONIC. */
+/* The device's clock: the daemon's when it gives one (set-up mode moves it on), else CLOCK_MONOTONIC. */
 static uint64_t device_now(const struct tiered *t)
 {
 	struct timespec ts;
 
 	if (t->env.now)
 		return t->env.now(t->env.ctx);
-
 	clock_gettime(CLOCK_MONOTONIC, &ts);
 	return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
 }
