@@ -100,18 +100,23 @@ def recorded_machine() -> str:
     return next(p.parent.name for p in sorted((REPO / "data/recorded").glob("*/full")))
 
 
-def test_the_full_profile_on_three_hosts_is_bounded_by_readyboost():
-    """The recorded full profile on 3 hosts: readyboost, one experiment over an hour with no cells,
-    bounds it; payoff is planned cell by cell."""
+def test_the_full_profile_on_three_hosts_plans_readyboost_and_payoff_cell_by_cell():
+    """The recorded full profile on 3 hosts: readyboost planned arm by arm and payoff cell by
+    cell (their descriptors' split and cell_of); the longest cell, readyboost's bare disk with
+    the agent between the rounds, first; no one job bounds the plan, the total shared does."""
     out = pagelab("--hosts", "3", "--profile", "full", "--machine", recorded_machine())
     assert out.returncode == 0, out.stderr
     lines = out.stdout.splitlines()
     assert lines[0].startswith("Fleet plan: the full profile on 3 identical host(s)")
-    assert lines[3].split()[:3] == ["1", "readyboost", "host1"]          # the longest first
-    assert sum(" payoff[" in ln for ln in lines) >= 2
+    assert lines[3].split()[:3] == ["1", "readyboost[hdd_between]", "host1"]   # the longest first
+    cells = [ln.split()[1] for ln in lines if ln[:1].isdigit()]
+    assert "readyboost" not in cells and sorted(c for c in cells if c.startswith("readyboost[")) == sorted(
+        f"readyboost[{a}]" for a in ("hdd", "hdd_after", "hdd_between", "tier_after", "tier_between", "zswap",
+                                     "zram", "own"))
+    assert sum(c.startswith("payoff[") for c in cells) >= 2
     assert any(ln.startswith("predicted wall time: 1:") for ln in lines), out.stdout
     last = lines[-1]
-    assert last.startswith("within 1:00:00: no; bounded by readyboost") and "cannot be split" in last, last
+    assert last.startswith("within 1:00:00: no; bounded by the total of") and "one job" not in last, last
 
 
 @pytest.mark.parametrize("args, why", [

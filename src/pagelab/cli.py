@@ -15,7 +15,7 @@
   pagelab fleet merge --plan JSON --csv CSV --tex TEX [--results DIR] [--logs DIR]
                                                              one row per host from what came back
   pagelab fleet cells EXPERIMENT --plan JSON [--results DIR] [--output DIR]
-                                                             the hosts' shares of a split run (payoff's grid), merged
+                                                             a split run's hosts' shares merged (payoff, readyboost)
   pagelab fleet lock HOST -- COMMAND...                      COMMAND holding the host's lock (a fleet job)
   pagelab fleet plan [--hosts N] [--profile P] [--recording DIR]
                                                              the jobs in LPT order and the predicted wall time
@@ -224,7 +224,7 @@ def cmd_fleet_show(args: argparse.Namespace) -> int:
     from pagelab import experiments
 
     cfg = fleet.raw_config(args.configfile)
-    print(json.dumps({"plan": fleet.plan(cfg), "jobs": fleet.jobs(cfg),
+    print(json.dumps({"plan": fleet.plan(cfg, experiments.split), "jobs": fleet.jobs(cfg),
                       "blocks": {f"{h}/{e}": fleet.block(cfg, h, e, split=experiments.split(e))
                                  for h, e in fleet.jobs(cfg)}}, indent=1))
     return 0
@@ -258,8 +258,11 @@ def cmd_fleet_merge(args: argparse.Namespace) -> int:
 def cmd_fleet_cells(args: argparse.Namespace) -> int:
     plan_ = fleet.read_plan(args.plan)
     _config.check_experiment(args.experiment)
+    from pagelab.experiments.harness import descriptor
+
     try:
-        dest = fleet.merge_split(plan_, args.experiment, args.results, args.output)
+        dest = fleet.merge_split(plan_, args.experiment, args.results, args.output,
+                                 cell_of=descriptor(args.experiment).cell_of)
     except ValueError as exc:
         print(f"pagelab fleet: {exc}", file=sys.stderr)
         return 1
@@ -270,7 +273,6 @@ def cmd_fleet_cells(args: argparse.Namespace) -> int:
 def cmd_fleet_plan(args: argparse.Namespace) -> int:
     """The fleet's jobs (the configured fleet's, or the profile's matrix on N identical hosts) in
     LPT order from recorded durations, and the predicted wall time (pagelab.run.fleetplan)."""
-    from pagelab.experiments import payoff
     from pagelab.experiments.harness import descriptor
     from pagelab.run import fleetplan
 
@@ -279,15 +281,8 @@ def cmd_fleet_plan(args: argparse.Namespace) -> int:
         profile = args.profile or "quick"
         source = args.recording or fleetplan.recording(profile, args.machine)
         experiments = [e for e in _config.experiments() if (Path(source) / e / "trials.csv").is_file()]
-
-        def label(params: dict[str, Any]) -> str:
-            try:
-                return payoff.cell_of(params).label
-            except (KeyError, TypeError, ValueError) as exc:
-                raise fleetplan.PlanError(f"{source}: a payoff trial record names no cell ({exc})") from exc
-
-        # payoff's run is the one the fleet splits (Experiment.split), cell by cell
-        split = {e: label for e in experiments if e == payoff.NAME and descriptor(e).split is not None}
+        # a run the fleet splits (Experiment.split) is planned cell by cell (Experiment.cell_of)
+        split = {e: d.cell_of for e in experiments if (d := descriptor(e)).split and d.cell_of}
         cells = fleetplan.profile_cells(source, experiments, split)
         hosts = [f"host{i + 1}" for i in range(args.hosts)]
         what = f"the {profile} profile on {args.hosts} identical host(s)"
@@ -298,7 +293,7 @@ def cmd_fleet_plan(args: argparse.Namespace) -> int:
             raise fleetplan.PlanError("the config names no fleet hosts (fleet.hosts): give --hosts N")
         profile = args.profile or fleet.fleet_block(cfg)["profile"]
         source = args.recording or fleetplan.recording(profile, args.machine)
-        cells, split = fleetplan.job_cells(fleet.jobs(cfg), source), {}
+        cells, split = fleetplan.job_cells(fleet.jobs(cfg), source, fleet.job_shares(cfg, descriptor)), {}
         what = f"the fleet's {len(cells)} job(s) ({profile} profile) on its {len(hosts)} host(s)"
     plan = fleetplan.lpt(cells, hosts)
     sys.stdout.write(fleetplan.table(plan, f"Fleet plan: {what}, durations from {source}", args.within, list(split)))
@@ -634,7 +629,8 @@ def parser() -> argparse.ArgumentParser:
     fm.add_argument("--csv", required=True, type=Path)
     fm.add_argument("--tex", required=True, type=Path, help="the section (headlines.pdf is written beside it)")
     fm.set_defaults(func=cmd_fleet_merge)
-    fc = fsub.add_parser("cells", help="one results directory from the hosts' shares of a split run (payoff's grid)")
+    fc = fsub.add_parser("cells", help="one results directory from the hosts' shares of a split run "
+                                       "(payoff's grid, readyboost's arms)")
     fc.add_argument("experiment")
     fc.add_argument("--plan", required=True, type=Path, help="results/fleet/fleet.json")
     fc.add_argument("--results", default=Path("results/fleet"), type=Path)

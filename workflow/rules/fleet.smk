@@ -12,10 +12,20 @@ from pagelab.run import fleetplan as pl_fleetplan
 
 try:
     FLEET_JOBS = pl_fleet.jobs(config)
-    FLEET_PLAN = pl_fleet.plan(config)
+    # with each split run's whole block, the config its merged results get (fleet_cells)
+    FLEET_PLAN = pl_fleet.plan(config, pl_experiments.split)
 except pl_config.ConfigError as exc:
     raise WorkflowError(f"config/config.yaml: fleet: {exc}")
 FLEET_HOSTS = [h["name"] for h in FLEET_PLAN["hosts"]]
+
+
+def fleet_shares():
+    """Each job of a split run with its share's cells (the descriptor's cell_of), for the plan:
+    such a job takes its cells' recorded time, not the whole run's. The descriptors are imported
+    when the first trial job is scheduled, not while the Snakefile is parsed."""
+    from pagelab.experiments.harness import descriptor
+
+    return pl_fleet.job_shares(config, descriptor)
 
 
 # The plan's order reaches the cluster twice. Snakemake's `priority:` picks which ready jobs it
@@ -66,10 +76,10 @@ rule fleet_trial:
         ),
     log:
         "results/logs/fleet/{host}/{experiment}.log",
-    priority: lambda wc: len(FLEET_JOBS) - pl_fleetplan.submission_place(FLEET_JOBS, FLEET_HOSTS, FLEET_PLAN['profile'], wc.host, wc.experiment)
+    priority: lambda wc: len(FLEET_JOBS) - pl_fleetplan.submission_place(FLEET_JOBS, FLEET_HOSTS, FLEET_PLAN['profile'], wc.host, wc.experiment, fleet_shares)
     resources:
         host=lambda wc: wc.host,
-        slurm_extra=lambda wc: f"--nodelist={wc.host} --exclusive --nice={pl_fleetplan.submission_place(FLEET_JOBS, FLEET_HOSTS, FLEET_PLAN['profile'], wc.host, wc.experiment)}",
+        slurm_extra=lambda wc: f"--nodelist={wc.host} --exclusive --nice={pl_fleetplan.submission_place(FLEET_JOBS, FLEET_HOSTS, FLEET_PLAN['profile'], wc.host, wc.experiment, fleet_shares)}",
     conda:
         "../../environment.yml"
     shell:
@@ -147,8 +157,9 @@ rule fleet_merge:
 
 
 # An experiment whose run the fleet splits between its hosts (Experiment.split: payoff's grid,
-# disjoint cells per host): the shares that came back merged into one results directory, and
-# its notebook there (payoff's map of every cell).
+# disjoint cells per host; readyboost, disjoint arms): the shares that came back merged into one
+# results directory (`pagelab fleet cells`, which checks by Experiment.cell_of that no cell came
+# from two hosts), and its notebook there (payoff's map of every cell, readyboost's ratios).
 FLEET_SPLIT = sorted({e for _, e in FLEET_JOBS if pl_fleet.is_split(config, e, pl_experiments.split(e))})
 
 
@@ -195,7 +206,8 @@ rule fleet_cells_notebook:
 
 
 rule fleet_maps:
-    # every split run's merged results and its notebook (payoff's map of the grid's cells)
+    # every split run's merged results and its notebook (payoff's map of the grid's cells,
+    # readyboost's arms, ratios and claims)
     input:
         [f"results/fleet/merged/{e}/{e}.pdf" for e in FLEET_SPLIT],
     localrule: True

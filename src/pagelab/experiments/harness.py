@@ -90,9 +90,14 @@ class Experiment:
     note: Callable[[Cfg], str | None] | None = None                # a partial skip, for skipped.txt
     paper_order: int = 100                                         # where its section stands in the paper
     # On a fleet, the settings over its block that give each host its share of one run
-    # (payoff's grid: disjoint cells), from the resolved block and the hosts that run it; None:
-    # every host runs the whole experiment.
+    # (payoff's grid: disjoint cells; readyboost: disjoint arms), from the resolved block and the
+    # hosts that run it; None: every host runs the whole experiment.
     split: Callable[[Cfg, list[str]], dict[str, dict[str, Any]]] | None = None
+    # The cell a trial belongs to, from its params (a configuration): the unit `split` deals to
+    # hosts, each cell to one host (payoff: its cell's label; readyboost: its arm). The fleet's
+    # plan times a split run per cell (pagelab.run.fleetplan), and the merge of the hosts' shares
+    # checks that no cell came from two hosts (pagelab.run.fleet.merge_split).
+    cell_of: Callable[[dict[str, Any]], str] | None = None
     # What the schema cannot say about a block (device tests, combinations), checked before
     # anything runs or changes: ConfigError (exit 2) naming the key.
     check: Callable[[Cfg], None] | None = None

@@ -686,5 +686,6 @@ EXPERIMENT = harness.Experiment(
     metric=lambda r: r[METRIC], columns=COLUMNS, required_columns=tuple(recovery.REQUIRED_COLUMNS),
     tools=lambda cfg: recovery.TOOLS, skip_reason=skip_reason, validity=validity,
     warmups=lambda cfg: configurations(cfg)[:1], prepare=_prepare, cleanup=_cleanup, split=split, check=check,
+    cell_of=lambda params: cell_of(params).label,
     requires=harness.Requirements(root=True, fuse=True))
 run = EXPERIMENT.run

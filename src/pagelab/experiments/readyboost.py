@@ -104,14 +104,38 @@ from pagelab.experiments.recovery import (
     swap_bytes,
     validity,
 )
-from pagelab.run import sequential
+from pagelab.run import fleetplan, sequential
 from pagelab.run.systemdisk import layout
+from pagelab.system.config import ConfigError
 
 NAME = "readyboost"
 
 
 def configurations(cfg: dict[str, Any]) -> list[dict[str, Any]]:
     return [{"arm": a} for a in cfg["arms"]]
+
+
+def arm_of(params: dict[str, Any]) -> str:
+    """A trial's cell on a fleet (Experiment.cell_of): its arm."""
+    return str(params["arm"])
+
+
+def split(cfg: dict[str, Any], hosts: list[str]) -> dict[str, dict[str, Any]]:
+    """A fleet's hosts' settings (Experiment.split): each host's `arms`, every arm of the block to
+    exactly one host, dealt by LPT over the arms' recorded durations at the block's profile
+    (fleetplan.deal, fleetplan.recorded_cells) so that the hosts' shares take about as long. The
+    analysis pairs arms by their trials' rank within each arm, not by a shared order, so no arm
+    needs another on its host; what a split run gives up is the one randomised order on one
+    machine, and the verdict stopping rule of a claim that compares arms on two hosts (a host sees
+    only its own trials: such an arm stops on width or n_max). One host runs the whole block;
+    more hosts than arms: ConfigError."""
+    arms = list(cfg["arms"])
+    if len(hosts) > len(arms):
+        raise ConfigError(f"fleet: {len(hosts)} hosts run {NAME}, which has only {len(arms)} arms: name fewer hosts")
+    if len(hosts) < 2:
+        return {h: {} for h in hosts}
+    seconds = fleetplan.recorded_cells(NAME, cfg.get("profile", "quick"), arm_of)
+    return {h: {"arms": share} for h, share in fleetplan.deal(arms, hosts, seconds).items()}
 
 
 # --------------------------------------------------------------------------------------------
@@ -777,6 +801,6 @@ EXPERIMENT = harness.Experiment(
     metric=lambda r: r["recovery_s"], columns=tuple(SCALARS), required_columns=tuple(REQUIRED_COLUMNS),
     tools=lambda cfg: recovery.TOOLS, skip_reason=skip_reason, validity=validity,
     warmups=lambda cfg: [{"arm": cfg["arms"][0]}],
-    prepare=_prepare, cleanup=_cleanup, measures=measures,
+    prepare=_prepare, cleanup=_cleanup, measures=measures, split=split, cell_of=arm_of,
     requires=harness.Requirements(root=True, fuse=True, zram=True))
 run = EXPERIMENT.run

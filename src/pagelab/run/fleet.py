@@ -7,9 +7,10 @@ workflow/profiles/), writing under results/fleet/<host>/<experiment>/. The order
 submitted in is pagelab.run.fleetplan's; the merge of what came back, and the paper's section on
 it, are pagelab.paper.fleetmerge's.
 
-An experiment whose run the fleet splits between its hosts (Experiment.split, payoff's grid)
-is split by the function its descriptor names, which the caller hands in (`split`): this layer
-stands below the experiments.
+An experiment whose run the fleet splits between its hosts (Experiment.split: payoff's grid
+cells, readyboost's arms) is split by the function its descriptor names, and its trials are told
+apart by their cells (Experiment.cell_of), which the caller hands in (`split`, `cell_of`, or a
+`descriptor_of` that gives an experiment's descriptor): this layer stands below the experiments.
 
 The commands (defined in pagelab.cli, calling this module):
   pagelab fleet trial HOST EXPERIMENT --config JSON --output DIR   one job, on HOST
@@ -53,6 +54,8 @@ HOST_NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]*")
 # An experiment's Experiment.split: the settings over its resolved block that give each host
 # its share of one run, from the block and the hosts that run it.
 Split = Callable[[dict[str, Any], list[str]], dict[str, dict[str, Any]]]
+# An experiment's Experiment.cell_of: the cell of a trial's params (a split run's unit).
+CellOf = Callable[[dict[str, Any]], str]
 
 
 # --------------------------------------------------------------------------- the fleet's jobs
@@ -147,37 +150,81 @@ def share(cfg: dict[str, Any], experiment: str, resolved: dict[str, Any],
 
 
 def merge_split(plan_: dict[str, Any], experiment: str, results: Path | str = "results/fleet",
-                out: Path | str | None = None) -> Path:
+                out: Path | str | None = None, cell_of: CellOf | None = None) -> Path:
     """One results directory for an experiment whose run the fleet split between its hosts
     (Experiment.split): every host's trials.csv that came back, concatenated with a `host`
-    column, and the config without the host's share (the whole design). Written to
+    column (each host's `order` its own: an analysis that pairs trials by their rank within a
+    cell reads them as one host's run), and the config of the whole run: the plan's block of it
+    (`plan`'s "split") where the plan has one, else the hosts' configs without the settings they
+    differ in (each host's share and scratch_dir). With `cell_of` (Experiment.cell_of), a cell
+    whose trials came from two hosts is refused (ValueError). Written to
     <results>/merged/<experiment>/ (or `out`), each file atomically; returns the directory."""
     import pandas as pd
 
     results = Path(results)
     dest = Path(out) if out else results / "merged" / experiment
-    frames, cfg = [], None
+    frames, cfgs, came_from = [], [], {}
     for h in plan_["hosts"]:
         d = results / h["name"] / experiment
         if experiment not in h["experiments"] or not (d / "trials.csv").exists():
             continue
-        frames.append(pd.read_csv(d / "trials.csv", keep_default_na=False, na_values=[""]).assign(host=h["name"]))
-        if cfg is None and (d / "config.json").exists():
-            cfg = json.loads((d / "config.json").read_text())
+        frame = pd.read_csv(d / "trials.csv", keep_default_na=False, na_values=[""])
+        try:
+            cells = {str(cell_of(r)) for r in frame.to_dict("records")} if cell_of else set()
+        except (KeyError, TypeError, ValueError) as exc:
+            raise ValueError(f"{d / 'trials.csv'}: a trial names no cell ({exc!r})") from exc
+        for cell in sorted(cells):
+            if cell in came_from:
+                raise ValueError(f"fleet: {experiment}: cell {cell!r} came from two hosts "
+                                 f"({came_from[cell]}, {h['name']}): not one run split between them")
+            came_from[cell] = h["name"]
+        frames.append(frame.assign(host=h["name"]))
+        if (d / "config.json").exists():
+            cfgs.append(json.loads((d / "config.json").read_text()))
     if not frames:
         raise ValueError(f"fleet: no host returned {experiment}")
     dest.mkdir(parents=True, exist_ok=True)
     write_text_atomic(dest / "trials.csv", pd.concat(frames, ignore_index=True).to_csv(index=False))
-    cfg = {k: v for k, v in (cfg or {}).items() if k != "cells"}
+    cfg = (plan_.get("split") or {}).get(experiment) or \
+        {k: v for k, v in (cfgs[0] if cfgs else {}).items() if all(c.get(k) == v for c in cfgs)}
     write_json_atomic(dest / "config.json", cfg)
     write_json_atomic(dest / "provenance.json", {"merged_from": [h["name"] for h in plan_["hosts"]
                                                                  if experiment in h["experiments"]]})
     return dest
 
 
-def plan(cfg: dict[str, Any]) -> dict[str, Any]:
-    """What the merge needs to know: hosts with labels and experiments, profile, baseline."""
-    return {"hosts": hosts(cfg), "profile": fleet_block(cfg)["profile"], "baseline": baseline(cfg)}
+def plan(cfg: dict[str, Any], split_of: Callable[[str], Split | None] | None = None) -> dict[str, Any]:
+    """What the merge needs to know: hosts with labels and experiments, profile, baseline; with
+    `split_of` (an experiment's Experiment.split, pagelab.experiments.split), "split": the block
+    of the whole run of each experiment the fleet splits (without a host's share or scratch_dir),
+    the config its merged results directory gets (merge_split)."""
+    out = {"hosts": hosts(cfg), "profile": fleet_block(cfg)["profile"], "baseline": baseline(cfg)}
+    if split_of is not None:
+        out["split"] = {}
+        for e in dict.fromkeys(e for _, e in jobs(cfg)):
+            sp = split_of(e)
+            if is_split(cfg, e, sp):
+                first = next(h for h, x in jobs(cfg) if x == e)
+                out["split"][e] = {k: v for k, v in block(cfg, first, e, split=sp, with_share=False).items()
+                                   if k != "scratch_dir"}
+    return out
+
+
+def job_shares(cfg: dict[str, Any],
+               descriptor_of: Callable[[str], Any]) -> dict[tuple[str, str], tuple[CellOf, list[str]]]:
+    """Per job of a run the fleet splits, the experiment's cell_of and the cells of the host's
+    share: its block's configurations (`descriptor_of(e)`: an Experiment), each named by cell_of;
+    what the plan times such a job by (pagelab.run.fleetplan.job_cells)."""
+    out: dict[tuple[str, str], tuple[CellOf, list[str]]] = {}
+    for e in dict.fromkeys(e for _, e in jobs(cfg)):
+        d = descriptor_of(e)
+        if d.cell_of is None or not is_split(cfg, e, d.split):
+            continue
+        for h, x in jobs(cfg):
+            if x == e:
+                confs = d.configurations(block(cfg, h, e, split=d.split))
+                out[(h, e)] = (d.cell_of, list(dict.fromkeys(d.cell_of(c) for c in confs)))
+    return out
 
 
 def present(cfg: dict[str, Any], results: str | Path = "results/fleet", name: str = "measurements.json",
@@ -191,7 +238,7 @@ def present(cfg: dict[str, Any], results: str | Path = "results/fleet", name: st
 
 def is_split(cfg: dict[str, Any], experiment: str, split: Split | None) -> bool:
     """Whether the fleet splits `experiment`'s run between its hosts (some host's block names
-    a share of it, by the experiment's `split`: payoff's grid)."""
+    a share of it, by the experiment's `split`: payoff's grid, readyboost's arms)."""
     if split is None:
         return False
     first = next((h for h, e in jobs(cfg) if e == experiment), None)
@@ -229,6 +276,9 @@ def read_plan(path: Path | str) -> dict[str, Any]:
         names.append(h["name"])
     if plan_["baseline"] and plan_["baseline"] not in names:
         raise bad(f"baseline {plan_['baseline']!r} is not one of the hosts")
+    split = plan_.get("split", {})
+    if not isinstance(split, dict) or not all(e in known and isinstance(b, dict) for e, b in split.items()):
+        raise bad("'split' must map experiments to their config blocks")
     return plan_
 
 

@@ -3,7 +3,8 @@ and the wall time that predicts.
 
 The unit is the *cell*: what the fleet schedules as one job. A cell is one experiment's trials on
 one host (one `fleet_trial` job), or, for an experiment whose run the fleet splits between hosts
-(payoff's `cells`), one cell of its design. A cell's duration is what its trials took in a
+(its descriptor's `split`: payoff's grid cells, readyboost's arms), one cell of it, as its
+descriptor's `cell_of` names a trial's cell. A cell's duration is what its trials took in a
 recorded run: each trial's end minus its start, plus the pauses between consecutive trials
 shorter than STOP_GAP_S (the run's own bookkeeping between trials); a longer pause is a run that
 was stopped and resumed, not the job's time. The trial records are read by
@@ -16,13 +17,18 @@ free first among those allowed to run it. On N identical hosts its makespan is a
 A cell may be restricted to some hosts (a fleet host's own `experiments`, or a job that must run
 on its host); LPT then picks the least-loaded allowed host, and the bound above no longer holds.
 Every job costs JOB_OVERHEAD_S on top of its trials, and every run RUN_OVERHEAD_S once.
+
+A split run's cells are dealt to the hosts that run it by the same rule (`deal`): LPT over the
+cells' recorded durations (`recorded_cells`), so that the hosts' shares of it take about as long.
 Not for: running anything; workflow/rules/fleet.smk submits the jobs in the plan's order.
 """
 
 from __future__ import annotations
 
 import datetime as _dt
-from collections.abc import Callable, Sequence
+import functools
+import statistics
+from collections.abc import Callable, Collection, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -166,7 +172,10 @@ def trial_seconds(recs: list[dict[str, Any]]) -> float:
 def durations(directory: Path | str, cell_of: Callable[[dict[str, Any]], str] | None = None) -> dict[str, float]:
     """An experiment's recorded durations from its results directory (trials.csv and its trial
     records): {"": seconds} for the whole run, or per cell when `cell_of` names a record's cell
-    (from its `params`, else the record itself)."""
+    (from its `params`; a trial without a record, from its trials.csv row). A trial that names
+    no cell is a PlanError."""
+    import pandas as pd
+
     from pagelab.run.timing import TimingError, read_records
 
     d = Path(directory)
@@ -180,7 +189,17 @@ def durations(directory: Path | str, cell_of: Callable[[dict[str, Any]], str] | 
         raise PlanError(f"{d / 'trials.csv'}: no trials")
     if cell_of is None:
         return {"": trial_seconds(recs)}
-    return cell_seconds(recs, cell_of)
+    rows = {(str(r["trial_id"]), str(r["start"])): r for r in
+            pd.read_csv(d / "trials.csv", keep_default_na=False, dtype=str).to_dict("records")}
+
+    def cell(rec: dict[str, Any]) -> str:
+        params = rec.get("params") or rows.get((str(rec.get("trial_id")), str(rec.get("start")))) or rec
+        try:
+            return str(cell_of(params))
+        except (KeyError, TypeError, ValueError) as exc:
+            raise PlanError(f"{d}: trial {rec.get('trial_id')!r} names no cell ({exc!r})") from exc
+
+    return cell_seconds(recs, cell)
 
 
 def cell_seconds(recs: list[dict[str, Any]], cell_of: Callable[[dict[str, Any]], str]) -> dict[str, float]:
@@ -191,6 +210,39 @@ def cell_seconds(recs: list[dict[str, Any]], cell_of: Callable[[dict[str, Any]],
         key = cell_of(r.get("params") or r)
         cells[key] = cells.get(key, 0.0) + sec
     return cells
+
+
+def estimates(cells: Sequence[str], seconds: Mapping[str, float]) -> dict[str, float]:
+    """Each cell's recorded seconds; a cell the recording lacks, the median of the recorded cells'
+    (1 s each when none is recorded: then every cell weighs the same)."""
+    known = [seconds[c] for c in cells if c in seconds]
+    other = statistics.median(known) if known else 1.0
+    return {c: seconds.get(c, other) for c in cells}
+
+
+def deal(cells: Sequence[str], hosts: Sequence[str], seconds: Mapping[str, float]) -> dict[str, list[str]]:
+    """A split run's cells dealt to its hosts by LPT over their recorded seconds (`estimates`):
+    every cell to exactly one host, the longest first to the host with the least so far; each
+    host's cells in the order of `cells`. PlanError when there are more hosts than cells."""
+    if len(hosts) > len(cells):
+        raise PlanError(f"{len(hosts)} hosts share {len(cells)} cell(s): name fewer hosts")
+    est = estimates(cells, seconds)
+    plan = lpt([Cell(c, est[c]) for c in cells], hosts, overhead=0.0, run_overhead=0.0)
+    where = {s.cell.name: s.host for s in plan.slots}
+    return {h: [c for c in cells if where[c] == h] for h in hosts}
+
+
+@functools.cache
+def recorded_cells(experiment: str, profile: str, cell_of: Callable[[dict[str, Any]], str]) -> dict[str, float]:
+    """An experiment's recorded seconds per cell at `profile`, from the recordings in the
+    repository (data/recorded/<machine>/<profile>/<experiment>/, the machines in name order, the
+    first that has it; not this machine's first, so that a split's shares, which are its hosts'
+    config blocks, do not depend on the machine that computes them); {} when none has it."""
+    root = recorded_dir()
+    for d in sorted(root.glob(f"*/{profile}/{experiment}")) if root.is_dir() else []:
+        if (d / "trials.csv").is_file():
+            return durations(d, cell_of)
+    return {}
 
 
 def table(plan: Plan, title: str, target: float | None = None, splittable: Sequence[str] = ()) -> str:
@@ -279,15 +331,27 @@ def profile_cells(source: Path | str, experiments: Sequence[str],
     return out
 
 
-def job_cells(jobs: Sequence[tuple[str, str]], source: Path | str) -> list[Cell]:
+# A split run's job: the experiment's cell_of and the cells of the host's share.
+Share = tuple[Callable[[dict[str, Any]], str], Collection[str]]
+
+
+def job_cells(jobs: Sequence[tuple[str, str]], source: Path | str,
+              shares: Mapping[tuple[str, str], Share] | None = None) -> list[Cell]:
     """The configured fleet's jobs, each bound to its host (`host/experiment`), with their
     durations from `source`: <source>/<host>/<experiment>/ (an earlier fleet run's results) when
-    there, else <source>/<experiment>/ (a recording)."""
+    there, else <source>/<experiment>/ (a recording), of which a job of a split run (`shares`:
+    pagelab.run.fleet.job_shares) takes only its share's cells (`estimates`)."""
     out = []
     for host, e in jobs:
         d = Path(source) / host / e
-        d = d if (d / "trials.csv").is_file() else Path(source) / e
-        out.append(Cell(f"{host}/{e}", durations(d)[""], (host,)))
+        if (d / "trials.csv").is_file():
+            secs = durations(d)[""]
+        elif (host, e) in (shares or {}):
+            cell_of, cells = (shares or {})[(host, e)]
+            secs = sum(estimates(list(cells), durations(Path(source) / e, cell_of)).values())
+        else:
+            secs = durations(Path(source) / e)[""]
+        out.append(Cell(f"{host}/{e}", secs, (host,)))
     return out
 
 
@@ -300,20 +364,21 @@ _SUBMISSION: list[dict[str, int]] = []
 
 
 def submission_place(jobs: Sequence[tuple[str, str]], hosts: Sequence[str], profile: str, host: str,
-                     experiment: str) -> int:
+                     experiment: str,
+                     shares: Callable[[], Mapping[tuple[str, str], Share]] | None = None) -> int:
     """A configured fleet trial job's place in the plan's submission order (LPT, longest first),
     from the durations in $PAGELAB_FLEET_TIMES (an earlier fleet run's results/fleet or a
-    recording), else data/recorded/<this machine>/<profile>; 0 for every job when there is
-    nothing to plan from (the jobs then start in the cluster's order of submission). Planned
-    once per process, when the first trial job is scheduled (rules/fleet.smk), not while the
-    Snakefile is parsed."""
+    recording), else data/recorded/<this machine>/<profile>, a split run's job by its share
+    (`shares()`, job_cells); 0 for every job when there is nothing to plan from (the jobs then
+    start in the cluster's order of submission). Planned once per process, when the first trial
+    job is scheduled (rules/fleet.smk), not while the Snakefile is parsed."""
     import os
     import sys
 
     if not _SUBMISSION:
         try:
             source = os.environ.get("PAGELAB_FLEET_TIMES") or recording(profile)
-            _SUBMISSION.append(priorities(lpt(job_cells(jobs, source), hosts)))
+            _SUBMISSION.append(priorities(lpt(job_cells(jobs, source, shares() if shares else None), hosts)))
         except PlanError as exc:
             print(f"fleet: no order planned ({exc})", file=sys.stderr)
             _SUBMISSION.append({})
