@@ -93,9 +93,6 @@ def test_the_arms_are_dealt_once_each_balancing_the_recorded_loads(hosts):
     assert max(loads.values()) <= fleetplan.graham_bound(len(hosts)) * best + 1e-6, (loads, best)
     robin = max(sum(seconds[a] for a in every[i::len(hosts)]) for i in range(len(hosts)))
     assert max(loads.values()) <= robin
-    # the longest arm alone bounds any deal: it has a host of its own
-    longest = max(seconds, key=seconds.get)
-    assert [shares[h] for h in hosts if longest in shares[h]] == [[longest]]
 
 
 def test_a_configured_subset_of_arms_is_split_and_one_host_runs_the_whole_block():
