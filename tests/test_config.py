@@ -398,27 +398,32 @@ def test_a_recorded_tier_profile_is_read_as_the_tier_model_it_ran_on(name, exper
 
 
 def test_a_key_added_to_a_profile_hashes_as_the_block_without_it_at_its_old_value():
-    """config/renames.yaml's `added`: each key a profile gained is a setting of that profile whose
-    schema default is the value the runs made without it had, so a block of that profile holding
-    it hashes as the block without it (a run made before is no changed config); another value
-    changes the hash, and a profile that always set the key (readyboost's seed) keeps it in."""
+    """config/renames.yaml's `added`: each key a profile gained is a setting of that profile (or of
+    the whole block, which every profile has) whose schema default is the value the runs made
+    without it had, so a block of that profile holding it hashes as the block without it (a run
+    made before is no changed config); another value changes the hash, and a profile that always
+    set the key (readyboost's seed, retouch_order) keeps it in."""
     schema = config.load_schema()
     checked = 0
     for experiment, parts in config.renames().items():
+        block_props = schema["properties"][experiment]["properties"]
         for profile, keys in parts["added"].items():
             default = config.resolve(config.validate({"profile": profile}))[experiment]
             for key, value in keys.items():
-                assert key in config.profile_keys(schema, experiment, profile), (experiment, profile, key)
+                in_profile = key in config.profile_keys(schema, experiment, profile)
+                assert in_profile or key in block_props, (experiment, profile, key)
                 assert default["profile"] == profile and default[key] == value, (experiment, profile, key)
                 without = {k: v for k, v in default.items() if k != key}
                 assert config.run_hash(experiment, default) == config.run_hash(experiment, without)
-                other = next(v for v in schema["definitions"][f"{experiment}_profile"]["properties"][key]["enum"]
-                             if v != value)
+                prop = (schema["definitions"][f"{experiment}_profile"]["properties"] if in_profile
+                        else block_props)[key]
+                other = (not value) if prop.get("type") == "boolean" else next(v for v in prop["enum"] if v != value)
                 assert config.run_hash(experiment, {**default, key: other}) != config.run_hash(experiment, default)
                 checked += 1
-    assert checked >= 2  # readyboost's retouch_order in quick and full
+    assert checked >= 5  # readyboost's retouch_order in quick and full, split_between_hosts in all three
     seed = config.resolve(config.validate({"profile": "seed"}))["readyboost"]
-    assert seed["retouch_order"] == "seq" and "seed" not in config.renames()["readyboost"]["added"]
+    assert seed["retouch_order"] == "seq"
+    assert "retouch_order" not in config.renames()["readyboost"]["added"].get("seed", {})
     assert config.run_hash("readyboost", seed) != config.run_hash(
         "readyboost", {k: v for k, v in seed.items() if k != "retouch_order"})
 

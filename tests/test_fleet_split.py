@@ -33,6 +33,8 @@ def block(name, profile="full"):
 
 
 def fleet_config(hosts, profile="full", **readyboost_block):
+    """A fleet of `hosts` running readyboost split between them (unless the block says otherwise)."""
+    readyboost_block = {"split_between_hosts": True, **readyboost_block}
     return config.validate({"profile": profile, "readyboost": readyboost_block,
                             "fleet": {"hosts": [{"name": h} for h in hosts], "experiments": ["readyboost"],
                                       "profile": profile}})
@@ -41,9 +43,8 @@ def fleet_config(hosts, profile="full", **readyboost_block):
 def config_file(tmp_path, hosts, readyboost_set=None):
     """config/config.yaml with a fleet of `hosts` running readyboost (fleet.set over it)."""
     text = (REPO / "config/config.yaml").read_text()
-    block = {"hosts": [{"name": h} for h in hosts], "experiments": ["readyboost"], "profile": "full"}
-    if readyboost_set:
-        block["set"] = {"readyboost": readyboost_set}
+    block = {"hosts": [{"name": h} for h in hosts], "experiments": ["readyboost"], "profile": "full",
+             "set": {"readyboost": {"split_between_hosts": True, **(readyboost_set or {})}}}
     path = tmp_path / "config.yaml"
     path.write_text(text[: text.index("\nfleet:")] + "\nfleet: " + json.dumps(block) + "\n")
     return path
@@ -95,6 +96,18 @@ def test_the_arms_are_dealt_once_each_balancing_the_recorded_loads(hosts):
     assert max(loads.values()) <= robin
 
 
+def test_without_split_between_hosts_every_host_runs_every_arm():
+    """The default: a fleet compares its hosts, so each runs the whole block (no share), and the
+    plan's jobs are whole runs."""
+    hosts = ["alpha", "beta", "gamma"]
+    raw = fleet_config(hosts, split_between_hosts=False)
+    assert not block("readyboost")["split_between_hosts"]
+    assert not fleet.is_split(raw, "readyboost", readyboost.split)
+    every = config.resolve(raw, config.load_schema())["readyboost"]["arms"]
+    assert all(fleet.block(raw, h, "readyboost", split=readyboost.split)["arms"] == every for h in hosts)
+    assert readyboost.split(block("readyboost"), [f"n{i}" for i in range(9)]) == {f"n{i}": {} for i in range(9)}
+
+
 def test_a_configured_subset_of_arms_is_split_and_one_host_runs_the_whole_block():
     two = fleet_config(["a", "b"], arms=["hdd", "tier_after", "tier_between"])
     shares = {h: fleet.block(two, h, "readyboost", split=readyboost.split)["arms"] for h in ("a", "b")}
@@ -112,7 +125,7 @@ def test_a_configured_subset_of_arms_is_split_and_one_host_runs_the_whole_block(
 ])
 def test_more_hosts_than_arms_is_refused_with_one_line_and_exit_2(tmp_path, hosts, readyboost_set, why):
     with pytest.raises(config.ConfigError, match=why):
-        readyboost.split({**block("readyboost"), **(readyboost_set or {})}, hosts)
+        readyboost.split({**block("readyboost"), "split_between_hosts": True, **(readyboost_set or {})}, hosts)
     out = subprocess.run([str(VENV_BIN / "pagelab"), "fleet", "show", "--configfile",
                           str(config_file(tmp_path, hosts, readyboost_set))],
                          cwd=REPO, capture_output=True, text=True, timeout=120)
@@ -163,7 +176,7 @@ def split_recording(tmp_path, hosts):
     src = recording()
     frame = pd.read_csv(src / "trials.csv", keep_default_na=False, na_values=[""])
     whole = json.loads((src / "config.json").read_text())
-    shares = readyboost.split(whole, hosts)
+    shares = readyboost.split({**whole, "split_between_hosts": True}, hosts)
     results = tmp_path / "fleet"
     for h in hosts:
         d = results / h / "readyboost"

@@ -127,8 +127,11 @@ def split(cfg: dict[str, Any], hosts: list[str]) -> dict[str, dict[str, Any]]:
     analysis pairs arms by their trials' rank within each arm, not by a shared order, so no arm
     needs another on its host; what a split run gives up is the one randomised order on one
     machine, and the verdict stopping rule of a claim that compares arms on two hosts (a host sees
-    only its own trials: such an arm stops on width or n_max). One host runs the whole block;
+    only its own trials: such an arm stops on width or n_max). Only with `split_between_hosts`:
+    without it every host runs the whole block (the fleet compares the hosts), as does one host;
     more hosts than arms: ConfigError."""
+    if not cfg.get("split_between_hosts"):
+        return {h: {} for h in hosts}
     arms = list(cfg["arms"])
     if len(hosts) > len(arms):
         raise ConfigError(f"fleet: {len(hosts)} hosts run {NAME}, which has only {len(arms)} arms: name fewer hosts")
