@@ -339,7 +339,8 @@ def ratio_key(col: str, a: str, b: str) -> str:
 
 
 def ratios(frame: pd.DataFrame) -> dict[str, Estimate]:
-    """Per-round ratios (the arms run interleaved) of the seed's recovery (`<a>_vs_<b>`: the
+    """Per-round ratios (the k-th counted trial of each arm: one host's interleaved runs, or a fleet's
+    merged shares) of the seed's recovery (`<a>_vs_<b>`: the
     claims' pairs, the seed's little and enough pre-population over each reading of its
     no-ReadyBoost arm, SEED_ARMS and SENSITIVITY_NONE; the factorial's simple effects; the modern
     arms over the bare disk with the same agent), of the working set back and of the total
