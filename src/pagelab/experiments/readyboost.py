@@ -750,9 +750,10 @@ def figure(summary: pd.DataFrame, profile: str) -> plots.plt.Figure:
     return fig
 
 
-def _prepare(cfg: dict[str, Any], scratch: Path) -> dict[str, Any]:
-    preflight(cfg)  # before anything changes: exit 2 when the machine cannot hold the cgroup
-    return {}
+def _check(cfg: dict[str, Any]) -> None:
+    """Before the run takes the state lock or changes anything: exit 2 when this machine cannot
+    hold the profile's memory cgroup (recovery.preflight)."""
+    preflight(cfg)
 
 
 def _cleanup(cfg: dict[str, Any], scratch: Path) -> None:
@@ -805,6 +806,6 @@ EXPERIMENT = harness.Experiment(
     metric=lambda r: r["recovery_s"], columns=tuple(SCALARS), required_columns=tuple(REQUIRED_COLUMNS),
     tools=lambda cfg: recovery.TOOLS, skip_reason=skip_reason, validity=validity,
     warmups=lambda cfg: [{"arm": cfg["arms"][0]}],
-    prepare=_prepare, cleanup=_cleanup, measures=measures, split=split, cell_of=arm_of,
+    check=_check, cleanup=_cleanup, measures=measures, split=split, cell_of=arm_of,
     requires=harness.Requirements(root=True, fuse=True, zram=True))
 run = EXPERIMENT.run
