@@ -285,7 +285,7 @@ def test_a_trial_whose_hogs_left_the_working_set_in_ram_is_rejected_and_another_
     cfg = {**config.load(overrides={"profile": "quick"})["readyboost"], "arms": ["own"], "rng_seed": 1,
            "hog_rounds": 2, "repetitions": {"n_min": 2, "n_max": 2, "ci_pct": 50}}
     before = state.show()
-    rb.run(cfg, tmp_path / "out", disk_tmp)
+    rb.EXPERIMENT.run(cfg, tmp_path / "out", disk_tmp)
     assert state.show() == before
     counted, _ = load(tmp_path / "out")
     bad = rejected(tmp_path / "out")

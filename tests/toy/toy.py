@@ -56,4 +56,3 @@ EXPERIMENT = harness.Experiment(
     name=NAME, analyse=analyse, seeds=("none",), configurations=configurations, trial=run_trial,
     metric=lambda r: r["value"], columns=("value",), required_columns=("result.value",),
     tools=lambda cfg: [], changes_state=lambda cfg: False)
-run = EXPERIMENT.run

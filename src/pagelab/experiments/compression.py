@@ -523,4 +523,3 @@ EXPERIMENT = harness.Experiment(
                           sequential.within(conf_name(c), "decompress_mbps", "compress_mbps")
                           for c in configurations(cfg) if c["arm"] == "codec"},
     requires=harness.Requirements(root=True, zram=True))
-run = EXPERIMENT.run

@@ -542,4 +542,3 @@ EXPERIMENT = harness.Experiment(
     warmups=lambda cfg: [{"arm": a} for a in usable_arms(cfg)[0] if ARMS[a][1] and a != "hdd"],
     cleanup=_cleanup, finish=_finish, note=lambda cfg: usable_arms(cfg)[1],
     requires=harness.Requirements(fuse=True))
-run = EXPERIMENT.run

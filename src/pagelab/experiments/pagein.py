@@ -226,4 +226,3 @@ EXPERIMENT = harness.Experiment(
                           f".page_cluster_{int(c['page_cluster'])}.mbps":
                           sequential.column(conf_name(c), "pagein_mbps") for c in configurations(cfg)},
     requires=harness.Requirements(root=True, fuse=True))
-run = EXPERIMENT.run

@@ -688,4 +688,3 @@ EXPERIMENT = harness.Experiment(
     warmups=lambda cfg: configurations(cfg)[:1], prepare=_prepare, cleanup=_cleanup, split=split, check=check,
     cell_of=lambda params: cell_of(params).label,
     requires=harness.Requirements(root=True, fuse=True))
-run = EXPERIMENT.run

@@ -808,4 +808,3 @@ EXPERIMENT = harness.Experiment(
     warmups=lambda cfg: [{"arm": cfg["arms"][0]}],
     check=_check, cleanup=_cleanup, measures=measures, split=split, cell_of=arm_of,
     requires=harness.Requirements(root=True, fuse=True, zram=True))
-run = EXPERIMENT.run

@@ -491,4 +491,3 @@ EXPERIMENT = harness.Experiment(
     conf_name=conf_name, warmups=warmups, changes_state=lambda cfg: any(d != OWN for d in usable_devices(cfg)[0]),
     cleanup=_cleanup, finish=_finish, note=lambda cfg: usable_devices(cfg)[1],
     requires=harness.Requirements())
-run = EXPERIMENT.run

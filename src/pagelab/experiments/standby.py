@@ -369,4 +369,3 @@ EXPERIMENT = harness.Experiment(
                           for c in configurations(cfg)},
     cleanup=lambda cfg, scratch: harness.clean_dir(Path(scratch).resolve() / f"{NAME}-floodset"),
     requires=harness.Requirements(root=True, zram=True))
-run = EXPERIMENT.run
