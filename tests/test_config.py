@@ -135,6 +135,7 @@ def test_the_run_hash_covers_the_device_profiles_a_block_runs_on(tmp_path, monke
     block = resolved["readyboost"]
     devs = tmp_path / "config" / "devices"
     shutil.copytree(root() / "config" / "devices", devs)
+    shutil.copy2(config.renames_path(), tmp_path / "config")  # run_hash reads it, alone or after others
     monkeypatch.setattr(config, "root", lambda: tmp_path)
     from pagelab.run import devices
 
