@@ -460,9 +460,10 @@ def behind_tier(block: dict[str, Any]) -> bool:
 
 def tier_candidates(block: dict[str, Any]) -> list[str]:
     """For a block behind the tier, every device profile of model `tiered` in config/devices/:
-    the tier model (pagelab.run.devices.TIER_MODEL) among them. The Snakefile, which imports no
-    module of the run layer, gives these to device_profiles as `also`, so that a changed tier
-    re-runs the trials behind it (a superset of the one the trials run on: a trigger only)."""
+    the tier model (pagelab.run.devices.TIER_MODEL) among them. The Snakefile, which cannot
+    import pagelab.run.devices (it loads pandas, which its parse keeps out: tests/test_layers.py),
+    gives these to device_profiles as `also`, so that a changed tier re-runs the trials behind it
+    (a superset of the one the trials run on: a trigger only)."""
     if not behind_tier(block):
         return []
     return sorted(p.stem for p in (root() / "config" / "devices").glob("*.yaml")
