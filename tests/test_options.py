@@ -5,6 +5,7 @@ both carry one, is the schema's (the real tools, built fresh)."""
 
 from __future__ import annotations
 
+import inspect
 import json
 import math
 import subprocess
@@ -247,6 +248,49 @@ def test_command_refuses_what_the_table_would(native_build):
     with pytest.raises(tools.ToolError, match="--runtime takes seconds"):
         tools.command("iobench", "job", runtime="5s")
     assert tools.command("iobench", "job", direct=False, count=None)[2:] == []
+
+
+def repeated_defaults(builders: dict, other_meaning: frozenset = frozenset()) -> list[str]:
+    """The keywords of `builders` (a function -> the (tool, subcommand) it runs) that are named
+    like one of that command's options and default to a value: a default written again beside
+    the tool's table. None (left off: the tool's default) and a flag's True or False (the
+    caller's choice to pass it) are not defaults, nor is a (function, keyword) of
+    `other_meaning`, which the function never passes to the tool."""
+    out = []
+    for fn, (tool, subcommand) in builders.items():
+        for p in inspect.signature(fn).parameters.values():
+            if (p.default is inspect.Parameter.empty or p.default is None or isinstance(p.default, bool)
+                    or (fn, p.name) in other_meaning):
+                continue
+            if (subcommand, p.name.replace("_", "-")) in tools.options(tool):
+                out.append(f"{fn.__qualname__}({p.name}={p.default!r}): {tool} {subcommand or ''} "
+                           f"--{p.name.replace('_', '-')} has its default in its table")
+    return out
+
+
+def test_no_builder_writes_an_options_default_again(native_build):
+    """The harness's builders and what calls them name a tool's option as a keyword without a
+    default of their own: a value left unset is left off, so the tool's table holds the default
+    (hog run --rounds: 1), or the schema does. The check sees one written again."""
+    from pagelab.run import devices, superfetch, victim
+
+    builders = {tools.hog_victim_cmd: ("hog", "victim"), tools.hog_run_cmd: ("hog", "run"),
+                tools.cacheflood_cmd: ("cacheflood", None), tools.iobench_job_cmd: ("iobench", "job"),
+                tools.iobench_crystalmark_cmd: ("iobench", "crystalmark"),
+                tools.simdisk_mount_cmd: ("simdisk", "mount"), tools.simdisk_model_cmd: ("simdisk", "model"),
+                tools.superfetch_cmd: ("superfetch", None), victim.push_out: ("hog", "run"),
+                victim.Victim.__init__: ("hog", "victim"), superfetch.Agent: ("superfetch", None),
+                devices.emulated_disk: ("simdisk", "mount"), devices.model: ("simdisk", "model")}
+    # the harness's own wait for the victim, not hog victim --timeout (the victim's for --go)
+    other_meaning = frozenset({(victim.Victim.__init__, "timeout")})
+    assert repeated_defaults(builders, other_meaning) == []
+
+    def again(cgroup, size, rounds=1, count=1):  # push_out as it was
+        """A builder that writes hog run's default round count again."""
+
+    assert repeated_defaults({again: ("hog", "run")}) == [
+        "test_no_builder_writes_an_options_default_again.<locals>.again(rounds=1): hog run --rounds has its "
+        "default in its table"]
 
 
 @pytest.mark.parametrize(("seconds", "text"), [(0.05, "50ms"), (2, "2s"), (90, "90s"), (0.0001, "100us"),

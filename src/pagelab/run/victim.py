@@ -22,7 +22,7 @@ from typing import Any
 
 from pagelab.run import progress
 from pagelab.run.devices import poll_faults
-from pagelab.run.tools import HOG_PARTNER_GONE, hog_run_cmd, hog_victim_cmd
+from pagelab.run.tools import HOG_PARTNER_GONE, hog_run_cmd, hog_victim_cmd, option
 from pagelab.run.trials import TrialFailed
 from pagelab.system import mm
 from pagelab.system.state import Cgroup, OomWatchdog
@@ -182,10 +182,11 @@ def _reporting_rounds(procs: list[subprocess.Popen[str]], barrier: Path | None, 
         watcher.join()
 
 
-def push_out(cgroup: Cgroup, size: int, rounds: int = 1, count: int = 1, timeout: float = 1800.0,
+def push_out(cgroup: Cgroup, size: int, rounds: int | None = None, count: int = 1, timeout: float = 1800.0,
              oom_wait_limit_s: float = 120.0) -> HogRun:
     """Runs `count` `hog run`s of `size` bytes side by side in `cgroup`, each `rounds` times
-    (seed 000's memory hogs): their allocations push the cgroup's other pages out to swap.
+    (None: hog run's own default, its table's --rounds), seed 000's memory hogs: their
+    allocations push the cgroup's other pages out to swap.
     Side by side means at once: every hog holds each round's memory until all `count` have
     written theirs (`hog run --barrier`), so together they ask for count x size. Without it two
     hogs started a few ms apart do not overlap when swapping is fast (zswap, zram: a 16 MiB round
@@ -196,6 +197,7 @@ def push_out(cgroup: Cgroup, size: int, rounds: int = 1, count: int = 1, timeout
     a hog that stopped at once because a partner at the barrier was gone (exit HOG_PARTNER_GONE,
     rather than wait for it until the barrier's timeout): the trial is then invalid
     (`HogRun.invalid_reason`); any other failure of hog raises TrialFailed."""
+    rounds = option("hog", "run", "rounds").default if rounds is None else rounds
     run = HogRun()
     kills0 = cgroup.oom_kills()
     with tempfile.TemporaryDirectory(prefix="pagelab-hogs-") if count > 1 else nullcontext() as tmp:
