@@ -119,6 +119,7 @@ def schema_defaults(key: tuple[str, str]) -> dict[str, object]:
 BY_HAND_DEFAULTS = {
     ("iobench", "crystalmark", "size"): "CrystalMark 2004R2's own 128 MB test file, run by hand as it was",
     ("iobench", "crystalmark", "sets"): "CrystalMark 2004R2's own 3 sets per test, run by hand as it was",
+    ("hog", "run", "rounds"): "one round of the memory hog, as one start of seed 000's hog program",
 }
 
 

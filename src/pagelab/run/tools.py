@@ -176,6 +176,8 @@ SCHEMA_OPTIONS: dict[tuple[str, str], SchemaOption] = {
     ("readyboost", "retouch_order"): SchemaOption("hog", "victim", "order"),
     ("payoff", "retouch_order"): SchemaOption("hog", "victim", "order"),
     ("pagein", "retouch_orders"): SchemaOption("hog", "victim", "order", levels=True),
+    ("readyboost", "hog_rounds"): SchemaOption("hog", "run", "rounds"),
+    ("payoff", "hog_rounds"): SchemaOption("hog", "run", "rounds"),
     ("crystalmark", "size"): SchemaOption("iobench", "crystalmark", "size"),
     ("crystalmark", "sets"): SchemaOption("iobench", "crystalmark", "sets"),
     ("crystalmark", "set_time"): SchemaOption("iobench", "crystalmark", "runtime"),
