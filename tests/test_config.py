@@ -137,16 +137,13 @@ def test_the_run_hash_covers_the_device_profiles_a_block_runs_on(tmp_path, monke
     shutil.copytree(root() / "config" / "devices", devs)
     shutil.copy2(config.renames_path(), tmp_path / "config")  # run_hash reads it, alone or after others
     monkeypatch.setattr(config, "root", lambda: tmp_path)
-    from pagelab.run import devices
 
-    also = devices.tier_of(block)
-    assert also == [devices.TIER_MODEL]  # a block naming a stick runs behind the tier model
-    # the Snakefile's rerun trigger, which cannot import the devices module: every tiered profile
-    assert devices.TIER_MODEL in config.tier_candidates(block)
-    assert config.tier_candidates(resolved["pagein"]) == [] == devices.tier_of(resolved["pagein"])
+    also = config.tier_of(block)  # what the harness and the Snakefile's rerun trigger pass
+    assert also == [config.TIER_MODEL]  # a block naming a stick runs behind the tier model
+    assert config.tier_of(resolved["pagein"]) == []  # one naming none does not
     used = config.device_profiles("readyboost", block, schema, also)
     # the disk and the stick the block names, and the tier model no setting names
-    assert {block["disk_profile"], block["cache_profile"], devices.TIER_MODEL} <= set(used), used
+    assert {block["disk_profile"], block["cache_profile"], config.TIER_MODEL} <= set(used), used
     before = config.run_hash("readyboost", block, schema, also)
     assert before != config.config_hash(block)
     assert before != config.run_hash("readyboost", block, schema)  # the tier model is part of it
@@ -165,7 +162,7 @@ def test_the_run_hash_covers_the_device_profiles_a_block_runs_on(tmp_path, monke
     edit("usbstick-2008")  # the tier's stick
     after_stick = config.run_hash("readyboost", block, schema, also)
     assert after_stick != before
-    edit(devices.TIER_MODEL)  # the tier's own parameters
+    edit(config.TIER_MODEL)  # the tier's own parameters
     assert config.run_hash("readyboost", block, schema, also) != after_stick
     # a block that names no device hashes as the block alone
     assert config.run_hash("standby", resolved["standby"], schema) == config.config_hash(resolved["standby"])
@@ -287,7 +284,7 @@ def test_every_recording_in_the_repository_is_whole_and_validates(name, experime
 
 # --------------------------------------------------------------------------- one name per meaning
 # The names a device profile setting may have: the disk (any device measured or paged on) and the
-# stick behind the tier (the cache); the tier is the one tier model (devices.TIER_MODEL).
+# stick behind the tier (the cache); the tier is the one tier model (config.TIER_MODEL).
 DEVICE_NAMES = {"disk_profile", "cache_profile"}
 
 
@@ -386,12 +383,12 @@ def test_a_recorded_tier_profile_is_read_as_the_tier_model_it_ran_on(name, exper
     src = recording.recorded_dir() / name / experiment
     raw = json.loads((src / "config.json").read_text())
     old = "tier_profile" in raw          # recorded before the key was retired
-    assert raw.get("tier_profile", devices.TIER_MODEL) == devices.TIER_MODEL, raw["tier_profile"]
+    assert raw.get("tier_profile", config.TIER_MODEL) == config.TIER_MODEL, raw["tier_profile"]
     block = recording.check_run(src.parent, [experiment], recording.REQUIRED)[experiment]
     assert "tier_profile" not in block
     filled = config.check_block(experiment, block, machine=False)
-    assert "tier_profile" not in filled and devices.tier_of(filled) == [devices.TIER_MODEL]
-    model_stick = devices.profile_value(devices.TIER_MODEL, "cache_profile")
+    assert "tier_profile" not in filled and config.tier_of(filled) == [config.TIER_MODEL]
+    model_stick = devices.profile_value(config.TIER_MODEL, "cache_profile")
     if experiment == "readyboost":
         assert ("cache_profile" not in raw) == old and filled["cache_profile"] == model_stick
     if experiment == "crystalmark":

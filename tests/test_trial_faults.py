@@ -76,8 +76,8 @@ def test_eio_on_the_readyboost_stick_invalidates_its_trials_and_stops_the_run(ma
     mount on (mkswap's first read fails): every tier_after trial is invalid naming the read errors
     and what failed with them, its state restored, the run goes on to the next, and stops after
     its first round (5 of 5 invalid, more than max_invalid_share 0.5). The faults are in the copied
-    config's tier model (devices.TIER_MODEL), which the tier arms always mount."""
-    from pagelab.run.devices import TIER_MODEL
+    config's tier model (config.TIER_MODEL), which the tier arms always mount."""
+    from pagelab.system.config import TIER_MODEL
 
     root = faulty_root(disk_tmp, {TIER_MODEL: (TIER_MODEL, {"error_reads": 1})})
     done, recs = run_trial(disk_tmp, "readyboost", root, arms=["tier_after"])

@@ -21,7 +21,7 @@ rule trial:
         # a changed device profile re-runs the trials measured on it (their records then no
         # longer match the run hash: pagelab.system.config.run_hash), the tier model among them
         devices=lambda wc: json.dumps(pl_config.device_profiles(wc.experiment, CFG[wc.experiment],
-                                                                also=pl_config.tier_candidates(CFG[wc.experiment])),
+                                                                also=pl_config.tier_of(CFG[wc.experiment])),
                                       sort_keys=True),
     log:
         "results/logs/{experiment}.log",

@@ -72,7 +72,7 @@ rule fleet_trial:
         # as the trial rule: a changed device profile re-runs the trials measured on it
         devices=lambda wc: json.dumps(
             pl_config.device_profiles(wc.experiment, block := pl_fleet.block(config, wc.host, wc.experiment, split=pl_experiments.split(wc.experiment)),
-                                      also=pl_config.tier_candidates(block)), sort_keys=True
+                                      also=pl_config.tier_of(block)), sort_keys=True
         ),
     log:
         "results/logs/fleet/{host}/{experiment}.log",

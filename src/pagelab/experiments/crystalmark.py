@@ -45,6 +45,7 @@ from pagelab.experiments.harness import entry
 from pagelab.run import devices, sequential, trials
 from pagelab.run.tools import iobench_crystalmark_cmd, run_json, schema_options, simdisk_model_cmd
 from pagelab.system import state
+from pagelab.system.config import TIER_MODEL
 
 NAME = "crystalmark"
 TESTS = ["seq_read", "seq_write", "rand_read_512k", "rand_write_512k", "rand_read_64k", "rand_write_64k"]
@@ -93,7 +94,7 @@ def command(cfg: dict[str, Any], arm: str, file: Path, seed: int, test: str) -> 
 def device(cfg: dict[str, Any], arm: str) -> str:
     """The device profile an emulated arm mounts: the block's disk_profile (hdd), or the tier
     model (the tiered arms), which `tier_overrides` fills with that disk and the stick."""
-    return cfg["disk_profile"] if arm == "hdd" else devices.TIER_MODEL
+    return cfg["disk_profile"] if arm == "hdd" else TIER_MODEL
 
 
 def tier_overrides(cfg: dict[str, Any]) -> dict[str, str]:
@@ -391,7 +392,7 @@ def macros(summary: pd.DataFrame, rat: dict[str, Estimate], cfg: dict[str, Any],
 def tier_stick(cfg: dict[str, Any]) -> str:
     """The stick the tier arms' cache is on: the block's cache_profile (a configuration recorded
     before the stick was a setting ran on the tier model's own stick)."""
-    return str(cfg.get("cache_profile") or devices.profile_value(devices.TIER_MODEL, "cache_profile"))
+    return str(cfg.get("cache_profile") or devices.profile_value(TIER_MODEL, "cache_profile"))
 
 
 def tier_hit_mbps(cfg: dict[str, Any], bs: int, read_latency_ms: float | None = None) -> float:
@@ -407,7 +408,7 @@ def tier_hit_mbps(cfg: dict[str, Any], bs: int, read_latency_ms: float | None = 
             lines = [f"read_latency_ms: {read_latency_ms}" if ln.startswith("read_latency_ms:") else ln
                      for ln in path.read_text().splitlines()]
             path.write_text("\n".join(lines) + "\n")
-        cmd = simdisk_model_cmd(devices.TIER_MODEL, Path(tmp), "randread", bs, parse_size(cfg["size"]),
+        cmd = simdisk_model_cmd(TIER_MODEL, Path(tmp), "randread", bs, parse_size(cfg["size"]),
                                 hit_ratio=1.0, set=",".join(f"{k}={v}" for k, v in tier_overrides(cfg).items()))
         doc = run_json(cmd, timeout=120)
     return bs / (doc["mean_service_ns"] / 1e9) / 1e6
@@ -441,7 +442,7 @@ def _finish(cfg: dict[str, Any], outdir: Path) -> None:
                        "hit_mbps": tier_hit_mbps(cfg, MODEL_BS),
                        "hit_mbps_by_latency_ms": {str(ms): tier_hit_mbps(cfg, MODEL_BS, ms) for ms in LATENCY_RANGE_MS},
                        "qualify_max_latency_ms": (4096 / (QUALIFY_4K_MBPS * 1e6) - 4096 / (rate * 1e6)) * 1e3,
-                       "compression": float(devices.profile_value(devices.TIER_MODEL, "compression"))}
+                       "compression": float(devices.profile_value(TIER_MODEL, "compression"))}
     if doc:
         records.write_json_atomic(outdir / "modelled.json", doc)
 

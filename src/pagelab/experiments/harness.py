@@ -30,7 +30,15 @@ from pagelab.core.stats import tukey_outliers
 from pagelab.run import devices, progress, sequential, trials
 from pagelab.run.tools import tool_path
 from pagelab.system import state
-from pagelab.system.config import device_profiles, experiments, load_schema, renamed_block, renamed_columns, run_hash
+from pagelab.system.config import (
+    device_profiles,
+    experiments,
+    load_schema,
+    renamed_block,
+    renamed_columns,
+    run_hash,
+    tier_of,
+)
 from pagelab.system.provenance import provenance
 
 Cfg = dict[str, Any]
@@ -200,7 +208,7 @@ def execute(
     well as on width (sequential); provenance.json's `stopping_rule` says which."""
     outdir.mkdir(parents=True, exist_ok=True)
     (outdir / "skipped.txt").unlink(missing_ok=True)
-    also = devices.tier_of(cfg)  # the tier model, which no setting names
+    also = tier_of(cfg)  # the tier model, which no setting names
     profiles = device_profiles(name, cfg, also=also)  # the profiles' digests, which the run hash covers
     if skip_reason:
         records.write_text_atomic(outdir / "skipped.txt", skip_reason + "\n")

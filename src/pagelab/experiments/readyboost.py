@@ -22,7 +22,7 @@ Arms (the swap device x what the agent does):
   hdd_between   the same disk, the agent also reading while the hogs run (Vista always ran
                 Superfetch, and the seed timed all three results after the same repeated
                 launches: the seed's "without ReadyBoost", SEED_ARMS)
-  tier_after    swap behind the emulated flash tier (the tier model, devices.TIER_MODEL, with
+  tier_after    swap behind the emulated flash tier (the tier model, config.TIER_MODEL, with
                 the block's disk_profile and its cache_profile as the stick; empty at the start),
                 the agent restoring after the hogs: the tier holds what its copy queue took of
                 the page-outs (the seed's "without much pre-population")

@@ -22,13 +22,13 @@ from typing import Any
 from pagelab.core.units import parse_size
 from pagelab.experiments import harness
 from pagelab.run import progress, trials
-from pagelab.run.devices import TIER_MODEL, EmulatedDisk, profile_value, tier_overrides
+from pagelab.run.devices import EmulatedDisk, profile_value, tier_overrides
 from pagelab.run.superfetch import Agent, swap_devices
 from pagelab.run.systemdisk import IMAGE, SystemDisk, layout, prepare_image, system_disk
 from pagelab.run.tools import cacheflood_cmd, run_json, schema_options
 from pagelab.run.victim import Victim, out_and_back_reason, push_out
 from pagelab.system import counters, mm, state
-from pagelab.system.config import ConfigError
+from pagelab.system.config import TIER_MODEL, ConfigError
 
 PREFIX = "readyboost"  # the trial's scratch directories, file set and memory cgroup are named so
 TOOLS = ["hog", "simdisk", "cacheflood", "superfetch"]

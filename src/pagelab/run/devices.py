@@ -36,12 +36,6 @@ from pagelab.data.tidy import flatten
 from pagelab.run.tools import ToolError, run_json, simdisk_model_cmd, simdisk_mount_cmd
 from pagelab.run.trials import TrialFailed, Validity
 from pagelab.system import state
-from pagelab.system.config import behind_tier
-
-# The ReadyBoost-like flash tier: its policy parameters (copy queue, sequential cutoff,
-# compression, capacity) are this one tier model's; the disk and the stick behind it are the
-# experiment's own disk_profile and cache_profile (payoff: each cell's), put in by `tier_overrides`.
-TIER_MODEL = "tiered-readyboost"
 
 
 def profiles_dir() -> Path:
@@ -52,13 +46,6 @@ def tier_overrides(disk: str, stick: str) -> dict[str, str]:
     """The keys of the tier model that an experiment fills: the disk behind the tier and the
     stick its cache is on."""
     return {"disk_profile": disk, "cache_profile": stick}
-
-
-def tier_of(block: dict[str, Any]) -> list[str]:
-    """The device profiles a config block runs on that none of its settings names: the tier
-    model, for a block behind the tier (config.behind_tier: it names a stick, the tier's cache).
-    What config.device_profiles and config.run_hash are given as `also`."""
-    return [TIER_MODEL] if behind_tier(block) else []
 
 
 def profile_names() -> list[str]:

@@ -18,7 +18,7 @@ matter to mkswap. Once the emulator runs, two loop devices over its disk file (`
 `--sizelimit`, direct IO so every read reaches the emulator) carry the swap area and the file
 system; both, and the mount, are journaled through pagelab.system.state.
 
-The flash tier (the tier model, devices.TIER_MODEL) fronts the whole device, as ReadyBoost
+The flash tier (the tier model, config.TIER_MODEL) fronts the whole device, as ReadyBoost
 fronted the system volume: file reads and page-ins both pass through it. "Disk busy" is the
 whole device's service time.
 """

@@ -421,7 +421,7 @@ def device_profiles(experiment: str, block: dict[str, Any], schema: dict[str, An
     """The device profiles a resolved block runs on, each with a digest of its settings (sha256 of
     their canonical JSON, 16 hex digits: a comment does not count): the names its `resource:
     device` settings give, those in `also` (profiles the code runs it on that no setting names:
-    the tier model, pagelab.run.devices.tier_of), and the profiles those name in turn (a tier's
+    the tier model, tier_of), and the profiles those name in turn (a tier's
     disk_profile and cache_profile). A name without a file (own) is left out."""
     schema = schema or load_schema()
     if experiment not in schema["properties"]:
@@ -452,22 +452,24 @@ def trial_block(experiment: str, raw: Any, source: Path | str | None = None,
     return block, Path(block.pop("scratch_dir", "scratch"))
 
 
+# The ReadyBoost-like flash tier: its policy parameters (copy queue, sequential cutoff,
+# compression, capacity) are this one tier model's; the disk and the stick behind it are the
+# experiment's own disk_profile and cache_profile (payoff: each cell's), put in by
+# pagelab.run.devices.tier_overrides.
+TIER_MODEL = "tiered-readyboost"
+
+
 def behind_tier(block: dict[str, Any]) -> bool:
     """Whether a block runs behind the flash tier: it names a stick (cache_profile, or payoff's
     cache_profiles), which is only ever the tier's cache."""
     return bool(block.get("cache_profile") or block.get("cache_profiles"))
 
 
-def tier_candidates(block: dict[str, Any]) -> list[str]:
-    """For a block behind the tier, every device profile of model `tiered` in config/devices/:
-    the tier model (pagelab.run.devices.TIER_MODEL) among them. The Snakefile, which cannot
-    import pagelab.run.devices (it loads pandas, which its parse keeps out: tests/test_layers.py),
-    gives these to device_profiles as `also`, so that a changed tier re-runs the trials behind it
-    (a superset of the one the trials run on: a trigger only)."""
-    if not behind_tier(block):
-        return []
-    return sorted(p.stem for p in (root() / "config" / "devices").glob("*.yaml")
-                  if (yaml.safe_load(p.read_text()) or {}).get("model") == "tiered")
+def tier_of(block: dict[str, Any]) -> list[str]:
+    """The device profiles a config block runs on that none of its settings names: the tier
+    model, for a block behind the tier. What device_profiles and run_hash are given as `also`,
+    by the harness and by the Snakefile, so that a changed tier re-runs the trials behind it."""
+    return [TIER_MODEL] if behind_tier(block) else []
 
 
 def run_hash(experiment: str, block: dict[str, Any], schema: dict[str, Any] | None = None,
