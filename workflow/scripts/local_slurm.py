@@ -14,7 +14,11 @@ name) and its own address, joined to this machine by a veth pair (10.77.X.n, poi
 the controller at 10.77.X.1 on every pair). The mount namespace is shared: the file system is the
 cluster's shared file system, as NFS is on a real one. Namespaces and veth pairs belong to the
 processes in them, so they are gone when the daemons (and any job they ran) have ended; nothing
-is written outside DIR but the veth pairs while they live.
+is written outside DIR but the veth pairs while they live and the lock that one start at a time
+chooses a subnet under, /run/pagelab/local-slurm.lock: root's file in a directory only root can
+write to, opened without following a symbolic link (pagelab.system.state.lock.open_root_file,
+the state lock's own open); a planted link or a directory open to others is refused by `start`
+before anything is made, one line, exit 2.
 
 Everything runs as root (the experiments change paging state); the daemons are munged (own key
 and socket in DIR), slurmctld and slurmd. No slurmdbd: the Snakemake slurm executor asks
@@ -47,13 +51,22 @@ import time
 from pathlib import Path
 from stat import S_ISDIR, S_ISLNK, S_ISREG
 
+# Root's lock file is opened by the package's own checked open, which needs only the standard
+# library: run as `python3 workflow/scripts/local_slurm.py`, outside the venv, the script finds
+# the package in its checkout's src/.
+sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "src"))
+from pagelab.system.state.kernel import StateError  # noqa: E402
+from pagelab.system.state.lock import open_root_file  # noqa: E402
+
 PACKAGES = ["slurmctld", "slurmd", "slurm-client", "munge"]
 COMMANDS = {"munged": "munge", "slurmctld": "slurmctld", "slurmd": "slurmd", "sbatch": "slurm-client",
             "squeue": "slurm-client", "scontrol": "slurm-client", "sinfo": "slurm-client",
             "scancel": "slurm-client", "unshare": "util-linux", "nsenter": "util-linux", "ip": "iproute2"}
 NET = "10.77"                          # nodes are 10.77.X.2..; the controller is 10.77.X.1
 IF_PREFIX = "pls"                      # veth names: pls<X>n<i> (this machine's end)
-NET_LOCK = Path("/run/lock/pagelab-local-slurm.lock")  # one start chooses a subnet at a time
+# One start chooses a subnet at a time. Root's lock, so never in a directory others can write
+# (/run/lock is world-writable: a link planted there would be followed): beside the state lock.
+NET_LOCK = Path("/run/pagelab/local-slurm.lock")
 SLURMD_PORT = 6818                     # each slurmd is alone in its namespace: the same port for all
 READY_TIMEOUT_S = 60.0
 STOP_TIMEOUT_S = 30.0
@@ -311,6 +324,15 @@ def remove_dir(root: Path) -> bool:
     return True
 
 
+def net_lock() -> int:
+    """An fd on the subnet lock NET_LOCK (not yet locked), opened by open_root_file: RefusedError
+    when it is a symbolic link, not root's regular file, or in a directory others can write to."""
+    try:
+        return open_root_file(NET_LOCK, "the subnet lock")
+    except StateError as exc:
+        raise RefusedError(f"local_slurm: {exc}") from None
+
+
 # ------------------------------------------------------------------------------------ config
 def slurm_conf(c: Cluster, nodes: list[dict], ctl_addr: str, ctl_port: int) -> str:
     host = socket.gethostname().split(".")[0]
@@ -368,14 +390,22 @@ def start(c: Cluster, n_nodes: int) -> dict:
                            f"({len(str(c.socket))} > {SOCKET_MAX} characters)")
     if os.geteuid() != 0:
         raise LocalSlurmError("local_slurm: must run as root (slurmd, network namespaces)")
-    lacking = missing()
-    if lacking:
-        raise LocalSlurmError(f"local_slurm: missing Debian packages: {' '.join(lacking)} "
-                              "(workflow/scripts/setup_system.sh installs them)")
+    lock = net_lock()    # checked before anything is stopped, removed or made
+    try:
+        lacking = missing()
+        if lacking:
+            raise LocalSlurmError(f"local_slurm: missing Debian packages: {' '.join(lacking)} "
+                                  "(workflow/scripts/setup_system.sh installs them)")
+        if not ETC_SLURM.is_dir():
+            raise LocalSlurmError(f"local_slurm: {ETC_SLURM} does not exist (Debian's slurm packages make it)")
+        return _make_and_start(c, n_nodes, lock, ours)
+    finally:
+        os.close(lock)
+
+
+def _make_and_start(c: Cluster, n_nodes: int, lock: int, ours: bool) -> dict:
     if ours and (c.pids() or c.namespaced()):
         stop(c)   # what a run killed before its stop left behind
-    if not ETC_SLURM.is_dir():
-        raise LocalSlurmError(f"local_slurm: {ETC_SLURM} does not exist (Debian's slurm packages make it)")
     remove_dir(c.root)
     make_dir(c.root)
     for d, mode in ((c.munge, 0o755), (c.ctld, 0o700), (c.etc, 0o755)):  # munged: its socket's
@@ -386,14 +416,14 @@ def start(c: Cluster, n_nodes: int) -> dict:
     for name in names:
         c.node_dir(name).mkdir(parents=True)
     try:
-        info = _start(c, names)
+        info = _start(c, names, lock)
     except BaseException:
         stop(c)
         raise
     return info
 
 
-def _start(c: Cluster, names: list[str]) -> dict:
+def _start(c: Cluster, names: list[str], lock: int) -> dict:
     # munge: its own key and socket
     fd = os.open(c.munge / "munge.key", os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o400)
     os.write(fd, os.urandom(1024))
@@ -404,9 +434,8 @@ def _start(c: Cluster, names: list[str]) -> dict:
     if not poll(c.socket.exists, 10):
         raise LocalSlurmError(f"munged did not create {c.socket}: {tail(c.munge / 'munged.log')}")
 
-    NET_LOCK.parent.mkdir(parents=True, exist_ok=True)
-    with open(NET_LOCK, "w") as lock:
-        fcntl.flock(lock, fcntl.LOCK_EX)
+    fcntl.flock(lock, fcntl.LOCK_EX)
+    try:
         used = used_subnets()
         free = [x for x in range(10, 250) if x not in used]
         if not free:
@@ -417,6 +446,8 @@ def _start(c: Cluster, names: list[str]) -> dict:
         for i, name in enumerate(names):
             nodes.append(_node(c, name, f"{NET}.{x}.{i + 2}", ctl_addr, f"{IF_PREFIX}{x}n{i + 1}"))
             _save(c, {"subnet": f"{NET}.{x}.0/24", "controller": ctl_addr, "nodes": nodes})
+    finally:
+        fcntl.flock(lock, fcntl.LOCK_UN)   # the veth pairs now hold the subnet (used_subnets)
     ctl_port = free_port()
     write_atomic(c.conf, slurm_conf(c, nodes, ctl_addr, ctl_port))
     info = {"subnet": f"{NET}.{x}.0/24", "controller": ctl_addr, "port": ctl_port, "nodes": nodes,

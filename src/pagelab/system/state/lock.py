@@ -20,6 +20,7 @@ itself under OWNERS_DIR while it runs): `orphans` never counts what a live owner
 
 from __future__ import annotations
 
+import errno
 import fcntl
 import json
 import os
@@ -101,23 +102,33 @@ def _private_dir(path: Path) -> None:
     except FileExistsError:
         pass
     except OSError as exc:
-        raise StateError(f"cannot make {path}: {exc.strerror} (changing paging state needs root)") from exc
+        raise StateError(f"cannot make {path}: {exc.strerror} (a directory of root's: this needs root)") from exc
     st = os.lstat(path)
     if not stat.S_ISDIR(st.st_mode) or st.st_uid != 0 or st.st_mode & 0o022:
         raise StateError(f"{path} is not a directory that only root can write to; refusing to use it")
 
 
-def _open_lock() -> int:
-    _private_dir(LOCK_PATH.parent)
+def open_root_file(path: Path, what: str) -> int:
+    """An fd (read and write, close-on-exec) on `path`, a regular file of root's in a directory
+    only root can write to, both made when missing; the file is never truncated. The directory
+    is checked first, the file opened without following a symbolic link and checked by fstat:
+    a link or file planted there is refused (StateError naming `what`), never written through.
+    Root's lock files use it: the state lock, workflow/scripts/local_slurm.py's."""
+    _private_dir(path.parent)
     try:
-        fd = os.open(LOCK_PATH, os.O_RDWR | os.O_CREAT | os.O_NOFOLLOW | os.O_CLOEXEC, 0o644)
+        fd = os.open(path, os.O_RDWR | os.O_CREAT | os.O_NOFOLLOW | os.O_CLOEXEC, 0o644)
     except OSError as exc:
-        raise StateError(f"cannot open the state lock {LOCK_PATH}: {exc.strerror}") from exc
+        why = "a symbolic link; refusing to follow it" if exc.errno == errno.ELOOP else exc.strerror
+        raise StateError(f"cannot open {what} {path}: {why}") from exc
     st = os.fstat(fd)
     if not stat.S_ISREG(st.st_mode) or st.st_uid != 0:
         os.close(fd)
-        raise StateError(f"{LOCK_PATH} is not a regular file owned by root; refusing to use it")
+        raise StateError(f"{what} {path} is not a regular file owned by root; refusing to use it")
     return fd
+
+
+def _open_lock() -> int:
+    return open_root_file(LOCK_PATH, "the state lock")
 
 
 def holder() -> Holder | None:
