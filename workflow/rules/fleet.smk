@@ -19,15 +19,6 @@ except pl_config.ConfigError as exc:
 FLEET_HOSTS = [h["name"] for h in FLEET_PLAN["hosts"]]
 
 
-def fleet_shares():
-    """Each job of a split run with its share's cells (the descriptor's cell_of), for the plan:
-    such a job takes its cells' recorded time, not the whole run's. The descriptors are imported
-    when the first trial job is scheduled, not while the Snakefile is parsed."""
-    from pagelab.experiments.harness import descriptor
-
-    return pl_fleet.job_shares(config, descriptor)
-
-
 # The plan's order reaches the cluster twice. Snakemake's `priority:` picks which ready jobs it
 # submits first when they do not all fit `--jobs`; the jobs it submits together go out in the
 # order of its ready set, not by priority (its job selector keeps that order). So each job also
@@ -76,10 +67,10 @@ rule fleet_trial:
         ),
     log:
         "results/logs/fleet/{host}/{experiment}.log",
-    priority: lambda wc: len(FLEET_JOBS) - pl_fleetplan.submission_place(FLEET_JOBS, FLEET_HOSTS, FLEET_PLAN['profile'], wc.host, wc.experiment, fleet_shares)
+    priority: lambda wc: len(FLEET_JOBS) - pl_fleetplan.submission_place(FLEET_JOBS, FLEET_HOSTS, FLEET_PLAN['profile'], wc.host, wc.experiment, lambda: pl_experiments.job_shares(config))
     resources:
         host=lambda wc: wc.host,
-        slurm_extra=lambda wc: f"--nodelist={wc.host} --exclusive --nice={pl_fleetplan.submission_place(FLEET_JOBS, FLEET_HOSTS, FLEET_PLAN['profile'], wc.host, wc.experiment, fleet_shares)}",
+        slurm_extra=lambda wc: f"--nodelist={wc.host} --exclusive --nice={pl_fleetplan.submission_place(FLEET_JOBS, FLEET_HOSTS, FLEET_PLAN['profile'], wc.host, wc.experiment, lambda: pl_experiments.job_shares(config))}",
     conda:
         "../../environment.yml"
     shell:

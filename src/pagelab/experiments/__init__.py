@@ -22,3 +22,14 @@ def split(name: str) -> Callable[[dict[str, Any], list[str]], dict[str, dict[str
     from pagelab.experiments.harness import descriptor
 
     return descriptor(name).split
+
+
+def job_shares(cfg: dict[str, Any]) -> dict[tuple[str, str], Any]:
+    """Each fleet job of a split run with its share's cells (pagelab.run.fleet.job_shares by the
+    descriptors' cell_of), for the fleet's plan: such a job takes its cells' recorded time, not
+    the whole run's. Imported when the first trial job is scheduled, not while the Snakefile is
+    parsed (as `split`)."""
+    from pagelab.experiments.harness import descriptor
+    from pagelab.run import fleet
+
+    return fleet.job_shares(cfg, descriptor)
