@@ -27,7 +27,8 @@ plan`, pagelab.run.fleetplan): every job again, in the plan made from the first 
 durations and overheads, its span within 25 % of the prediction. Last, the cluster is stopped
 and nothing of it is left.
 Slow (about three minutes): `pipeline`. Before it, quick and without a cluster: local_slurm.py uses
-and removes only a directory it made, and refuses any other."""
+and removes only a directory it made, and refuses any other; its cluster keeps a finished job
+in squeue for longer than these runs can take."""
 
 from __future__ import annotations
 
@@ -77,6 +78,8 @@ FAULT = {"PAGELAB_FAULT_AT": "12", "PAGELAB_FAULT_SIGNAL": "STOP"}
 KILL_WAIT_S = 10   # local_slurm.py's KillWait: Slurm's SIGKILL comes this long after SIGTERM
 QUICK = ["--slurm-init-seconds-before-status-checks", "1"]
 SQUEUE = ["squeue", "-h", "-t", "all", "-o", "%i|%T|%N|%h|%S|%e|%k"]
+RUN_TIMEOUT_S = 240      # one Snakemake run of the fleet at most
+STATE_TIMEOUT_S = 120    # one read of the nodes' paging state at most
 
 
 def local_slurm(*args: str, check: bool = True) -> subprocess.CompletedProcess:
@@ -159,6 +162,18 @@ def test_local_slurm_refuses_root_home_and_the_repository(tmp_path):
     refused(local_slurm("stop", str(REPO), "--remove", check=False), f"it is or holds {REPO}")
 
 
+def test_min_job_age_outlasts_the_fleet_runs(tmp_path):
+    """Without accounting squeue is the only record of a finished job, and slurm_fleet reads the
+    first run's jobs (node1's completed there only) after the runs that follow it. The cluster's
+    MinJobAge must outlast the whole fixture at its every timeout: six Snakemake runs, five reads
+    of the nodes' state and two waits for a trial to end (300 s, Slurm's default, does not)."""
+    mod = script_module()
+    conf = mod.slurm_conf(mod.Cluster(tmp_path / "cluster"), [], "10.77.10.1", 6817)
+    age = int(re.search(r"^MinJobAge=(\d+)\s", conf, re.M).group(1))
+    worst = 6 * RUN_TIMEOUT_S + 5 * STATE_TIMEOUT_S + 2 * trial_ended.__defaults__[0]
+    assert age > worst, (age, worst)
+
+
 def leftovers(root: Path, info: dict) -> dict[str, list[str]]:
     """What of a cluster is still there: processes whose command line names its directory, in its
     nodes' namespaces, or slurmctld's helper (by pid and start time; zombies not counted: they have
@@ -219,7 +234,7 @@ def node_states(cluster: dict, env: dict[str, str], nodes: list[str] = NODES) ->
                                  stderr=subprocess.PIPE, text=True) for n in nodes}
     out = {}
     for n, proc in procs.items():
-        stdout, stderr = proc.communicate(timeout=120)
+        stdout, stderr = proc.communicate(timeout=STATE_TIMEOUT_S)
         assert proc.returncode == 0, (n, stderr)
         out[n] = json.loads(stdout)
     return out
@@ -358,7 +373,7 @@ def job_of(comment: str) -> tuple[str, str] | None:
 def snakemake(repo: Path, env: dict[str, str], target: str, *extra: str) -> subprocess.CompletedProcess:
     cmd = [str(VENV_BIN / "snakemake"), "--workflow-profile", "workflow/profiles/slurm", *QUICK, *extra, target]
     t0 = time.monotonic()
-    out = subprocess.run(cmd, cwd=repo, env=env, capture_output=True, text=True, timeout=240)
+    out = subprocess.run(cmd, cwd=repo, env=env, capture_output=True, text=True, timeout=RUN_TIMEOUT_S)
     out.seconds = time.monotonic() - t0
     return out
 

@@ -23,7 +23,7 @@ before anything is made, one line, exit 2.
 Everything runs as root (the experiments change paging state); the daemons are munged (own key
 and socket in DIR), slurmctld and slurmd. No slurmdbd: the Snakemake slurm executor asks
 `squeue` for its jobs' states (workflow/profiles/slurm: slurm-status-command), which needs only
-that finished jobs stay known for MinJobAge (300 s, the default); finished jobs are also written
+that finished jobs stay known for MinJobAge (MIN_JOB_AGE_S here); finished jobs are also written
 to DIR/jobcomp.txt (jobcomp/filetxt: id, node, start and end of each job).
 
 Each daemon is stopped by its pid, read from its own pid file and accepted only when its command
@@ -67,6 +67,12 @@ IF_PREFIX = "pls"                      # veth names: pls<X>n<i> (this machine's 
 # One start chooses a subnet at a time. Root's lock, so never in a directory others can write
 # (/run/lock is world-writable: a link planted there would be followed): beside the state lock.
 NET_LOCK = Path("/run/pagelab/local-slurm.lock")
+# How long squeue keeps a finished job (Slurm's MinJobAge; 300 s by default). Without accounting,
+# squeue is the only record of a job's state, node, start and end: tests/test_slurm.py reads the
+# first run's jobs after four more runs, which on a loaded machine take longer than 300 s. An
+# hour outlasts that test at its every timeout (its test_min_job_age_outlasts_the_fleet_runs);
+# the plugin keeps squeue as long as MinJobAge is at least three first status-check delays.
+MIN_JOB_AGE_S = 3600
 SLURMD_PORT = 6818                     # each slurmd is alone in its namespace: the same port for all
 READY_TIMEOUT_S = 60.0
 STOP_TIMEOUT_S = 30.0
@@ -366,7 +372,7 @@ def slurm_conf(c: Cluster, nodes: list[dict], ctl_addr: str, ctl_port: int) -> s
         "JobAcctGatherType=jobacct_gather/none",
         "JobCompType=jobcomp/filetxt",
         f"JobCompLoc={c.root}/jobcomp.txt",
-        "MinJobAge=300",                       # squeue knows a finished job this long
+        f"MinJobAge={MIN_JOB_AGE_S}",          # squeue knows a finished job this long
         "ReturnToService=1",                   # a node set DOWN stays down until resumed
         "SlurmdTimeout=60",
         "KillWait=10",
