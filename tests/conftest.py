@@ -27,16 +27,37 @@ os.environ.setdefault("PAGELAB_PROGRESS", "none")
 os.environ["PAGELAB_STATE_ROLE"] = "test"
 
 
-@pytest.hookimpl(wrapper=True)
-def pytest_runtest_call(item):
+def _busy_is_a_skip():
     """A test that would change paging state while a real run holds the state lock skips, with
-    the lock's holder (pid and command) as the reason."""
+    the lock's holder (pid and command) as the reason: whether its body, a fixture's set-up or a
+    fixture's teardown (a restore) found the lock taken. Several teardowns that all found it
+    taken (pytest's exception group) skip too; anything else beside them stays an error."""
     from pagelab.system.state import StateBusy
 
     try:
         return (yield)
     except StateBusy as exc:
         pytest.skip(str(exc))
+    except BaseExceptionGroup as group:
+        busy, rest = group.split(StateBusy)
+        if busy is None or rest is not None:
+            raise
+        pytest.skip(str(busy.exceptions[0]))
+
+
+@pytest.hookimpl(wrapper=True)
+def pytest_runtest_setup(item):
+    return (yield from _busy_is_a_skip())
+
+
+@pytest.hookimpl(wrapper=True)
+def pytest_runtest_call(item):
+    return (yield from _busy_is_a_skip())
+
+
+@pytest.hookimpl(wrapper=True)
+def pytest_runtest_teardown(item, nextitem):
+    return (yield from _busy_is_a_skip())
 
 
 @pytest.fixture
