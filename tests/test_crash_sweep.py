@@ -20,7 +20,11 @@ scope has undone its changes and left the run's own K lines.
 The whole sweep (`make check-crash`, PAGELAB_CHECK_CRASH=1) makes 90 stops; `make test` runs
 `test_representative_stops`: four of the fastest (pagein, a SIGTERM and a SIGKILL while its
 emulated swap is being set up and while it is measured). `make check-crash` also runs
-tests/test_state.py's SIGTERM at every change point of two emulated trials (about 80 s)."""
+tests/test_state.py's SIGTERM at every change point of two emulated trials (about 80 s).
+
+Both hold the machine-wide state lock (the `state_lock` fixture) for the whole sweep: the runs
+they stop and the `pagelab state recover` after each stop are their children and run under it,
+and while a real run holds the lock they skip, naming it, before any run starts."""
 
 from __future__ import annotations
 
@@ -357,7 +361,7 @@ def full_plan() -> list[tuple[str, str, str, float]]:
 
 
 @check_crash
-def test_signal_sweep_leaves_nothing(tmp_path):
+def test_signal_sweep_leaves_nothing(tmp_path, state_lock):
     t0 = time.monotonic()
     base = REPO / ".pytest-scratch" / f"sweep-{tmp_path.name}"
     try:
@@ -382,7 +386,7 @@ def missed_phases(stops: list[Stop]) -> list[str]:
             if not any(s.landed == phase and s.signal == sig for s in stops)]
 
 
-def test_representative_stops(tmp_path):
+def test_representative_stops(tmp_path, state_lock):
     """pagein (where a SIGTERM once left a loop device): SIGTERM and SIGKILL 0.1 s after the
     trial's first change (its emulated swap being set up: mount, loop device, swap) and 1.5 s
     after it (the hog pushing the working set out to that swap)."""
