@@ -1,7 +1,9 @@
 """After a crash, `make` recovers by itself: kill -9 of the whole pipeline while a trial holds
 an emulated disk (a FUSE daemon and its mount) leaves the journal and Snakemake's lock; the
 next run of the Makefile's runner restores the paging state, removes the stale lock, and
-finishes, with the machine's paging state as it was before."""
+finishes, with the machine's paging state as it was before. The test holds the machine-wide
+state lock (`state_lock`): both runs and their `pagelab state recover` are its children and run
+under it, and while a real run holds the lock the test skips, naming it, before either starts."""
 
 import os
 import shutil
@@ -27,7 +29,7 @@ def _journal_kinds(path):
 
 
 @pytest.mark.skipif(os.geteuid() != 0, reason="needs root: the trial mounts an emulated disk")
-def test_make_recovers_after_kill_minus_9(tmp_path_factory, env):
+def test_make_recovers_after_kill_minus_9(tmp_path_factory, env, state_lock):
     if not os.path.exists("/dev/fuse"):
         pytest.skip("no /dev/fuse")
     base = REPO / ".pytest-scratch" / f"recovery-{tmp_path_factory.getbasetemp().name}"
