@@ -65,26 +65,30 @@ def shrink(repo):
 @pytest.fixture(scope="module")
 def built(tmp_path_factory, env):
     from conftest import REPO
+    from pagelab.system import state
 
     if shutil.which("latexmk") is None or shutil.which("pdftotext") is None:
         pytest.skip("latexmk/pdftotext missing: run `make setup` (Debian: latexmk poppler-utils)")
-    base = REPO / ".pytest-scratch" / f"pipeline-{tmp_path_factory.getbasetemp().name}"
-    shutil.rmtree(base, ignore_errors=True)
-    repo = copy_repo(base / "repo")
-    add_toy_experiment(repo)  # a new experiment, its own files: it must reach the paper by its name alone
-    shrink(repo)
-    from pagelab.system import state
-
-    before = state.show()
-    # the copy's own package first (the venv's editable install is this checkout's): the toy
-    # experiment exists only in the copy
-    copy_env = {**env, "PYTHONPATH": str(repo / "src")}
-    out = subprocess.run(
-        ["snakemake", "--workflow-profile", "workflow/profiles/default", "results/paper.pdf", "results/index.html"],
-        cwd=repo, env=copy_env, capture_output=True, text=True, timeout=900,
-    )
-    assert out.returncode == 0, out.stdout[-3000:] + out.stderr[-3000:]
-    assert state.show() == before  # every swap, zram, knob and cgroup change was undone
+    # The trials are Snakemake's children: they run under the machine-wide state lock, held here
+    # from before the copy to the check after the run (a real run holding it: StateBusy, and every
+    # test of the module skips naming the run).
+    with state.exclusive():
+        base = REPO / ".pytest-scratch" / f"pipeline-{tmp_path_factory.getbasetemp().name}"
+        shutil.rmtree(base, ignore_errors=True)
+        repo = copy_repo(base / "repo")
+        add_toy_experiment(repo)  # a new experiment, its own files: it must reach the paper by its name alone
+        shrink(repo)
+        before = state.show()
+        # the copy's own package first (the venv's editable install is this checkout's): the toy
+        # experiment exists only in the copy
+        copy_env = {**env, "PYTHONPATH": str(repo / "src")}
+        out = subprocess.run(
+            ["snakemake", "--workflow-profile", "workflow/profiles/default", "results/paper.pdf",
+             "results/index.html"],
+            cwd=repo, env=copy_env, capture_output=True, text=True, timeout=900,
+        )
+        assert out.returncode == 0, out.stdout[-3000:] + out.stderr[-3000:]
+        assert state.show() == before  # every swap, zram, knob and cgroup change was undone
     yield repo
     shutil.rmtree(base, ignore_errors=True)
 
