@@ -73,6 +73,20 @@ def state_lock():
         pytest.skip(str(exc))
 
 
+def no_real_run() -> None:
+    """For a test whose paging state is changed by processes that are not its descendants (the
+    jobs a cluster executor or Slurm starts): they cannot run under a lock the test holds (they
+    would wait for it), so before it starts them the test takes the lock and lets it go at once.
+    A real run holding it is StateBusy, which skips the test naming the run; another test
+    holding it is waited for. Only as root: an unprivileged test's processes change no paging
+    state (and cannot open the lock)."""
+    from pagelab.system import state
+
+    if os.geteuid() == 0:
+        with state.exclusive():
+            pass
+
+
 @pytest.fixture(scope="session")
 def repo() -> Path:
     return REPO

@@ -24,7 +24,7 @@ from pathlib import Path
 
 import pytest
 
-from conftest import REPO, VENV_BIN, build_native, copy_repo
+from conftest import REPO, VENV_BIN, build_native, copy_repo, no_real_run
 from pagelab.cli import main as pagelab
 from pagelab.paper import fleetmerge
 from pagelab.run import fleet
@@ -113,7 +113,10 @@ def job_count(stdout_err: str, rule: str) -> int:
 def three_hosts(tmp_path_factory, env):
     """One fleet, run twice: first with gamma down (alpha's and beta's jobs complete, gamma's
     fail, and the merge says so: `down`, the state after that run), then with gamma back, when
-    only gamma's two jobs run and the merge is complete (the repository, after that rerun)."""
+    only gamma's two jobs run and the merge is complete (the repository, after that rerun).
+    As root each job recovers the paging state first, taking the state lock itself (the jobs
+    are not this test's descendants): beside a real run holding it the fixture skips, naming it."""
+    no_real_run()
     repo = fleet_repo(REPO / ".pytest-scratch" / f"fleet-{tmp_path_factory.getbasetemp().name}" / "three")
     e = fleet_env(env, repo)
     (repo / "down.txt").write_text("gamma\n")
@@ -461,6 +464,7 @@ def test_a_fleet_job_recovers_the_state_first_waiting_for_the_state_lock(tmp_pat
     dev lock.)"""
     if os.geteuid() != 0:
         pytest.skip("a fleet job recovers the state only as root")
+    no_real_run()   # the holder below takes the lock itself: beside a real run, skip naming it
     cfg = tmp_path / "config.json"
     cfg.write_text(json.dumps({"disk_profiles": ["own"]}))
     out = tmp_path / "out"

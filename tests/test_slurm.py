@@ -47,7 +47,7 @@ from pathlib import Path
 
 import pytest
 
-from conftest import REPO, VENV_BIN
+from conftest import REPO, VENV_BIN, no_real_run
 from test_fleet import FLEET_BLOCK as LIGHT
 from test_fleet import fleet_repo, job_count, overlap
 
@@ -269,9 +269,14 @@ def trial_process(host: str, exp: str, states: str = "RSDTtZ") -> int | None:
 def slurm_cluster():
     """A three-node Slurm cluster on this machine (workflow/scripts/local_slurm.py), stopped and
     removed afterwards. Skipped only when Slurm's packages are missing and cannot be installed
-    (not root, or no apt-get), with the reason."""
+    (not root, or no apt-get), with the reason, or while a real run holds the machine-wide state
+    lock, naming the run."""
     if os.geteuid() != 0:
         pytest.skip("the local Slurm cluster runs slurmd and its namespaces as root")
+    # The jobs are slurmd's children, not this test's: they take the state lock themselves (and
+    # would wait for one this test held), so the test only makes sure that no real run holds it
+    # before anything starts.
+    no_real_run()
     if local_slurm("check", check=False).returncode != 0:
         setup = subprocess.run(["bash", str(REPO / "workflow/scripts/setup_system.sh"), "test"], capture_output=True,
                                text=True, timeout=1800)
