@@ -8,11 +8,13 @@ paging state), and on node3 compression's zswap arm, whose trials turn on a swap
 after every run each node's paging state, as the node sees it (`pagelab state show` in its
 namespaces), is the one it had before, and nothing of it is an orphan.
 
-One fleet, run five times. In the first run, node3's trial stops itself inside its state scope
-(the journal's fault point PAGELAB_FAULT_AT, with SIGSTOP: swap and zswap on, the journal holding
-them) and its job is cancelled there with scancel, and node2 is set DOWN while its last job runs;
-the run reports both as failed jobs (CANCELLED, NODE_FAIL) and the other jobs complete. The
-cancelled trial put the node's state back itself (Slurm's SIGCONT and SIGTERM, within KillWait).
+One fleet, run five times. In the first run, node3's trial stops itself in the middle of its
+first trial's restore (the journal's fault point PAGELAB_FAULT_AT=restore:N, with SIGSTOP: zswap's
+switch undone and its journal line gone, the swap file and zswap's compressor still on and in the
+journal) and its job is cancelled there with scancel, and node2 is set DOWN while its last job
+runs; the run reports both as failed jobs (CANCELLED, NODE_FAIL) and the other jobs complete. The
+cancelled trial finished its restore and put the node's state back itself (Slurm's SIGCONT and
+SIGTERM, within KillWait).
 The second run, with node2 still down, is what a later submission of the same run gets where
 Slurm has accounting and the plugin has learnt the failed node (its --exclude list, given here
 with --slurm-exclude-failed-nodes, since this cluster has no accounting): node2's job is refused
@@ -38,6 +40,7 @@ import json
 import os
 import re
 import shutil
+import signal
 import subprocess
 import sys
 import threading
@@ -70,9 +73,15 @@ fleet:
 JOBS = [("node1", "seekmodel"), ("node1", "crystalmark"), ("node2", "seekmodel"), ("node2", "crystalmark"),
         ("node3", "compression")]
 STATEFUL = ("node3", "compression")
-# Where node3's trial stops itself in the first run (pagelab.system.state's fault points, two per
-# change): past the run's own lines (its process group and scratch files, four points), inside a
-# trial's scope whatever the exact count, with its swap file and zswap on.
+# Where node3's trial stops itself in the first run: the third of the undos' fault points
+# (pagelab.system.state's, one just before and one just after each undo, counted alone), in the
+# restore of its first trial's scope, the first restore that undoes anything. The scope made the
+# swap file, turned it on, then set zswap's compressor and switch; the switch is undone first, its
+# journal line gone, and the stop comes just before the compressor's undo: the swap file still on.
+FAULT_IN_RESTORE = {"PAGELAB_FAULT_AT": "restore:3", "PAGELAB_FAULT_SIGNAL": "STOP"}
+# Where it stops itself in the second run (the fault points of the changes, two per change): past
+# the run's own lines (its process group and scratch files, four points), inside a trial's scope
+# whatever the exact count, with its swap file and zswap on.
 FAULT = {"PAGELAB_FAULT_AT": "12", "PAGELAB_FAULT_SIGNAL": "STOP"}
 # The profile as it is, with the first status check after 1 s instead of the plugin's 40 s.
 KILL_WAIT_S = 10   # local_slurm.py's KillWait: Slurm's SIGKILL comes this long after SIGTERM
@@ -160,6 +169,41 @@ def test_local_slurm_refuses_root_home_and_the_repository(tmp_path):
         refused(out, f"it is or holds {repo}")
     assert (repo / "workflow/scripts/local_slurm.py").is_file()
     refused(local_slurm("stop", str(REPO), "--remove", check=False), f"it is or holds {REPO}")
+
+
+def test_the_restore_fault_point_stops_between_two_undos_and_only_when_asked(tmp_path, monkeypatch):
+    """FAULT_IN_RESTORE's fault point, on a journal of three actions (whose undos change nothing,
+    so the restore's own loop runs here without the state lock or root), the signal a handler of
+    this process: restore:3 sends it once, just before the second undo, the first undone and its
+    journal line gone, whatever change points came before; without PAGELAB_FAULT_AT nothing is
+    sent, and a plain count (4: past the three change points) reaches an undo's point only with
+    PAGELAB_FAULT_IN_RESTORE=1."""
+    from pagelab.system import state
+    from pagelab.system.state import undo
+    from pagelab.system.state.journal import _fault_point
+
+    journal = state.Journal(tmp_path / "journal.jsonl")
+    seen: list[list[str]] = []
+    old = signal.signal(signal.SIGUSR1, lambda *_: seen.append([state.describe(e) for e in journal.entries()]))
+    try:
+        for at, in_restore, want in ((None, None, []), ("4", None, []),
+                                     ("4", "1", [["action:a", "action:b", "action:c"]]),
+                                     ("restore:3", None, [["action:a", "action:b"]])):
+            for name, value in (("PAGELAB_FAULT_AT", at), ("PAGELAB_FAULT_IN_RESTORE", in_restore)):
+                if value is None:
+                    monkeypatch.delenv(name, raising=False)
+                else:
+                    monkeypatch.setenv(name, value)
+            monkeypatch.setenv("PAGELAB_FAULT_SIGNAL", "USR1")
+            monkeypatch.setenv("_PAGELAB_FAULT_COUNT", "0")
+            seen.clear()
+            for what in "abc":
+                journal.append({"kind": "action", "what": what})
+                _fault_point()   # a change's point
+            assert undo._restore(journal, 0) == ["action:c", "action:b", "action:a"]
+            assert seen == want and journal.entries() == [], (at, in_restore, seen)
+    finally:
+        signal.signal(signal.SIGUSR1, old)
 
 
 def test_min_job_age_outlasts_the_fleet_runs(tmp_path):
@@ -301,8 +345,8 @@ def down(node: str) -> list[str]:
 
 class Watch(threading.Thread):
     """squeue every 0.2 s while a run of the fleet goes on: every (job, state, node,
-    oversubscribe, comment) seen. Once node3's trial has stopped itself inside its state scope
-    (FAULT), what the journal and the machine held then is kept (`in_scope`) and its job is
+    oversubscribe, comment) seen. Once node3's trial has stopped itself (FAULT_IN_RESTORE or
+    FAULT), what the journal and the machine held then is kept (`in_scope`) and its job is
     cancelled with scancel (`on_stop="scancel"`) or its node set DOWN (`on_stop="down"`), the job
     kept in `stopped`, and how long after that no process of that trial was left in `ended_after`
     (None if one still was when the run ended). With `down_node2`, node2 is set DOWN once its first
@@ -462,8 +506,9 @@ def queue_rows(text: str) -> dict[str, dict[str, str]]:
 def slurm_fleet(slurm_cluster, env):
     """The fleet through the cluster: one repository, five runs of it, then the cluster stopped.
 
-    1. `first`, FAULT set: node3's trial stops itself inside its state scope and its job is
-       cancelled there with scancel; node2 is set DOWN while its last job runs.
+    1. `first`, FAULT_IN_RESTORE set: node3's trial stops itself in the middle of its first
+       trial's restore and its job is cancelled there with scancel; node2 is set DOWN while its
+       last job runs.
     2. `excluded`, node2 still down and on the plugin's --exclude list (what a later submission
        of the same run gets where Slurm has accounting), FAULT set: node2's job is refused by
        sbatch, node3's next job runs, stops itself inside its state scope, and node3 is set DOWN
@@ -503,7 +548,7 @@ def slurm_fleet(slurm_cluster, env):
     watch.start()
     t0 = time.time()
     try:
-        first = snakemake(repo, {**e, **FAULT}, "fleet_trials", "--keep-going")
+        first = snakemake(repo, {**e, **FAULT_IN_RESTORE}, "fleet_trials", "--keep-going")
     finally:
         watch.stop.set()
         watch.join()
@@ -728,19 +773,24 @@ def test_scancel_and_a_node_set_down_are_failed_jobs_and_the_reruns_run_only_the
 
 
 @pipeline
-def test_a_job_cancelled_inside_its_state_scope_leaves_its_node_as_before(slurm_fleet):
-    """node3's trial stopped itself inside its state scope, its swap file on and in the journal,
-    and its job was cancelled there (CANCELLED: the test above); once the run was over every node
-    was as before, with no orphan and no journal line, and no job's `pagelab state recover` had
-    restored anything (on this one machine every node's job recovers the journal the cluster's
-    jobs share), nor did node3's next job's: the trial, sent SIGCONT and SIGTERM by Slurm, undid
-    its changes itself."""
+def test_a_job_cancelled_in_the_middle_of_its_restore_leaves_its_node_as_before(slurm_fleet):
+    """node3's trial stopped itself in the middle of its first trial's restore (FAULT_IN_RESTORE):
+    zswap's switch undone (back to what it was before the runs) and its journal line gone, zswap's
+    compressor and the swap file still in the journal and the swap file still on; its job was
+    cancelled there (CANCELLED: the test above). Once the run was over every node was as before,
+    with no orphan and no journal line, and no job's `pagelab state recover` had restored anything
+    (on this one machine every node's job recovers the journal the cluster's jobs share), nor did
+    node3's next job's: the trial, sent SIGCONT and SIGTERM by Slurm, finished the restore itself
+    and went on to no other trial."""
     watch, states = slurm_fleet["watch"], slurm_fleet["states"]
     assert watch.stopped and watch.stopped[1] == "/".join(STATEFUL), watch.stopped
     journal = watch.in_scope["journal"]
     print(f"\nnode3 when its job was cancelled: {watch.in_scope}")
     swaps = [j.split(":", 1)[1] for j in journal if j.startswith("swapon:")]
     assert swaps and all(s in watch.in_scope["swaps"] for s in swaps), watch.in_scope
+    assert "knob:zswap.compressor" in journal and "knob:zswap.enabled" not in journal, journal
+    assert watch.in_scope["zswap"] == [states["before"]["node3"]["show"]["knobs"]["zswap.enabled"]], \
+        (watch.in_scope, states["before"]["node3"]["show"]["knobs"])
     logs = slurm_fleet["first_logs"]
     assert settled(states["cancelled"], states["before"]) == [], logs.get("/".join(STATEFUL) + ".log", "")[-3000:]
     assert [name for name, text in logs.items() if "an interrupted run left" in text] == [], logs

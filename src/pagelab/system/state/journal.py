@@ -28,6 +28,10 @@ def _fault_point(where: str = "change", journal: Journal | None = None) -> None:
     """Fault injection for tests: PAGELAB_FAULT_AT=N sends this process PAGELAB_FAULT_SIGNAL
     (KILL unless named, e.g. TERM) at the N-th point. Points are just before and just after every
     change; with PAGELAB_FAULT_IN_RESTORE=1 also just before and after every undo.
+    PAGELAB_FAULT_AT=restore:N counts the undos' points only: the N-th of them, whatever changes
+    came before (restore:3, just before the second undo of the first restore that undoes
+    anything, finds the first undone and its journal line gone, the older ones still there: a
+    stop in the middle of a restore).
     PAGELAB_FAULT_AT=scope-end:K instead sends it once, when a scope has undone its changes and
     left its journal K lines long: a stop between two trials, whose own timing is too short
     to hit from outside."""
@@ -39,14 +43,22 @@ def _fault_point(where: str = "change", journal: Journal | None = None) -> None:
             return
         if len(journal.entries()) == int(target.split(":", 1)[1]):
             os.environ["_PAGELAB_FAULT_COUNT"] = "1"
-            os.kill(os.getpid(), getattr(signal, "SIG" + os.environ.get("PAGELAB_FAULT_SIGNAL", "KILL")))
+            _signal_self()
         return
-    if where == "scope-end" or (where == "restore" and os.environ.get("PAGELAB_FAULT_IN_RESTORE") != "1"):
+    if target.startswith("restore:"):
+        counted, target = where == "restore", target.split(":", 1)[1]
+    else:
+        counted = where == "change" or (where == "restore" and os.environ.get("PAGELAB_FAULT_IN_RESTORE") == "1")
+    if not counted:
         return
     count = int(os.environ.get("_PAGELAB_FAULT_COUNT", "0")) + 1
     os.environ["_PAGELAB_FAULT_COUNT"] = str(count)
     if count == int(target):
-        os.kill(os.getpid(), getattr(signal, "SIG" + os.environ.get("PAGELAB_FAULT_SIGNAL", "KILL")))
+        _signal_self()
+
+
+def _signal_self() -> None:
+    os.kill(os.getpid(), getattr(signal, "SIG" + os.environ.get("PAGELAB_FAULT_SIGNAL", "KILL")))
 
 
 class Journal:
