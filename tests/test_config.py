@@ -426,10 +426,9 @@ def test_a_key_added_to_a_profile_hashes_as_the_block_without_it_at_its_old_valu
         "readyboost", {k: v for k, v in seed.items() if k != "retouch_order"})
 
 
-@pytest.mark.parametrize("name,experiment", [
-    case for profile in ("quick", "full")
-    for case in recorded_params(["readyboost"], f"{REFERENCE_RECORDING.split('/')[0]}/{profile}",
-                                with_recording=True)])
+# the quick recording predates the key (full was re-recorded with it in its config.json)
+@pytest.mark.parametrize("name,experiment", recorded_params(
+    ["readyboost"], f"{REFERENCE_RECORDING.split('/')[0]}/quick", with_recording=True))
 def test_a_recording_made_without_retouch_order_reads_it_as_seq_and_hashes_as_before(tmp_path, name, experiment):
     """A quick or full readyboost recording made before those profiles set retouch_order keeps
     its config.json without it (the file is not rewritten). Read (make PROFILE=recorded's check,

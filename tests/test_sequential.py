@@ -127,3 +127,65 @@ def test_a_judged_arm_stops_on_its_verdict_at_a_look_inside_or_outside(tmp_path)
 def test_without_judges_every_arm_stops_on_width_as_before(tmp_path):
     _, stops = _run(tmp_path, judged=False)
     assert all((s.reason, s.n) == ("n_max", 20) for s in stops)
+
+
+def test_a_step_censored_in_more_than_half_of_n_max_is_settled_for_good():
+    """judge.is_censored makes a claim "not measurable here" when its step is censored in more
+    than half its trials: once that holds for n_max trials already, no further trial can change
+    it."""
+    inf = math.inf
+    assert sequential.censored_for_good([inf] * 11 + [1.0] * 4, 20)        # 11 of at most 20
+    assert not sequential.censored_for_good([inf] * 10 + [1.0] * 5, 20)    # 10 of 20 is half
+    assert sequential.censored_for_good([-inf, inf, math.nan] * 3 + [-inf, 2.0], 15)  # NaN: a censored pair
+    assert not sequential.censored_for_good([1.0] * 15, 15)
+    m = {"censored": 11, "n": 20}
+    assert judge.is_censored(m)  # the verdict the stop anticipates
+
+
+def test_an_arm_censored_for_good_stops_at_the_look_where_it_is(tmp_path):
+    """An arm whose values are censored both ways (met at the start, or never within the watch)
+    has the interval [-inf, inf] at every look: on the interval alone it runs to n_max (20); it
+    stops at the look where its censored share can no longer fall to half (15: 15 of 20)."""
+    import random
+
+    gen = random.Random(11)
+
+    def run_one(t):  # the run's metric (`wide`) never meets a 0.1 % width
+        return {"value": -math.inf if gen.random() < 0.5 else math.inf, "wide": gen.uniform(1.0, 100.0)}
+
+    conf = [{"arm": "censored"}]
+    m = {"toy.censored": sequential.column("censored", "value")}
+    rule = sequential.rule({"n_min": 10, "n_max": 20, "ci_pct": 0.1},
+                           [sequential.Judge("C", k, v, (0.8, 1.25)) for k, v in m.items()])
+    _, stops = trials.run_adaptive("toy", conf, lambda c: c["arm"], run_one, lambda r: r["wide"], tmp_path,
+                                   {"config_hash": "h"}, seed=3, n_min=10, n_max=20, ci_pct=0.1,
+                                   log=lambda s: None, verdicts=rule)
+    assert [(s.reason, s.n) for s in stops] == [("verdict", 15)]
+
+
+def test_the_recorded_full_readyboost_run_would_stop_its_bare_between_arm_at_the_first_look():
+    """Replayed in its order, the recorded full run's counted trials: hdd_between's claims are
+    censored in more than half of n_max (15) by its first look (10), so it stops there; it ran to
+    n_max (the recording's stopping.json), 5 trials of about 3 min each."""
+    import gzip
+
+    from pagelab.experiments import readyboost as rb
+
+    d = next(p for p in sorted(RECORDED.glob("*/full/readyboost")) if (p / "trials.jsonl.gz").is_file())
+    cfg = json.loads((d / "config.json").read_text())
+    recs = sorted((json.loads(line) for line in gzip.open(d / "trials.jsonl.gz", "rt")), key=lambda r: r["order"])
+    recs = [r for r in recs if r.get("valid") and not r.get("warmup")]
+    held, _ = sequential.judges("readyboost", registry.load_claims(), rb.measures(cfg), cfg["profile"])
+    rule = sequential.rule(cfg["repetitions"], held)
+    recorded = {s["config"]: s for s in json.loads((d / "stopping.json").read_text())}
+    assert (recorded["hdd_between"]["n"], recorded["hdd_between"]["reason"]) == (15, "n_max")
+    seen: list = []
+    for r in recs:
+        seen.append(r)
+        mine = [x for x in seen if x["params"]["arm"] == "hdd_between"]
+        if r["params"]["arm"] == "hdd_between" and len(mine) == rule.n_min:
+            frame = sequential.frame(seen, lambda p: p["arm"])
+            assert sequential.verdict_known("hdd_between", rule.n_min, rule, frame)
+            break
+    else:
+        pytest.fail("hdd_between never reached n_min")

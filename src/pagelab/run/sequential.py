@@ -159,14 +159,27 @@ def frame(records: list[dict[str, Any]], name: Callable[[dict[str, Any]], str]) 
     return pd.DataFrame(rows, columns=None if rows else ["order", "conf"])
 
 
+def censored_for_good(values: list[float], n_max: int) -> bool:
+    """Whether a step's values are censored (+-inf: met at the start or never; NaN: a paired
+    ratio of two censored trials, as pagelab.claims.judge counts it) in more than half of n_max
+    already: then no further trial can make the step measurable, and its claim's verdict is
+    "not measurable here" whatever the rest of the run gives (judge.is_censored). A fact of the
+    count, not an estimate: stopping on it costs no coverage."""
+    return 2 * sum(1 for v in values if not math.isfinite(v)) > n_max
+
+
 def verdict_known(conf: str, n: int, rule_: Rule, counted: pd.DataFrame) -> bool:
     """Whether the judged configuration `conf`, with n counted trials, stops on its verdicts:
-    n is an interim look and every claim step that reads it is settled at the look's level."""
+    n is an interim look and every claim step that reads it is settled, at the look's level or
+    because it is censored for good (censored_for_good)."""
     judges = rule_.judges_of(conf)
     if not judges or n >= rule_.n_max or n not in rule_.looks():
         return False
     for j in judges:
-        ci = interval(j.measure.values(counted), rule_.level())
+        values = j.measure.values(counted)
+        if censored_for_good(values, rule_.n_max):
+            continue
+        ci = interval(values, rule_.level())
         if ci is None or settled(*ci, j.window, rule_.margin_pct) is None:
             return False
     return True
