@@ -7,7 +7,6 @@ gives. Quick: nothing is run, no state is touched."""
 
 from __future__ import annotations
 
-import itertools
 import json
 import subprocess
 
@@ -20,6 +19,7 @@ from pagelab.experiments import payoff, readyboost
 from pagelab.experiments.harness import descriptor
 from pagelab.run import fleet, fleetplan
 from pagelab.system import config
+from test_fleetplan import optimum
 
 
 def recording(profile: str = "full"):
@@ -50,18 +50,6 @@ def config_file(tmp_path, hosts, readyboost_set=None):
     return path
 
 
-def best_makespan(seconds, n):
-    """The least busiest-host load over every assignment of the cells to n hosts."""
-    values = list(seconds.values())
-    best = float("inf")
-    for hosts in itertools.product(range(n), repeat=len(values)):
-        loads = [0.0] * n
-        for v, h in zip(values, hosts, strict=True):
-            loads[h] += v
-        best = min(best, max(loads))
-    return best
-
-
 def test_both_split_runs_name_their_cells_on_the_descriptor():
     """One mechanism, two users: the descriptors hold split and cell_of; the fleet's blocks take
     split through pagelab.experiments.split."""
@@ -90,7 +78,7 @@ def test_the_arms_are_dealt_once_each_balancing_the_recorded_loads(hosts):
     seconds = fleetplan.durations(recording(), readyboost.arm_of)
     assert set(seconds) == set(every)
     loads = {h: sum(seconds[a] for a in shares[h]) for h in hosts}
-    best = best_makespan(seconds, len(hosts))
+    best = optimum(list(seconds.values()), len(hosts))
     assert max(loads.values()) <= fleetplan.graham_bound(len(hosts)) * best + 1e-6, (loads, best)
     robin = max(sum(seconds[a] for a in every[i::len(hosts)]) for i in range(len(hosts)))
     assert max(loads.values()) <= robin

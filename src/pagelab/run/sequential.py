@@ -36,7 +36,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from pagelab.claims import registry
+from pagelab.claims import judge, registry
 from pagelab.core.stats import median_rank
 
 KEYS = ("verdict_look_every", "verdict_margin_pct", "verdict_interim_level")  # the rule's own keys in repetitions
@@ -165,7 +165,7 @@ def censored_for_good(values: list[float], n_max: int) -> bool:
     already: then no further trial can make the step measurable, and its claim's verdict is
     "not measurable here" whatever the rest of the run gives (judge.is_censored). A fact of the
     count, not an estimate: stopping on it costs no coverage."""
-    return 2 * sum(1 for v in values if not math.isfinite(v)) > n_max
+    return judge.is_censored({"censored": sum(1 for v in values if not math.isfinite(v)), "n": n_max})
 
 
 def verdict_known(conf: str, n: int, rule_: Rule, counted: pd.DataFrame) -> bool:
