@@ -163,6 +163,40 @@ def test_an_arm_censored_for_good_stops_at_the_look_where_it_is(tmp_path):
     assert [(s.reason, s.n) for s in stops] == [("verdict", 15)]
 
 
+def test_an_arm_whose_metric_is_censored_for_good_stops_on_width_too(tmp_path):
+    """No claim judges these arms. The metric of `always` is censored (met at the start) in every
+    trial: its median is censored whatever follows once 11 of at most 20 are, so it stops at 11
+    ("censored"), not at n_max. `half` is censored in every other trial, never in more than half
+    of 20: its median may still be measured, so it runs to n_max."""
+    def run_one(t):
+        censored = t.params["arm"] == "always" or t.repetition % 2 == 0
+        return {"value": -math.inf if censored else 1.0 + 0.5 * (t.repetition % 3)}
+
+    conf = [{"arm": "always"}, {"arm": "half"}]
+    _, stops = trials.run_adaptive("toy", conf, lambda c: c["arm"], run_one, lambda r: r["value"], tmp_path,
+                                   {"config_hash": "h"}, seed=3, n_min=10, n_max=20, ci_pct=0.1,
+                                   log=lambda s: None)
+    by = {s.config: (s.reason, s.n, s.median) for s in stops}
+    assert by["always"] == ("censored", 11, None)  # stopping.json holds no -inf
+    assert by["half"][:2] == ("n_max", 20)
+
+
+def test_readyboosts_metric_codes_a_recovery_met_at_the_start_or_never():
+    """The metric adaptive repetitions watch is the recovery coded as the claims read it: 0 s
+    where something was pushed out is "at the start" (-inf), none within the watch is +inf, and
+    0 s where the sizes pushed nothing out is a measured zero (by construction)."""
+    from pagelab.experiments import payoff
+    from pagelab.experiments import readyboost as rb
+
+    metric = rb.EXPERIMENT.metric
+    assert metric({"recovery_s": 0.0, "intended_share": 0.9}) == -math.inf
+    assert metric({"recovery_s": 0.0}) == -math.inf
+    assert metric({"recovery_s": None, "intended_share": 0.9}) == math.inf
+    assert metric({"recovery_s": 0.0, "intended_share": 0.0}) == 0.0
+    assert metric({"recovery_s": 2.5, "intended_share": 0.9}) == 2.5
+    assert payoff.EXPERIMENT.metric({payoff.METRIC: 0.0, "intended_share": 0.9}) == -math.inf
+
+
 def test_the_recorded_full_readyboost_run_would_stop_its_bare_between_arm_at_the_first_look():
     """Replayed in its order, the recorded full run's counted trials: hdd_between's claims are
     censored in more than half of n_max (15) by its first look (10), so it stops there; it ran to

@@ -683,7 +683,7 @@ def analyse(results_dir: Path | str, profile: str) -> harness.Analysis:
 EXPERIMENT = harness.Experiment(
     own_hardware={"payoff.cell.today+": "this machine's disk"},
     name=NAME, analyse=analyse, paper_order=65, seeds=("000",), configurations=configurations, trial=run_trial,
-    metric=lambda r: r[METRIC], columns=COLUMNS, required_columns=tuple(recovery.REQUIRED_COLUMNS),
+    metric=readyboost.coded_metric(METRIC), columns=COLUMNS, required_columns=tuple(recovery.REQUIRED_COLUMNS),
     tools=lambda cfg: recovery.TOOLS, skip_reason=skip_reason, validity=validity,
     warmups=lambda cfg: configurations(cfg)[:1], prepare=_prepare, cleanup=_cleanup, split=split, check=check,
     cell_of=lambda params: cell_of(params).label,

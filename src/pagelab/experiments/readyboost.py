@@ -70,6 +70,7 @@ during the restore shows what of it the flash kept.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -195,6 +196,16 @@ def coded(frame: pd.DataFrame, col: str) -> pd.Series:
     built = by_construction(frame)
     out = v.where(~((v == 0) & ~built), AT_START)
     return out.where(v.notna(), OVER_WATCH)
+
+
+def coded_metric(col: str) -> Callable[[dict[str, Any]], float]:
+    """One trial's result -> its `col` coded as `coded` does (AT_START, OVER_WATCH): the metric
+    adaptive repetitions watch, so that an arm whose median is censored for good stops
+    (trials.run_adaptive)."""
+    def metric(result: dict[str, Any]) -> float:
+        row = pd.DataFrame([{col: result.get(col), "intended_share": result.get("intended_share")}])
+        return float(coded(row, col).iloc[0])
+    return metric
 
 
 def censoring(values: pd.Series, what: str, watch: float) -> str:
@@ -803,7 +814,7 @@ EXPERIMENT = harness.Experiment(
     own_hardware={"readyboost.own.": "this machine's disk", "readyboost.zswap.": "this machine's CPU",
                   "readyboost.zram.": "this machine's CPU"},
     name=NAME, analyse=analyse, paper_order=60, seeds=("000",), configurations=configurations, trial=run_trial,
-    metric=lambda r: r["recovery_s"], columns=tuple(SCALARS), required_columns=tuple(REQUIRED_COLUMNS),
+    metric=coded_metric("recovery_s"), columns=tuple(SCALARS), required_columns=tuple(REQUIRED_COLUMNS),
     tools=lambda cfg: recovery.TOOLS, skip_reason=skip_reason, validity=validity,
     warmups=lambda cfg: [{"arm": cfg["arms"][0]}],
     check=_check, cleanup=_cleanup, measures=measures, split=split, cell_of=arm_of,

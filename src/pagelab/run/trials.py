@@ -8,6 +8,7 @@ Not for: changing system state (that is the state module's job, with its journal
 
 from __future__ import annotations
 
+import math
 import random
 import re
 import sys
@@ -188,8 +189,9 @@ class Stopping:
 
     config: str
     n: int
-    # "ci" (precise enough), "verdict" (every claim that judges it settled at a look: sequential),
-    # "n_max" (cap reached), "failed" (a trial failed)
+    # "ci" (precise enough), "censored" (its metric censored in more than half of n_max: the
+    # median is censored whatever follows), "verdict" (every claim that judges it settled at a
+    # look: sequential), "n_max" (cap reached), "failed" (a trial failed)
     reason: str
     median: float | None = None
     half_width: float | None = None
@@ -199,8 +201,12 @@ class Stopping:
 def precise_enough(values: list[float], ci_pct: float) -> tuple[bool, float, float]:
     """Is the order-statistic CI of the median (median_ci: coverage at least 0.95 from 6 values,
     median_rank's at n) within +- ci_pct % of the median (the larger of its two sides)? Below 6
-    values that interval is [min, max], of the lower coverage it has (0.9375 at n = 5)."""
+    values that interval is [min, max], of the lower coverage it has (0.9375 at n = 5). A censored
+    value (+-inf: a criterion met at the start or never) in the interval or the median makes it
+    not precise."""
     est = median_ci(values)
+    if not all(math.isfinite(x) for x in (est.value, est.ci_low, est.ci_high)):
+        return False, est.value, math.inf
     half = max(est.value - est.ci_low, est.ci_high - est.value)
     return half <= abs(est.value) * ci_pct / 100.0, est.value, half
 
@@ -236,6 +242,9 @@ def run_adaptive(
     With `verdicts` (sequential.Rule, of the same n_min and n_max), a configuration that a
     published claim judges also stops at one of the rule's looks once every such claim's
     interval lies wholly inside its window or wholly outside it by the rule's margin ("verdict").
+    A configuration whose metric (coded: +-inf where censored) is censored in more than half of
+    n_max trials already stops too ("censored", sequential.censored_for_good): its median is
+    censored whatever the remaining trials give, so more of them cannot narrow it.
 
     Every decision depends only on the seed and the recorded results, so a resumed run makes
     the same decisions. Returns the records and each configuration's stopping reason.
@@ -279,11 +288,14 @@ def run_adaptive(
                 continue
             values = [metric(r["result"]) for r in counted]
             ok, med, hw = precise_enough(values, ci_pct)
-            known = not ok and verdicts is not None and verdicts.judges_of(cname) and sequential.verdict_known(
+            censored = not ok and sequential.censored_for_good(values, n_max)
+            known = not ok and not censored and verdicts is not None and verdicts.judges_of(cname) and sequential.verdict_known(
                 cname, len(counted), verdicts, sequential.frame([r for r in records if is_counted(r)], name))
-            if ok or known or len(counted) >= n_max:
-                why = "ci" if ok else "verdict" if known else "n_max"
-                stopping[cname] = Stopping(cname, len(counted), why, med, hw, len(invalid))
+            if ok or censored or known or len(counted) >= n_max:
+                why = "ci" if ok else "censored" if censored else "verdict" if known else "n_max"
+                finite = math.isfinite(med) and math.isfinite(hw)  # stopping.json holds no +-inf
+                stopping[cname] = Stopping(cname, len(counted), why, med if finite else None,
+                                           hw if finite else None, len(invalid))
             else:
                 pending.append(conf)
         if not pending:
