@@ -91,6 +91,42 @@ def test_durations_sum_the_trials_and_leave_out_a_stop(tmp_path):
         fleetplan.durations(tmp_path / "none")
 
 
+def test_a_recording_is_timed_by_the_trials_todays_rule_would_run():
+    """The full recording ran before two cuts of the stopping rule: payoff's cells a fixed 15
+    (today from 10, on to 15 only where the interval is wide) and arms run on with a censored
+    median (today they stop once it is censored in more than half of n_max). Its plan keeps of
+    each configuration the trials today's rule would run: readyboost's between arms stop at 10
+    and 11 (bare: its claims censored for good at the first look; tier: its recovery met at the
+    start in 8 of 11), the other arms keep theirs; payoff's cells with a narrow interval at 10
+    keep 10. A recording made under today's rule (quick: 5 of 5) keeps every trial."""
+    import collections
+
+    from pagelab.experiments import harness
+    from pagelab.run import replay, timing, trials
+
+    full = REPO / "data/recorded" / recorded_machine() / "full"
+
+    def counts(exp, recs):
+        desc = harness.descriptor(exp)
+        return collections.Counter(desc.conf_name(r["params"]) for r in recs if trials.is_counted(r))
+
+    recs = timing.read_records(full / "readyboost")
+    ran, kept = counts("readyboost", recs), counts("readyboost", replay.kept("readyboost", full / "readyboost", recs))
+    assert (ran["hdd_between"], kept["hdd_between"]) == (15, 10)
+    assert (ran["tier_between"], kept["tier_between"]) == (15, 11)
+    assert all(kept[a] == ran[a] for a in ran if a not in ("hdd_between", "tier_between"))
+    desc = harness.descriptor("readyboost")
+    secs = fleetplan.durations(full / "readyboost", desc.cell_of)
+    assert secs["hdd_between"] < fleetplan.trial_seconds([r for r in recs if r.get("params", {}).get("arm") ==
+                                                           "hdd_between"]) * 0.75
+    recs = timing.read_records(full / "payoff")
+    ran, kept = counts("payoff", recs), counts("payoff", replay.kept("payoff", full / "payoff", recs))
+    assert set(ran.values()) == {15} and set(kept.values()) == {10, 15} and sum(v == 10 for v in kept.values()) >= 10
+    quick = REPO / "data/recorded" / recorded_machine() / "quick" / "pagein"
+    recs = timing.read_records(quick)
+    assert replay.kept("pagein", quick, recs) == recs
+
+
 def pagelab(*args):
     return subprocess.run([str(VENV_BIN / "pagelab"), "fleet", "plan", *args], cwd=REPO, capture_output=True,
                           text=True, timeout=120)
@@ -102,14 +138,20 @@ def recorded_machine() -> str:
 
 def test_the_full_profile_on_three_hosts_plans_readyboost_and_payoff_cell_by_cell():
     """The recorded full profile on 3 hosts: readyboost planned arm by arm and payoff cell by
-    cell (their descriptors' split and cell_of); the longest cell, readyboost's bare disk with
-    the agent between the rounds, first; no one job bounds the plan, the total shared does."""
+    cell (their descriptors' split and cell_of); the cells longest first; no one job bounds the
+    plan, the total shared does."""
     out = pagelab("--hosts", "3", "--profile", "full", "--machine", recorded_machine())
     assert out.returncode == 0, out.stderr
     lines = out.stdout.splitlines()
     assert lines[0].startswith("Fleet plan: the full profile on 3 identical host(s)")
-    assert lines[3].split()[:3] == ["1", "readyboost[hdd_between]", "host1"]   # the longest first
-    cells = [ln.split()[1] for ln in lines if ln[:1].isdigit()]
+    rows = [ln.split() for ln in lines if ln[:1].isdigit()]
+
+    def secs(t):
+        return sum(int(x) * 60 ** i for i, x in enumerate(reversed(t.split(":"))))
+
+    spans = [secs(r[4]) - secs(r[3]) for r in rows]
+    assert spans == sorted(spans, reverse=True) and rows[0][2] == "host1"   # LPT: the longest first
+    cells = [r[1] for r in rows]
     assert "readyboost" not in cells and sorted(c for c in cells if c.startswith("readyboost[")) == sorted(
         f"readyboost[{a}]" for a in ("hdd", "hdd_after", "hdd_between", "tier_after", "tier_between", "zswap",
                                      "zram", "own"))

@@ -7,7 +7,8 @@ one host (one `fleet_trial` job), or, for an experiment whose run the fleet spli
 descriptor's `cell_of` names a trial's cell. A cell's duration is what its trials took in a
 recorded run: each trial's end minus its start, plus the pauses between consecutive trials
 shorter than STOP_GAP_S (the run's own bookkeeping between trials); a longer pause is a run that
-was stopped and resumed, not the job's time. The trial records are read by
+was stopped and resumed, not the job's time. Only the trials that today's stopping rule would run
+count (pagelab.run.replay: a recording made under an earlier rule may hold more). The trial records are read by
 pagelab.run.timing.read_records (`pagelab time` reads them the same way).
 
 The schedule is Graham's LPT rule (R. L. Graham, "Bounds on multiprocessing timing anomalies",
@@ -34,7 +35,8 @@ from pathlib import Path
 from typing import Any
 
 from pagelab.data.recording import RecordingError, machine_slug, recorded_dir
-from pagelab.system.config import PROFILES
+from pagelab.run import replay
+from pagelab.system.config import PROFILES, experiments
 
 # A pause between two trials longer than this is a stopped and resumed run (pagelab time names
 # such gaps too), not the job's own time.
@@ -187,6 +189,8 @@ def durations(directory: Path | str, cell_of: Callable[[dict[str, Any]], str] | 
         raise PlanError(str(exc)) from exc
     if not recs:
         raise PlanError(f"{d / 'trials.csv'}: no trials")
+    if d.name in experiments():
+        recs = replay.kept(d.name, d, recs)  # what today's stopping rule would run of it
     if cell_of is None:
         return {"": trial_seconds(recs)}
     rows = {(str(r["trial_id"]), str(r["start"])): r for r in

@@ -1,0 +1,68 @@
+"""What a run under today's stopping rule would take of a recorded run: the fleet's plan
+(pagelab.run.fleetplan) times a profile from a recording made under an earlier rule, so it keeps
+of each configuration only the trials that today's rule would have run.
+
+Today's rule is the schema's repetitions for the recording's profile (config.check_block with
+the profile alone) and the claims judged there (sequential.judges). Each configuration's counted
+trials are taken in their recorded order, and at each n from n_min it stops as
+trials.run_adaptive would: its metric's interval within ci_pct (precise_enough), its metric
+censored for good, its verdicts settled at a look, or n_max. A verdict reads the other
+configurations' first n counted trials in place of the trials a run would have had by then (the
+run interleaves its configurations round by round, so they have about as many). A configuration
+whose recording ran out before today's rule would stop keeps every trial it has. Invalid trials
+and warm-ups recorded before a configuration's last kept trial are kept: a run pays for them too.
+Not for: judging (a recording is judged on every trial it holds).
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+
+def kept(experiment: str, directory: Path | str, recs: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """The records of `recs` (a recorded run of `experiment` in `directory`, which holds its
+    config.json) that a run under today's stopping rule would have run; `recs` unchanged where the
+    directory has no config.json or no record names its parameters."""
+    from pagelab.claims import registry
+    from pagelab.experiments import harness
+    from pagelab.run import sequential, trials
+    from pagelab.system import config
+
+    cfg = harness.read_json(directory, "config.json")
+    if not cfg or not all(isinstance(r.get("params"), dict) and "result" in r for r in recs):
+        return recs
+    desc = harness.descriptor(experiment)
+    reps = config.check_block(experiment, {"profile": cfg.get("profile", "quick")}, machine=False)["repetitions"]
+    held, _ = sequential.judges(experiment, registry.load_claims(), desc.measures(cfg), cfg.get("profile", "quick"))
+    rule = sequential.rule(reps, held)
+    counted = sorted((r for r in recs if trials.is_counted(r)), key=lambda r: r["order"])
+    by: dict[str, list[dict[str, Any]]] = {}
+    for r in counted:
+        by.setdefault(desc.conf_name(r["params"]), []).append(r)
+    last: dict[str, int] = {}
+    for conf, mine in by.items():
+        n_stop = len(mine)
+        for n in range(rule.n_min, len(mine) + 1):
+            values = [desc.metric(r["result"]) for r in mine[:n]]
+            ok, _, _ = trials.precise_enough(values, rule.ci_pct)
+            if ok or n >= rule.n_max or sequential.censored_for_good(values, rule.n_max):
+                n_stop = n
+                break
+            if rule.judges_of(conf):
+                seen = [r for other in by.values() for r in other[:n]]
+                if sequential.verdict_known(conf, n, rule, sequential.frame(seen, desc.conf_name)):
+                    n_stop = n
+                    break
+        last[conf] = mine[n_stop - 1]["order"]
+    keep_ids = {id(r) for conf, mine in by.items() for r in mine if r["order"] <= last[conf]}
+    out = []
+    for r in recs:
+        if trials.is_counted(r):
+            if id(r) in keep_ids:
+                out.append(r)
+            continue
+        conf = desc.conf_name(r["params"]) if isinstance(r.get("params"), dict) else None
+        if r.get("warmup") or conf not in last or r.get("order", 0) <= last[conf]:
+            out.append(r)
+    return out
