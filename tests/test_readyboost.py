@@ -321,7 +321,7 @@ def real_trials(tmp_path, monkeypatch, disk_tmp, profile: str, arm: str, seeds: 
 
 def test_the_full_profiles_sizes_on_the_emulated_disk_behind_the_tier_kill_no_task(tmp_path, monkeypatch, disk_tmp,
                                                                                    state_lock):
-    """The real kernel at the full profile's sizes (its cgroup, working set, hogs and 20 hog
+    """The real kernel at the full profile's sizes (its cgroup, working set, hogs and 10 hog
     rounds), swap on the emulated 2008 disk behind the flash tier, the agent restoring after the
     hogs: reclaim to a 50 MB/s disk cannot keep up with two hogs, and the group's tasks wait for
     it instead of being killed (memcg OOM kills 0); the trial is valid. One arm stands for the
@@ -332,7 +332,7 @@ def test_the_full_profiles_sizes_on_the_emulated_disk_behind_the_tier_kill_no_ta
     is the full profile's own; a random re-touch would add a minute)."""
     arm = "tier_after"
     cfg, [result] = real_trials(tmp_path, monkeypatch, disk_tmp, "full", arm, [7])
-    assert cfg["ram"] == "96M" and cfg["hog_rounds"] == 20
+    assert cfg["ram"] == "96M" and cfg["hog_rounds"] == 10
     assert result["oom_kills"] == 0 and result["hogs_killed"] == 0, result["killed"]
     assert rb.validity({"arm": arm}, result) is None
     assert result["pswpout_hogs"] > 0 and result["evicted_share"] >= recovery.MIN_SHARE
