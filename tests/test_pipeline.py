@@ -5,9 +5,10 @@ The copy runs the quick profile at the test's own size (SMALLER): the same exper
 claims, with fewer configurations, rounds and bytes where quick's arms, sweeps and sizes make most
 of its nine minutes of trials. Every arm an assertion below reads stays, and every arm of a claim
 judged at quick but readyboost's bare disk with the agent (hdd_after, hdd_between) and pagein's
-read-around (page-cluster 3, PG2): the claims on those are "not applicable here" in this run (not
-measured); the same rules judge them on the recorded quick run (test_notebooks) and readyboost's
-on hand-made trials (test_readyboost); pagein's read-around sentence and measurements are checked
+random re-touch (PG1, and PG2 at page-cluster 3): the claims on those are "not applicable here"
+in this run (not measured); the same rules judge them on the recorded quick run (test_notebooks)
+and readyboost's on hand-made trials (test_readyboost); pagein's random re-touch runs as a real
+`pagelab trial pagein` in test_state, and its read-around sentence and measurements are checked
 on hand-made rows (test_pagein)."""
 
 import json
@@ -28,23 +29,28 @@ pytestmark = pytest.mark.pipeline
 # sweep points and rounds measure is tested on its own (test_readyboost, test_systemdisk,
 # test_crystalmark, test_pagein, test_seekmodel, test_compression).
 # - readyboost: the arms the assertions read (no agent; the tier with the agent after the hogs and
-#   also between their rounds), 4 hog rounds instead of 6. In this test's trials the agent between
-#   the rounds still asked, while they ran, for every page out at their end, and the tier served
-#   28-45 % of the restore's page-ins against 11-15 % with the agent after the hogs: the order the
-#   readyboost test below asserts.
+#   also between their rounds), 4 hog rounds instead of 6, in an 18 MiB group instead of 24 (a
+#   third of it, the working set, a whole number of pages: 16 MiB is not). In this test's trials
+#   at 24 MiB the agent between the rounds still asked, while they ran, for every page out at
+#   their end, and the tier served 28-45 % of the restore's page-ins against 11-15 % with the
+#   agent after the hogs: the order the readyboost test below asserts; at 18 MiB, in two runs,
+#   30-48 % against 22-25 % (57-63 s of trials instead of 77). At 24 MiB with 3 rounds the two
+#   overlapped (21-35 % against 17-27 %), with 2 rounds their medians were equal.
 # - crystalmark: the emulated arms CM1, CM3 and CMW judge; one set per test (the score is the
 #   best of one), each cut at quick's set_time.
-# - pagein: the random re-touch with one page per fault (page-cluster 0), the one PG1 judges, at
-#   quick's 4 MiB working set (at 2 MiB, with quick's 4 MiB headroom, 10 of 18 trials kept most of
-#   it in the swap cache and were invalid). Each random trial reads its 1024 pages one seek at a
-#   time (about 7 s): read-around (page-cluster 3, PG2) would add 35 s that no assertion reads.
+# - pagein: the re-touch in address order with one page per fault (page-cluster 0), at quick's
+#   4 MiB working set (at 2 MiB, with quick's 4 MiB headroom, 10 of 18 random trials kept most of
+#   it in the swap cache and were invalid): about 1 s a trial. A random trial reads its 1024
+#   pages one seek at a time (about 7 s, 45 s for the run) and no assertion here reads it: the
+#   same `pagelab trial pagein` at quick's sizes, random at page-cluster 0 (PG1's), runs in
+#   test_state's test beside a real run.
 # - seekmodel: three block sizes and two spans, each trial 0.25 s of reads (quick's 0.5 s: the
 #   emulated disk still answers about 14 random 4 KiB reads per trial, the fit its interval).
 # - compression: lzo (the claims' twin) and lzo-rle, which zswap and zram both offer.
 SMALLER = {
-    "readyboost": {"arms": ["hdd", "tier_after", "tier_between"], "quick": {"hog_rounds": 4}},
+    "readyboost": {"arms": ["hdd", "tier_after", "tier_between"], "quick": {"hog_rounds": 4, "ram": "18M"}},
     "crystalmark": {"arms": ["hdd", "tiered", "tiered_reused"], "quick": {"sets": 1}},
-    "pagein": {"retouch_orders": ["random"], "quick": {"page_clusters": [0]}},
+    "pagein": {"retouch_orders": ["seq"], "quick": {"page_clusters": [0]}},
     "seekmodel": {"block_sizes": ["4K", "64K", "1M"], "spans": ["16M", "64G"],
                   "quick": {"runtime": "0.25s", "warmup": "0.25s"}},
     "compression": {"algorithms": ["lzo", "lzo-rle"]},
@@ -238,7 +244,7 @@ def test_standby_ran_or_says_why(built):
 
 
 def test_readyboost_counted_trials_are_valid_and_the_mechanism_shows(built):
-    """The quick readyboost run (SMALLER's arms and rounds): every counted trial passed its
+    """The quick readyboost run (SMALLER's arms, rounds and group): every counted trial passed its
     validity check with no task killed; the agent's restore left at most 1 % of the working set
     for the victim's re-touch to read from swap (its major faults; the bare disk without the agent
     faulted); and with the agent reading between the hog rounds the tier served more of the
