@@ -127,6 +127,28 @@ def test_a_recording_is_timed_by_the_trials_todays_rule_would_run():
     assert replay.kept("pagein", quick, recs) == recs
 
 
+def test_the_plan_names_an_experiment_recorded_with_other_settings_than_todays(tmp_path):
+    """The full recording ran pagein at 32 MiB and readyboost at 20 hog rounds; today's full profile
+    runs 16 MiB and 10: the plan says so under its title, since those durations are the
+    recording's. A recording of today's settings (a copy of its config.json set to them) and the
+    stopping rule's keys are no difference."""
+    import json
+    import shutil
+
+    full = REPO / "data/recorded" / recorded_machine() / "full"
+    notes = fleetplan.recorded_differences(full, ["pagein", "readyboost", "seekmodel"])
+    assert notes == ["pagein: working_set 32M, today 16M", "readyboost: hog_rounds 20, today 10"]
+    out = pagelab("--hosts", "3", "--profile", "full", "--machine", recorded_machine())
+    assert out.returncode == 0 and "readyboost: hog_rounds 20, today 10" in out.stdout.splitlines()[2]
+    d = tmp_path / "readyboost"
+    d.mkdir()
+    cfg = json.loads((full / "readyboost" / "config.json").read_text())
+    (d / "config.json").write_text(json.dumps({**cfg, "hog_rounds": 10, "repetitions": {"n_min": 7}}))
+    assert fleetplan.recorded_differences(tmp_path, ["readyboost"]) == []
+    shutil.rmtree(d)
+    assert fleetplan.recorded_differences(tmp_path, ["readyboost"]) == []   # no recording: nothing to say
+
+
 def pagelab(*args):
     return subprocess.run([str(VENV_BIN / "pagelab"), "fleet", "plan", *args], cwd=REPO, capture_output=True,
                           text=True, timeout=120)

@@ -284,6 +284,7 @@ def cmd_fleet_plan(args: argparse.Namespace) -> int:
         # a run the fleet splits (Experiment.split) is planned cell by cell (Experiment.cell_of)
         split = {e: d.cell_of for e in experiments if (d := descriptor(e)).split and d.cell_of}
         cells = fleetplan.profile_cells(source, experiments, split)
+        notes = fleetplan.recorded_differences(source, experiments)
         hosts = [f"host{i + 1}" for i in range(args.hosts)]
         what = f"the {profile} profile on {args.hosts} identical host(s)"
     else:
@@ -294,9 +295,11 @@ def cmd_fleet_plan(args: argparse.Namespace) -> int:
         profile = args.profile or fleet.fleet_block(cfg)["profile"]
         source = args.recording or fleetplan.recording(profile, args.machine)
         cells, split = fleetplan.job_cells(fleet.jobs(cfg), source, fleet.job_shares(cfg, descriptor)), {}
+        notes = fleetplan.recorded_differences(source, sorted({e for _, e in fleet.jobs(cfg)}))
         what = f"the fleet's {len(cells)} job(s) ({profile} profile) on its {len(hosts)} host(s)"
     plan = fleetplan.lpt(cells, hosts)
-    sys.stdout.write(fleetplan.table(plan, f"Fleet plan: {what}, durations from {source}", args.within, list(split)))
+    sys.stdout.write(fleetplan.table(plan, f"Fleet plan: {what}, durations from {source}", args.within, list(split),
+                                     notes))
     return 0
 
 

@@ -249,16 +249,42 @@ def recorded_cells(experiment: str, profile: str, cell_of: Callable[[dict[str, A
     return {}
 
 
-def table(plan: Plan, title: str, target: float | None = None, splittable: Sequence[str] = ()) -> str:
+def recorded_differences(source: Path | str, experiments: Sequence[str]) -> list[str]:
+    """For each experiment recorded in `source`, the settings it ran with that today's schema sets
+    otherwise at its profile, in one line ("readyboost: hog_rounds 20, today 10"): its durations
+    are those of the recorded settings. The stopping rule's (repetitions) are left out: the plan
+    applies today's (pagelab.run.replay); so is a key the recording does not name (a setting
+    added since, which config/renames.yaml's `added` gives where its old value is known)."""
+    from pagelab.experiments import harness
+    from pagelab.system import config
+
+    out = []
+    for e in experiments:
+        ran = harness.read_json(Path(source) / e, "config.json")
+        if not ran:
+            continue
+        now = config.check_block(e, {"profile": ran.get("profile", "quick")}, machine=False)
+        skip = {"repetitions", "profile", *config.BLOCK_EXTRAS}
+        diff = [f"{k} {ran[k]}, today {now.get(k)}" for k in sorted(ran)
+                if k not in skip and ran[k] is not None and ran[k] != now.get(k)]
+        if diff:
+            out.append(f"{e}: " + "; ".join(diff))
+    return out
+
+
+def table(plan: Plan, title: str, target: float | None = None, splittable: Sequence[str] = (),
+          notes: Sequence[str] = ()) -> str:
     """The plan as printed: the jobs in submission order with host, start and end, each host's
-    load, the predicted wall time, and, when it exceeds `target`, what bounds it."""
+    load, the predicted wall time, and, when it exceeds `target`, what bounds it; `notes`
+    (recorded_differences) under the title: experiments recorded with other settings than today's."""
     from pagelab.run.progress import duration
     head = ["order", "cell", "host", "start", "end"]
     rows = [[str(i + 1), s.cell.name, s.host, duration(s.start), duration(s.end)] for i, s in enumerate(plan.slots)]
     widths = [max(len(h), *(len(r[i]) for r in rows)) if rows else len(h) for i, h in enumerate(head)]
     fmt = lambda cells: "  ".join(c.ljust(w) if i < 3 else c.rjust(w)  # noqa: E731
                                   for i, (c, w) in enumerate(zip(cells, widths, strict=True))).rstrip()
-    lines = [title, "", fmt(head), *[fmt(r) for r in rows], ""]
+    lines = [title, *(f"recorded with other settings than today's (their durations are the recording's): {n}"
+                      for n in notes), "", fmt(head), *[fmt(r) for r in rows], ""]
     for h in plan.hosts:
         names = [s.cell.name for s in plan.slots if s.host == h]
         lines.append(f"{h}: {duration(plan.loads[h])} ({len(names)} job(s){': ' if names else ''}{', '.join(names)})")
