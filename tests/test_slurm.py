@@ -11,18 +11,21 @@ namespaces), is the one it had before, and nothing of it is an orphan.
 One fleet, run five times. In the first run, node3's trial stops itself in the middle of its
 first trial's restore (the journal's fault point PAGELAB_FAULT_AT=restore:N, with SIGSTOP: zswap's
 switch undone and its journal line gone, the swap file and zswap's compressor still on and in the
-journal) and its job is cancelled there with scancel, and node2 is set DOWN while its last job
-runs; the run reports both as failed jobs (CANCELLED, NODE_FAIL) and the other jobs complete. The
-cancelled trial finished its restore and put the node's state back itself (Slurm's SIGCONT and
-SIGTERM, within KillWait).
-The second run, with node2 still down, is what a later submission of the same run gets where
-Slurm has accounting and the plugin has learnt the failed node (its --exclude list, given here
-with --slurm-exclude-failed-nodes, since this cluster has no accounting): node2's job is refused
-by sbatch at once and node3's next job runs (its `pagelab state recover` finds nothing), stops
+journal) and its job is cancelled there with scancel, and node2 is set DOWN while its first job
+runs, its other job queued: the run reports the two as failed jobs (CANCELLED, NODE_FAIL), node2's
+queued job waits for its node (ReqNodeNotAvail) and, node2 resumed, runs in the same run, and the
+other jobs complete. The cancelled trial finished its restore and put the node's state back
+itself (Slurm's SIGCONT and SIGTERM, within KillWait).
+The second run is what a later submission of the same run gets where Slurm has accounting and
+the plugin has learnt the failed node (its --exclude list, given here with
+--slurm-exclude-failed-nodes, since this cluster has no accounting): node2's job is refused by
+sbatch at once and node3's next job runs (its `pagelab state recover` finds nothing), stops
 itself inside its state scope again, and node3 is set DOWN there: the job is NODE_FAIL, and the
 trial, sent SIGCONT and SIGTERM by the node's slurmd as for scancel, puts the node's state back
-itself. Then node2 and node3 are resumed and the third run runs exactly their two missing jobs;
-the fourth is the merge, one row per node. Meanwhile squeue is watched: every trial job is seen
+itself. Then node3 is resumed and the third run, with workflow/profiles/slurm-requeue layered
+over the profile, runs exactly their two missing jobs: node2 is set DOWN while its job runs,
+Slurm requeues the job, and, node2 resumed, it runs again and completes in the same run; the
+fourth is the merge, one row per node. Meanwhile squeue is watched: every trial job is seen
 running on its own node, exclusively; Slurm's own start and end times show that no two jobs
 shared a node and that the nodes ran side by side. The fifth run is the plan's (`pagelab fleet
 plan`, pagelab.run.fleetplan): every job again, in the plan made from the first three runs'
@@ -86,7 +89,11 @@ FAULT = {"PAGELAB_FAULT_AT": "12", "PAGELAB_FAULT_SIGNAL": "STOP"}
 # The profile as it is, with the first status check after 1 s instead of the plugin's 40 s.
 KILL_WAIT_S = 10   # local_slurm.py's KillWait: Slurm's SIGKILL comes this long after SIGTERM
 QUICK = ["--slurm-init-seconds-before-status-checks", "1"]
+PROFILE = ["--workflow-profile", "workflow/profiles/slurm"]
+# The profile with workflow/profiles/slurm-requeue layered over it: a job whose node fails is requeued
+REQUEUE = ["--profile", "workflow/profiles/slurm", "--workflow-profile", "workflow/profiles/slurm-requeue"]
 SQUEUE = ["squeue", "-h", "-t", "all", "-o", "%i|%T|%N|%h|%S|%e|%k"]
+SQUEUE_WATCH = [*SQUEUE[:-1], SQUEUE[-1] + "|%r"]   # and each job's reason (why it is pending)
 RUN_TIMEOUT_S = 240      # one Snakemake run of the fleet at most
 STATE_TIMEOUT_S = 120    # one read of the nodes' paging state at most
 
@@ -209,12 +216,12 @@ def test_the_restore_fault_point_stops_between_two_undos_and_only_when_asked(tmp
 def test_min_job_age_outlasts_the_fleet_runs(tmp_path):
     """Without accounting squeue is the only record of a finished job, and slurm_fleet reads the
     first run's jobs (node1's completed there only) after the runs that follow it. The cluster's
-    MinJobAge must outlast the whole fixture at its every timeout: six Snakemake runs, five reads
+    MinJobAge must outlast the whole fixture at its every timeout: five Snakemake runs, five reads
     of the nodes' state and two waits for a trial to end (300 s, Slurm's default, does not)."""
     mod = script_module()
     conf = mod.slurm_conf(mod.Cluster(tmp_path / "cluster"), [], "10.77.10.1", 6817)
     age = int(re.search(r"^MinJobAge=(\d+)\s", conf, re.M).group(1))
-    worst = 6 * RUN_TIMEOUT_S + 5 * STATE_TIMEOUT_S + 2 * trial_ended.__defaults__[0]
+    worst = 5 * RUN_TIMEOUT_S + 5 * STATE_TIMEOUT_S + 2 * trial_ended.__defaults__[0]
     assert age > worst, (age, worst)
 
 
@@ -343,37 +350,53 @@ def down(node: str) -> list[str]:
     return ["scontrol", "update", f"NodeName={node}", "State=DOWN", "Reason=test_slurm"]
 
 
+def resume(node: str) -> list[str]:
+    return ["scontrol", "update", f"NodeName={node}", "State=RESUME"]
+
+
 class Watch(threading.Thread):
     """squeue every 0.2 s while a run of the fleet goes on: every (job, state, node,
-    oversubscribe, comment) seen. Once node3's trial has stopped itself (FAULT_IN_RESTORE or
-    FAULT), what the journal and the machine held then is kept (`in_scope`) and its job is
-    cancelled with scancel (`on_stop="scancel"`) or its node set DOWN (`on_stop="down"`), the job
-    kept in `stopped`, and how long after that no process of that trial was left in `ended_after`
-    (None if one still was when the run ended). With `down_node2`, node2 is set DOWN once its first
-    job has completed and the trial of its last one runs (`downed`)."""
+    oversubscribe, comment) seen, and every (job, reason, comment) of a pending job. Once node3's
+    trial has stopped itself (FAULT_IN_RESTORE or FAULT), what the journal and the machine held
+    then is kept (`in_scope`) and its job is cancelled with scancel (`on_stop="scancel"`) or its
+    node set DOWN (`on_stop="down"`), the job kept in `stopped`, and how long after that no
+    process of that trial was left in `ended_after` (None if one still was when the run ended).
+    node2 (`node2`):
+    - "wait": set DOWN while the trial of its first job runs and its other job is queued
+      (`downed`); once that queued job is pending for the node (ReqNodeNotAvail), node2 is
+      resumed (`waited`: the job, its reason, node2's state then);
+    - "requeue": set DOWN while the trial of its job runs (`downed`, at `down_wall`); once the job
+      is back in the queue (PENDING, Reason=BeginTime: requeued), node2 is resumed (`requeued`:
+      the job, its reason and the start Slurm gives it)."""
 
     def __init__(self, env: dict[str, str], repo: Path, earlier: set[str] = frozenset(), on_stop: str = "scancel",
-                 down_node2: bool = False):
+                 node2: str | None = None):
         super().__init__(daemon=True)
         self.env, self.repo, self.stop = env, repo, threading.Event()
         self.earlier = earlier   # jobs of the runs before this one (squeue keeps them)
-        self.on_stop, self.down_node2 = on_stop, down_node2
+        self.on_stop, self.node2 = on_stop, node2
         self.seen: set[tuple[str, str, str, str, str]] = set()
+        self.pending: set[tuple[str, str, str]] = set()
         self.stopped: tuple[str, str] | None = None
         self.in_scope: dict[str, list[str]] = {}
         self.t_stop: float | None = None   # time.monotonic() of the scancel or DOWN
         self.stop_wall = 0.0                # and its time.time()
         self.ended_after: float | None = None
         self.downed: tuple[str, str] | None = None
+        self.down_wall = 0.0
+        self.waited: tuple[str, str, str, str] | None = None
+        self.requeued: tuple[str, str, str] | None = None
         self.errors: list[str] = []
 
     def run(self) -> None:
         while not self.stop.is_set():
-            out = subprocess.run(SQUEUE, capture_output=True, text=True, env=self.env, timeout=30)
-            rows = [r for r in (ln.split("|") for ln in out.stdout.splitlines() if ln.count("|") == 6)
+            out = subprocess.run(SQUEUE_WATCH, capture_output=True, text=True, env=self.env, timeout=30)
+            rows = [r for r in (ln.split("|") for ln in out.stdout.splitlines() if ln.count("|") == 7)
                     if r[0] not in self.earlier]
-            for job, st, node, over, _, _, comment in rows:
+            for job, st, node, over, _, _, comment, reason in rows:
                 self.seen.add((job, st, node, over, comment))
+                if st == "PENDING":
+                    self.pending.add((job, reason, comment))
             trial = [(r[0], r[1], job_of(r[6])) for r in rows if job_of(r[6])]
             if self.stopped is None:
                 for job, st, (host, exp) in trial:
@@ -384,14 +407,37 @@ class Watch(threading.Thread):
                         self.t_stop, self.stop_wall = time.monotonic(), time.time()
             elif self.ended_after is None and trial_process(*STATEFUL) is None:
                 self.ended_after = time.monotonic() - self.t_stop
-            node2 = [(job, st, exp) for job, st, (host, exp) in trial if host == "node2"]
-            if self.down_node2 and self.downed is None and any(st == "COMPLETED" for _, st, _ in node2) \
-                    and not any(st == "PENDING" for _, st, _ in node2):
-                for job, st, exp in node2:
+            node2 = [(r[0], r[1], job_of(r[6])[1], r[4], r[7]) for r in rows if (job_of(r[6]) or ("",))[0] == "node2"]
+            if self.node2 == "wait":
+                self.node2_wait(node2)
+            elif self.node2 == "requeue":
+                self.node2_requeue(node2)
+            time.sleep(0.2)
+
+    def node2_wait(self, jobs: list[tuple[str, str, str, str, str]]) -> None:
+        if self.downed is None:
+            if any(st == "PENDING" for _, st, *_ in jobs) and not any(st == "COMPLETED" for _, st, *_ in jobs):
+                for job, st, exp, _, _ in jobs:
                     if st == "RUNNING" and self.trial_runs("node2", exp):
                         self.act(down("node2"))
                         self.downed = (job, f"node2/{exp}")
-            time.sleep(0.2)
+        elif self.waited is None:
+            for job, st, exp, _, reason in jobs:
+                if st == "PENDING" and "ReqNodeNotAvail" in reason:
+                    self.waited = (job, f"node2/{exp}", reason, node_state(self.env, "node2"))
+                    self.act(resume("node2"))
+
+    def node2_requeue(self, jobs: list[tuple[str, str, str, str, str]]) -> None:
+        if self.downed is None:
+            for job, st, exp, _, _ in jobs:
+                if st == "RUNNING" and trial_process("node2", exp):
+                    self.act(down("node2"))
+                    self.downed, self.down_wall = (job, f"node2/{exp}"), time.time()
+        elif self.requeued is None:
+            for job, st, _, start, reason in jobs:
+                if job == self.downed[0] and st == "PENDING" and reason == "BeginTime":
+                    self.requeued = (job, reason, start)
+                    self.act(resume("node2"))
 
     def scope_now(self) -> dict[str, list[str]]:
         """The journal's lines, the swap areas and zswap's switch, read directly (the watch
@@ -413,14 +459,21 @@ class Watch(threading.Thread):
             self.errors.append(f"{' '.join(cmd)}: {out.stderr.strip()}")
 
 
+def node_state(env: dict[str, str], node: str) -> str:
+    """What sinfo says of a node now (idle, allocated, down, ...)."""
+    return subprocess.run(["sinfo", "-h", "-n", node, "-o", "%T"], capture_output=True, text=True, env=env,
+                          timeout=30).stdout.strip()
+
+
 def job_of(comment: str) -> tuple[str, str] | None:
     """(host, experiment) of a fleet trial job, from the comment the slurm executor gives it."""
     m = re.fullmatch(r"rule_fleet_trial_wildcards_(\w+?)_(\w+)", comment)
     return (m.group(1), m.group(2)) if m else None
 
 
-def snakemake(repo: Path, env: dict[str, str], target: str, *extra: str) -> subprocess.CompletedProcess:
-    cmd = [str(VENV_BIN / "snakemake"), "--workflow-profile", "workflow/profiles/slurm", *QUICK, *extra, target]
+def snakemake(repo: Path, env: dict[str, str], target: str, *extra: str,
+              profile: list[str] = PROFILE) -> subprocess.CompletedProcess:
+    cmd = [str(VENV_BIN / "snakemake"), *profile, *QUICK, *extra, target]
     t0 = time.monotonic()
     out = subprocess.run(cmd, cwd=repo, env=env, capture_output=True, text=True, timeout=RUN_TIMEOUT_S)
     out.seconds = time.monotonic() - t0
@@ -508,22 +561,24 @@ def slurm_fleet(slurm_cluster, env):
 
     1. `first`, FAULT_IN_RESTORE set: node3's trial stops itself in the middle of its first
        trial's restore and its job is cancelled there with scancel; node2 is set DOWN while its
-       last job runs.
-    2. `excluded`, node2 still down and on the plugin's --exclude list (what a later submission
-       of the same run gets where Slurm has accounting), FAULT set: node2's job is refused by
-       sbatch, node3's next job runs, stops itself inside its state scope, and node3 is set DOWN
-       there.
-    3. `rerun`, node2 and node3 resumed: their two missing jobs. 4. `merged`: the merge.
+       first job runs, its other job queued, and resumed once that job waits for it.
+    2. `excluded`, node2 on the plugin's --exclude list (what a later submission of the same run
+       gets where Slurm has accounting), FAULT set: node2's job is refused by sbatch, node3's
+       next job runs, stops itself inside its state scope, and node3 is set DOWN there.
+    3. `rerun`, node3 resumed, with workflow/profiles/slurm-requeue layered over the profile:
+       node2's and node3's missing jobs; node2 is set DOWN while its job runs, and resumed once
+       Slurm has requeued the job. 4. `merged`: the merge.
     5. `second`, the planned pass: every job again, submitted in the plan (`pagelab fleet plan`'s
        code) made from the results of 1 to 3 (PAGELAB_FLEET_TIMES) and from the overheads this
        machine shows now: per job, the first run's nodes whose jobs all completed (node1, two
        jobs one after the other, as in a pass; the light matrix's jobs are mostly overhead, which
        moves with the machine's load, so the plan takes it from the same cluster and minute
-       rather than fleetplan's constants); per run, the rerun's (a run without failure).
+       rather than fleetplan's constants); per run, the rerun's (a run whose jobs all completed).
 
     Each node's paging state is kept before the runs and after 1, 2, 3 and 5, with the trial
     jobs' logs after 1, 2 and 3, the squeue rows and Slurm's `scontrol show job` of node3's
-    downed job. The results of 1 to 3 (with the merge) are moved to `results` before 5."""
+    downed job and of node2's requeued one. The results of 1 to 3 (with the merge) are moved to
+    `results` before 5."""
     from pagelab.run import fleetplan
 
     root = slurm_cluster["root"]
@@ -538,13 +593,15 @@ def slurm_fleet(slurm_cluster, env):
         """squeue -t all of this fleet's jobs (a job's row is kept for MinJobAge), not the build's."""
         return "".join(ln + "\n" for ln in queue_all().splitlines() if ln.split("|", 1)[0] not in earlier)
 
-    # the native tools first: the runs' overheads must not hold a build
-    built = snakemake(repo, e, "native")
-    assert built.returncode == 0, built.stderr[-3000:]
+    # fleet_repo's native tools were just built by make (build_native): dated now, so that no run
+    # of Snakemake builds them again (the runs' overheads must not hold a build; the first
+    # run's job stats show that none did)
+    for tool in (repo / "native/build").rglob("*"):
+        os.utime(tool)
     before = state_show(e)
     states = {"before": node_states(slurm_cluster, env)}
     earlier = set(queue_rows(queue_all()))
-    watch = Watch(e, repo, earlier, on_stop="scancel", down_node2=True)
+    watch = Watch(e, repo, earlier, on_stop="scancel", node2="wait")
     watch.start()
     t0 = time.time()
     try:
@@ -576,13 +633,20 @@ def slurm_fleet(slurm_cluster, env):
                                 timeout=30).stdout
     # the run goes on only without a lingering trial: its stopped process would hold the state lock
     assert cancelled_ended and down_ended, (cancelled_ended, down_ended, trial_logs(repo))
-    resumed = [subprocess.run(["scontrol", "update", f"NodeName={n}", "State=RESUME"], capture_output=True,
-                              text=True, env=e, timeout=30) for n in ("node2", "node3")]
-    # 3: the rerun, timed for the plan's overhead per run
+    resumed = [subprocess.run(resume("node3"), capture_output=True, text=True, env=e, timeout=30)]
+    # 3: the rerun, requeue on, node2 set DOWN in it; timed for the plan's overhead per run
     before_rerun = set(queue_rows(queue_all()))
+    watch_requeue = Watch(e, repo, before_rerun, node2="requeue")
+    watch_requeue.start()
     t0c = time.time()
-    rerun = snakemake(repo, e, "fleet_trials", "--keep-going")
+    try:
+        rerun = snakemake(repo, e, "fleet_trials", "--keep-going", profile=REQUEUE)
+    finally:
+        watch_requeue.stop.set()
+        watch_requeue.join()
     t1c = time.time()
+    requeued_job = subprocess.run(["scontrol", "show", "job", (watch_requeue.downed or ("0",))[0]],
+                                  capture_output=True, text=True, env=e, timeout=30).stdout
     states["next job"] = node_states(slurm_cluster, env)
     rerun_logs = job_logs(repo)
     merged = snakemake(repo, e, "fleet_merge")
@@ -613,6 +677,7 @@ def slurm_fleet(slurm_cluster, env):
                "trials": failure_logs(repo, second)}
     yield {"repo": repo, "results": results, "first": first, "excluded": excluded, "queue_excluded": queue_excluded,
            "rerun": rerun, "merged": merged, "watch": watch, "watch_down": watch_down, "resumed": resumed,
+           "watch_requeue": watch_requeue, "requeued_job": requeued_job,
            "queue_first": queue_first, "queue": queue, "jobcomp": jobcomp, "stopped": stopped,
            "before": before, "after": state_show(e), "left": leftovers(root, slurm_cluster),
            "states": states, "first_logs": first_logs, "down_logs": down_logs, "rerun_logs": rerun_logs,
@@ -710,7 +775,10 @@ def test_the_trial_jobs_ran_as_slurm_jobs_on_their_own_nodes(slurm_fleet):
 @pipeline
 def test_no_two_trial_jobs_shared_a_node_and_the_nodes_ran_side_by_side(slurm_fleet):
     """Slurm's start and end times of every trial job (the first three runs, the failed jobs too),
-    and the trial records' own times of the jobs that completed."""
+    and the trial records' own times: no trial of a node overlaps another experiment's trial
+    on that node, and node1's two jobs (each whole in the first run) ran one after the other.
+    (node2's experiment whose job failed has records of three attempts, in the first and the
+    third run, around the other experiment's job.)"""
     rows = [r for r in queue_rows(slurm_fleet["queue"]).values() if job_of(r["comment"]) and r["start"] != "N/A"]
     assert {job_of(r["comment"]) for r in rows} == set(JOBS), slurm_fleet["queue"]
     spans = {r["job"]: (r["node"], datetime.fromisoformat(r["start"]), datetime.fromisoformat(r["end"]))
@@ -724,20 +792,25 @@ def test_no_two_trial_jobs_shared_a_node_and_the_nodes_ran_side_by_side(slurm_fl
     for host, exp in JOBS:
         recs = [json.loads(p.read_text())
                 for p in (slurm_fleet["results"] / host / exp / "trials").glob("*.json")]
-        trials[(host, exp)] = (min(datetime.fromisoformat(r["start"]) for r in recs),
-                               max(datetime.fromisoformat(r["end"]) for r in recs))
+        trials[(host, exp)] = [(datetime.fromisoformat(r["start"]), datetime.fromisoformat(r["end"])) for r in recs]
     for host in ("node1", "node2"):
-        assert not overlap(trials[(host, "seekmodel")], trials[(host, "crystalmark")]), trials
+        seek, crystal = trials[(host, "seekmodel")], trials[(host, "crystalmark")]
+        assert seek and crystal and not [(a, b) for a in seek for b in crystal if overlap(a, b)], (host, trials)
+    whole = {exp: (min(a for a, _ in trials[("node1", exp)]), max(b for _, b in trials[("node1", exp)]))
+             for exp in ("seekmodel", "crystalmark")}
+    assert not overlap(whole["seekmodel"], whole["crystalmark"]), whole
 
 
 @pipeline
 def test_scancel_and_a_node_set_down_are_failed_jobs_and_the_reruns_run_only_them(slurm_fleet):
-    """The failed jobs of the first run; then a run with node2 down and excluded (a later
-    submission of a run that learnt the failed node from accounting): node2's job is refused by
-    sbatch at once, node3's is submitted and runs (until its node is set DOWN, the test below);
-    then, node2 and node3 resumed, a plain rerun runs their two missing jobs and nothing else."""
+    """The failed jobs of the first run (which built nothing: the native tools were current);
+    then a run with node2 excluded (a later submission of a run that learnt the failed node from
+    accounting; node2 itself resumed already): node2's job is refused by sbatch at once, node3's
+    is submitted and runs (until its node is set DOWN, the test below); then, node3 resumed, the
+    rerun runs their two missing jobs and nothing else."""
     first, rerun, watch = slurm_fleet["first"], slurm_fleet["rerun"], slurm_fleet["watch"]
     text = first.stdout + first.stderr
+    assert job_count(text, "fleet_trial") == len(JOBS) and job_count(text, "native") == 0, text[-3000:]
     assert not watch.errors, watch.errors
     assert watch.stopped and watch.downed, (watch.stopped, watch.downed, text[-3000:])
     cancelled, downed = watch.stopped, watch.downed
@@ -770,6 +843,79 @@ def test_scancel_and_a_node_set_down_are_failed_jobs_and_the_reruns_run_only_the
                   if j not in queue_rows(slurm_fleet["queue_excluded"]))
     assert done == sorted([STATEFUL, tuple(downed[1].split("/"))]), later
     assert all(later[j]["state"] == "COMPLETED" for j in later if j not in queue_rows(slurm_fleet["queue_excluded"]))
+
+
+def counted(results: Path, host: str, exp: str) -> int:
+    """The trials of a job's trials.csv that count (run, valid, not a warm-up)."""
+    with open(results / host / exp / "trials.csv") as f:
+        return sum(r["status"] == "ok" and r["warmup"] == "False" for r in csv.DictReader(f))
+
+
+def snakemake_finished(text: str, slurm_job: str) -> bool:
+    """Whether a Snakemake run's output says that the job it submitted as this Slurm job finished."""
+    m = re.search(rf"^Job (\d+) has been submitted with SLURM jobid {slurm_job} ", text, re.M)
+    return bool(m) and re.search(rf"^Finished jobid: {m.group(1)} ", text, re.M) is not None
+
+
+@pipeline
+def test_a_failed_nodes_queued_job_waits_for_it_and_runs_once_it_is_resumed(slurm_fleet):
+    """docs/slurm.md's first case. In the first run node2 was set DOWN while its first job ran,
+    its other job queued (submitted with it at the run's start: --nodelist=node2, no --exclude).
+    That job stayed PENDING, `ReqNodeNotAvail, UnavailableNodes:node2`, while node2 was down;
+    node2 resumed (`scontrol update State=RESUME`), it ran on node2 in the same Snakemake run and
+    completed with every trial counted (as many as node1's same experiment); the run's only
+    failed jobs were the two made to fail, and after it every node was as before."""
+    watch, first, results = slurm_fleet["watch"], slurm_fleet["first"], slurm_fleet["results"]
+    assert not watch.errors, watch.errors
+    assert watch.downed and watch.waited, (watch.downed, sorted(watch.pending))
+    job, cell, reason, node2_then = watch.waited
+    print(f"\nnode2's queued job while node2 was down: {watch.waited}")
+    assert cell != watch.downed[1] and reason == "ReqNodeNotAvail, UnavailableNodes:node2", watch.waited
+    assert node2_then.startswith("down"), node2_then
+    rows = queue_rows(slurm_fleet["queue_first"])
+    assert rows[job]["state"] == "COMPLETED" and rows[job]["node"] == "node2", rows[job]
+    assert rows[job]["start"] >= rows[watch.downed[0]]["end"], (rows[job], rows[watch.downed[0]])
+    assert (job, "RUNNING", "node2") in {(j, st, n) for j, st, n, _, _ in watch.seen}
+    text = first.stdout + first.stderr
+    assert snakemake_finished(text, job), text[-4000:]
+    assert sorted(re.findall(r"SLURM-job '(\d+)' failed", text)) == sorted([watch.stopped[0], watch.downed[0]])
+    host, exp = cell.split("/")
+    assert counted(results, host, exp) == counted(results, "node1", exp) > 0
+    assert settled(slurm_fleet["states"]["cancelled"], slurm_fleet["states"]["before"]) == []
+
+
+@pipeline
+def test_slurm_requeue_runs_a_failed_nodes_job_again_in_the_same_run(slurm_fleet):
+    """The rerun had workflow/profiles/slurm-requeue layered over the profile (sbatch --requeue)
+    and node2 set DOWN while its job ran: Slurm put the job back in the queue (PENDING,
+    Reason=BeginTime, its start set local_slurm.py's CRED_EXPIRE_S, Slurm's cred_expire, after
+    the failure), and Snakemake, which saw it pending and never failed, waited for it. node2
+    resumed, the same Slurm job ran again on node2 once that time had come and completed in the
+    same run, which ended with exit 0 and no failed job; the experiment has every trial counted
+    (as many as node1's), and after the run every node was as before."""
+    watch, rerun, results = slurm_fleet["watch_requeue"], slurm_fleet["rerun"], slurm_fleet["results"]
+    cred_expire = script_module().CRED_EXPIRE_S
+    assert not watch.errors, watch.errors
+    assert watch.downed and watch.requeued and watch.requeued[0] == watch.downed[0], \
+        (watch.downed, watch.requeued, sorted(watch.pending))
+    job = watch.downed[0]
+    info = slurm_fleet["requeued_job"]
+    print(f"\nnode2's job set DOWN, then requeued: {watch.requeued}\n{info}")
+    assert re.search(r"\bJobState=COMPLETED\b", info) and re.search(r"\bRequeue=1\b", info) \
+        and re.search(r"\bRestarts=1\b", info), info
+    begin = datetime.fromisoformat(watch.requeued[2]).timestamp()
+    assert begin >= int(watch.down_wall) + cred_expire, (watch.requeued, watch.down_wall)
+    row = queue_rows(slurm_fleet["queue"])[job]
+    assert row["state"] == "COMPLETED" and row["node"] == "node2", row
+    assert datetime.fromisoformat(row["start"]).timestamp() >= begin, (row, watch.requeued)
+    ran = [st for j, st, *_ in watch.seen if j == job]
+    assert "RUNNING" in ran and "NODE_FAIL" not in ran, ran
+    text = rerun.stdout + rerun.stderr
+    assert rerun.returncode == 0 and not re.search(r"SLURM-job '\d+' failed", text), text[-4000:]
+    assert snakemake_finished(text, job), text[-4000:]
+    host, exp = watch.downed[1].split("/")
+    assert counted(results, host, exp) == counted(results, "node1", exp) > 0
+    assert settled(slurm_fleet["states"]["next job"], slurm_fleet["states"]["before"]) == []
 
 
 @pipeline

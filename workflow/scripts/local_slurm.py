@@ -73,6 +73,12 @@ NET_LOCK = Path("/run/pagelab/local-slurm.lock")
 # hour outlasts that test at its every timeout (its test_min_job_age_outlasts_the_fleet_runs);
 # the plugin keeps squeue as long as MinJobAge is at least three first status-check delays.
 MIN_JOB_AGE_S = 3600
+# Slurm's AuthInfo cred_expire (120 s by default, 5 at least): the lifetime of a job's launch
+# credential, and how long a job requeued after its node failed (the plugin's slurm-requeue) waits
+# before it may start again (its BeginTime: the requeue plus this, plus 1 s). Short here, so that
+# such a job runs again within a run of tests/test_slurm.py; a launch on this one machine takes
+# far less.
+CRED_EXPIRE_S = 5
 SLURMD_PORT = 6818                     # each slurmd is alone in its namespace: the same port for all
 READY_TIMEOUT_S = 60.0
 STOP_TIMEOUT_S = 30.0
@@ -352,7 +358,7 @@ def slurm_conf(c: Cluster, nodes: list[dict], ctl_addr: str, ctl_port: int) -> s
         f"SlurmdPort={SLURMD_PORT}",
         "AuthType=auth/munge",
         "CredType=cred/munge",
-        f"AuthInfo=socket={c.socket}",
+        f"AuthInfo=socket={c.socket},cred_expire={CRED_EXPIRE_S}",
         "SlurmUser=root",
         "SlurmdUser=root",
         f"StateSaveLocation={c.ctld}",
@@ -366,6 +372,7 @@ def slurm_conf(c: Cluster, nodes: list[dict], ctl_addr: str, ctl_port: int) -> s
         "TaskPlugin=task/none",
         "MpiDefault=none",
         "SchedulerType=sched/backfill",
+        "SchedulerParameters=bf_interval=1",   # a requeued job starts once its BeginTime has come
         "SelectType=select/cons_tres",
         "SelectTypeParameters=CR_CPU",
         "AccountingStorageType=accounting_storage/none",
