@@ -47,6 +47,11 @@ pytestmark = pytest.mark.pipeline
 # - seekmodel: three block sizes and two spans, each trial 0.25 s of reads (quick's 0.5 s: the
 #   emulated disk still answers about 14 random 4 KiB reads per trial, the fit its interval).
 # - compression: lzo (the claims' twin) and lzo-rle, which zswap and zram both offer.
+# - standby: a 64 MiB working set with 32 MiB of headroom (quick's 128 and 64): every arm's
+#   manipulation happens as at quick's size (the 3x flood at swappiness 200 reads every trimmed
+#   page back from swap, none with trim alone), 11 s of trials instead of 18.
+# - payoff: a 24 MiB group and 3 hog rounds (quick's 32 and 6): both cells' ratios keep their
+#   intervals, the SSD's far from PO1's window as at quick's size; 29 s of trials instead of 33.
 SMALLER = {
     "readyboost": {"arms": ["hdd", "tier_after", "tier_between"], "quick": {"hog_rounds": 4, "ram": "18M"}},
     "crystalmark": {"arms": ["hdd", "tiered", "tiered_reused"], "quick": {"sets": 1}},
@@ -54,6 +59,8 @@ SMALLER = {
     "seekmodel": {"block_sizes": ["4K", "64K", "1M"], "spans": ["16M", "64G"],
                   "quick": {"runtime": "0.25s", "warmup": "0.25s"}},
     "compression": {"algorithms": ["lzo", "lzo-rle"]},
+    "standby": {"quick": {"working_set": "64M", "headroom": "32M"}},
+    "payoff": {"quick": {"ram": "24M", "hog_rounds": 3}},
 }
 
 
@@ -312,7 +319,7 @@ def test_a_new_experiment_reaches_the_paper_by_its_name(built):
 
 
 def test_payoff_map_has_one_point_per_cell_with_an_interval(built):
-    """The quick payoff (the toy: two levels of the disk, the seed's and the SSD, in a 32 MiB
+    """The quick payoff (the toy: two levels of the disk, the seed's and the SSD; SMALLER's 24 MiB
     group) ran end to end: every cell has its counted trials on both arms, its tier/bare ratio
     with an interval in measurements.json, and the map drawn from them has one ratio point with
     an interval per cell; the SSD claim got a verdict."""
