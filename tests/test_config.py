@@ -456,9 +456,9 @@ def test_a_recording_made_without_retouch_order_reads_it_as_seq_and_hashes_as_be
     assert harness.read_json(out, "config.json")["retouch_order"] == "seq"
 
 
-# the recordings made under the old names (full's payoff was re-recorded under today's)
+# the recordings made under the old names (full's payoff and pagein were re-recorded under today's)
 @pytest.mark.parametrize("name,experiment", [
-    case for profile, names in (("quick", ["payoff", "pagein", "seekmodel"]), ("full", ["pagein", "seekmodel"]))
+    case for profile, names in (("quick", ["payoff", "pagein", "seekmodel"]), ("full", ["seekmodel"]))
     for case in recorded_params(names, f"{REFERENCE_RECORDING.split('/')[0]}/{profile}", with_recording=True)])
 def test_a_recordings_old_names_are_read_under_the_new_ones(tmp_path, name, experiment):
     """A recording keeps its columns' and keys' old names (the files are not rewritten); replayed,
