@@ -95,6 +95,7 @@ REQUEUE = ["--profile", "workflow/profiles/slurm", "--workflow-profile", "workfl
 SQUEUE = ["squeue", "-h", "-t", "all", "-o", "%i|%T|%N|%h|%S|%e|%k"]
 SQUEUE_WATCH = [*SQUEUE[:-1], SQUEUE[-1] + "|%r"]   # and each job's reason (why it is pending)
 RUN_TIMEOUT_S = 240      # one Snakemake run of the fleet at most
+NODE2_BACK_S = 60        # node2 set DOWN by the watch is resumed this long after at the latest
 STATE_TIMEOUT_S = 120    # one read of the nodes' paging state at most
 
 
@@ -365,9 +366,11 @@ class Watch(threading.Thread):
     - "wait": set DOWN while the trial of its first job runs and its other job is queued
       (`downed`); once that queued job is pending for the node (ReqNodeNotAvail), node2 is
       resumed (`waited`: the job, its reason, node2's state then);
-    - "requeue": set DOWN while the trial of its job runs (`downed`, at `down_wall`); once the job
-      is back in the queue (PENDING, Reason=BeginTime: requeued), node2 is resumed (`requeued`:
-      the job, its reason and the start Slurm gives it)."""
+    - "requeue": set DOWN while the trial of its job runs (`downed`, just before it `down_wall`);
+      once the job is back in the queue (PENDING, Reason=BeginTime: requeued), node2 is resumed
+      (`requeued`: the job, its reason and the start Slurm gives it).
+    Either way node2 is resumed NODE2_BACK_S after it was set DOWN if that has not come (and
+    `waited` or `requeued` stays None), so that the run ends and the tests say why."""
 
     def __init__(self, env: dict[str, str], repo: Path, earlier: set[str] = frozenset(), on_stop: str = "scancel",
                  node2: str | None = None):
@@ -384,6 +387,7 @@ class Watch(threading.Thread):
         self.ended_after: float | None = None
         self.downed: tuple[str, str] | None = None
         self.down_wall = 0.0
+        self.resumed = False
         self.waited: tuple[str, str, str, str] | None = None
         self.requeued: tuple[str, str, str] | None = None
         self.errors: list[str] = []
@@ -414,30 +418,43 @@ class Watch(threading.Thread):
                 self.node2_requeue(node2)
             time.sleep(0.2)
 
+    def node2_down(self, job: str, exp: str) -> None:
+        self.down_wall = time.time()
+        self.act(down("node2"))
+        self.downed = (job, f"node2/{exp}")
+
+    def node2_back(self) -> bool:
+        """Whether node2 is resumed now, without what it waited for (NODE2_BACK_S after DOWN)."""
+        if self.resumed or time.time() - self.down_wall < NODE2_BACK_S:
+            return False
+        self.act(resume("node2"))
+        self.resumed = True
+        return True
+
     def node2_wait(self, jobs: list[tuple[str, str, str, str, str]]) -> None:
         if self.downed is None:
             if any(st == "PENDING" for _, st, *_ in jobs) and not any(st == "COMPLETED" for _, st, *_ in jobs):
                 for job, st, exp, _, _ in jobs:
                     if st == "RUNNING" and self.trial_runs("node2", exp):
-                        self.act(down("node2"))
-                        self.downed = (job, f"node2/{exp}")
-        elif self.waited is None:
+                        self.node2_down(job, exp)
+        elif self.waited is None and not self.node2_back():
             for job, st, exp, _, reason in jobs:
-                if st == "PENDING" and "ReqNodeNotAvail" in reason:
+                if st == "PENDING" and "ReqNodeNotAvail" in reason and not self.resumed:
                     self.waited = (job, f"node2/{exp}", reason, node_state(self.env, "node2"))
                     self.act(resume("node2"))
+                    self.resumed = True
 
     def node2_requeue(self, jobs: list[tuple[str, str, str, str, str]]) -> None:
         if self.downed is None:
             for job, st, exp, _, _ in jobs:
                 if st == "RUNNING" and trial_process("node2", exp):
-                    self.act(down("node2"))
-                    self.downed, self.down_wall = (job, f"node2/{exp}"), time.time()
-        elif self.requeued is None:
+                    self.node2_down(job, exp)
+        elif self.requeued is None and not self.node2_back():
             for job, st, _, start, reason in jobs:
-                if job == self.downed[0] and st == "PENDING" and reason == "BeginTime":
+                if job == self.downed[0] and st == "PENDING" and reason == "BeginTime" and not self.resumed:
                     self.requeued = (job, reason, start)
                     self.act(resume("node2"))
+                    self.resumed = True
 
     def scope_now(self) -> dict[str, list[str]]:
         """The journal's lines, the swap areas and zswap's switch, read directly (the watch
@@ -888,8 +905,8 @@ def test_a_failed_nodes_queued_job_waits_for_it_and_runs_once_it_is_resumed(slur
 def test_slurm_requeue_runs_a_failed_nodes_job_again_in_the_same_run(slurm_fleet):
     """The rerun had workflow/profiles/slurm-requeue layered over the profile (sbatch --requeue)
     and node2 set DOWN while its job ran: Slurm put the job back in the queue (PENDING,
-    Reason=BeginTime, its start set local_slurm.py's CRED_EXPIRE_S, Slurm's cred_expire, after
-    the failure), and Snakemake, which saw it pending and never failed, waited for it. node2
+    Reason=BeginTime, its start set local_slurm.py's CRED_EXPIRE_S, Slurm's cred_expire, and 1 s
+    after the failure), and Snakemake, which saw it pending and never failed, waited for it. node2
     resumed, the same Slurm job ran again on node2 once that time had come and completed in the
     same run, which ended with exit 0 and no failed job; the experiment has every trial counted
     (as many as node1's), and after the run every node was as before."""
@@ -903,8 +920,8 @@ def test_slurm_requeue_runs_a_failed_nodes_job_again_in_the_same_run(slurm_fleet
     print(f"\nnode2's job set DOWN, then requeued: {watch.requeued}\n{info}")
     assert re.search(r"\bJobState=COMPLETED\b", info) and re.search(r"\bRequeue=1\b", info) \
         and re.search(r"\bRestarts=1\b", info), info
-    begin = datetime.fromisoformat(watch.requeued[2]).timestamp()
-    assert begin >= int(watch.down_wall) + cred_expire, (watch.requeued, watch.down_wall)
+    begin = datetime.fromisoformat(watch.requeued[2]).timestamp()   # the requeue + cred_expire + 1 s
+    assert begin >= int(watch.down_wall) + cred_expire + 1, (watch.requeued, watch.down_wall)
     row = queue_rows(slurm_fleet["queue"])[job]
     assert row["state"] == "COMPLETED" and row["node"] == "node2", row
     assert datetime.fromisoformat(row["start"]).timestamp() >= begin, (row, watch.requeued)
