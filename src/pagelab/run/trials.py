@@ -289,8 +289,9 @@ def run_adaptive(
             values = [metric(r["result"]) for r in counted]
             ok, med, hw = precise_enough(values, ci_pct)
             censored = not ok and sequential.censored_for_good(values, n_max)
-            known = not ok and not censored and verdicts is not None and verdicts.judges_of(cname) and sequential.verdict_known(
-                cname, len(counted), verdicts, sequential.frame([r for r in records if is_counted(r)], name))
+            known = (not ok and not censored and verdicts is not None and verdicts.judges_of(cname)
+                     and sequential.verdict_known(cname, len(counted), verdicts,
+                                                  sequential.frame([r for r in records if is_counted(r)], name)))
             if ok or censored or known or len(counted) >= n_max:
                 why = "ci" if ok else "censored" if censored else "verdict" if known else "n_max"
                 finite = math.isfinite(med) and math.isfinite(hw)  # stopping.json holds no +-inf
