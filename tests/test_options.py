@@ -314,3 +314,16 @@ def test_every_built_command_line_parses(native_build, tmp_path):
     for cmd in cmds:
         done = subprocess.run([*cmd, "--help"], capture_output=True, text=True, timeout=30)
         assert done.returncode == 0 and done.stdout.startswith("usage: "), (cmd, done.stderr)
+
+
+@pytest.mark.parametrize("ram", ["16M", "24M", "32M", "96M", "100M"])
+def test_readyboosts_derived_sizes_are_whole_pages(ram):
+    """A RAM the schema accepts whose third is not a whole number of pages (16M / 3) gives a working
+    set and hogs of whole pages, which hog maps (it refuses any other size); a RAM whose third is
+    (24M, 96M) keeps its exact third."""
+    from pagelab.core.units import parse_size
+    from pagelab.experiments import recovery
+
+    d = recovery.design({"ram": ram, "retouch_order": "seq"})
+    assert d.working_set % recovery.PAGE == 0 and d.hog % recovery.PAGE == 0 and d.hog == 2 * d.working_set
+    assert parse_size(ram) // 3 - recovery.PAGE < d.working_set <= parse_size(ram) // 3

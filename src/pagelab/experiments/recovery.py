@@ -107,15 +107,16 @@ class Design:
 
 def design(cfg: dict[str, Any]) -> Design:
     """The profile's sizes; unset ones follow the scaled design: a working set of a third of
-    the RAM, hogs of two thirds each, a file set in the seed profile's proportion, 1600M in 3G
-    (SEED_FILE_SHARE of the RAM, whole pages). The re-touch order is the block's retouch_order,
-    which every profile sets (the schema)."""
+    the RAM, hogs of two thirds each (whole pages: the hog maps pages), a file set in the seed
+    profile's proportion, 1600M in 3G (SEED_FILE_SHARE of the RAM, whole pages). The re-touch
+    order is the block's retouch_order, which every profile sets (the schema)."""
     ram = parse_size(cfg["ram"])
+    third = ram // 3 // PAGE * PAGE
     d = Design(ram=ram,
-               working_set=parse_size(cfg["working_set"]) if cfg.get("working_set") else ram // 3,
+               working_set=parse_size(cfg["working_set"]) if cfg.get("working_set") else third,
                file_cache=(parse_size(cfg["file_cache"]) if cfg.get("file_cache")
                            else int(SEED_FILE_SHARE * ram) // PAGE * PAGE),
-               hog=parse_size(cfg["hog_size"]) if cfg.get("hog_size") else 2 * (ram // 3),
+               hog=parse_size(cfg["hog_size"]) if cfg.get("hog_size") else 2 * third,
                retouch_order=cfg["retouch_order"])
     where = f"{PREFIX}.{cfg.get('profile', 'quick')}"
     if d.intended_share <= 0:
