@@ -372,7 +372,7 @@ def slurm_conf(c: Cluster, nodes: list[dict], ctl_addr: str, ctl_port: int) -> s
         "TaskPlugin=task/none",
         "MpiDefault=none",
         "SchedulerType=sched/backfill",
-        "SchedulerParameters=bf_interval=1",   # a requeued job starts once its BeginTime has come
+        "SchedulerParameters=sched_interval=1",   # a requeued job starts once its BeginTime has come
         "SelectType=select/cons_tres",
         "SelectTypeParameters=CR_CPU",
         "AccountingStorageType=accounting_storage/none",
