@@ -101,8 +101,8 @@ def test_a_recording_is_timed_by_the_trials_todays_rule_would_run():
     keep 10. A recording made under today's rule (quick: 5 of 5) keeps every trial."""
     import collections
 
-    from pagelab.experiments import harness
-    from pagelab.run import replay, timing, trials
+    from pagelab.experiments import harness, replay
+    from pagelab.run import timing, trials
 
     full = REPO / "data/recorded" / recorded_machine() / "full"
 
@@ -116,7 +116,7 @@ def test_a_recording_is_timed_by_the_trials_todays_rule_would_run():
     assert (ran["tier_between"], kept["tier_between"]) == (15, 11)
     assert all(kept[a] == ran[a] for a in ran if a not in ("hdd_between", "tier_between"))
     desc = harness.descriptor("readyboost")
-    secs = fleetplan.durations(full / "readyboost", desc.cell_of)
+    secs = fleetplan.durations(full / "readyboost", desc.cell_of, replay.kept)
     assert secs["hdd_between"] < fleetplan.trial_seconds([r for r in recs if r.get("params", {}).get("arm") ==
                                                            "hdd_between"]) * 0.75
     recs = timing.read_records(full / "payoff")

@@ -273,6 +273,7 @@ def cmd_fleet_cells(args: argparse.Namespace) -> int:
 def cmd_fleet_plan(args: argparse.Namespace) -> int:
     """The fleet's jobs (the configured fleet's, or the profile's matrix on N identical hosts) in
     LPT order from recorded durations, and the predicted wall time (pagelab.run.fleetplan)."""
+    from pagelab.experiments import replay
     from pagelab.experiments.harness import descriptor
     from pagelab.run import fleetplan
 
@@ -283,7 +284,7 @@ def cmd_fleet_plan(args: argparse.Namespace) -> int:
         experiments = [e for e in _config.experiments() if (Path(source) / e / "trials.csv").is_file()]
         # a run the fleet splits (Experiment.split) is planned cell by cell (Experiment.cell_of)
         split = {e: d.cell_of for e in experiments if (d := descriptor(e)).split and d.cell_of}
-        cells = fleetplan.profile_cells(source, experiments, split)
+        cells = fleetplan.profile_cells(source, experiments, split, replay.kept)
         notes = fleetplan.recorded_differences(source, experiments)
         hosts = [f"host{i + 1}" for i in range(args.hosts)]
         what = f"the {profile} profile on {args.hosts} identical host(s)"
@@ -294,7 +295,8 @@ def cmd_fleet_plan(args: argparse.Namespace) -> int:
             raise fleetplan.PlanError("the config names no fleet hosts (fleet.hosts): give --hosts N")
         profile = args.profile or fleet.fleet_block(cfg)["profile"]
         source = args.recording or fleetplan.recording(profile, args.machine)
-        cells, split = fleetplan.job_cells(fleet.jobs(cfg), source, fleet.job_shares(cfg, descriptor)), {}
+        cells, split = fleetplan.job_cells(fleet.jobs(cfg), source, fleet.job_shares(cfg, descriptor),
+                                           replay.kept), {}
         notes = fleetplan.recorded_differences(source, sorted({e for _, e in fleet.jobs(cfg)}))
         what = f"the fleet's {len(cells)} job(s) ({profile} profile) on its {len(hosts)} host(s)"
     plan = fleetplan.lpt(cells, hosts)

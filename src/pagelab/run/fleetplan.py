@@ -7,8 +7,9 @@ one host (one `fleet_trial` job), or, for an experiment whose run the fleet spli
 descriptor's `cell_of` names a trial's cell. A cell's duration is what its trials took in a
 recorded run: each trial's end minus its start, plus the pauses between consecutive trials
 shorter than STOP_GAP_S (the run's own bookkeeping between trials); a longer pause is a run that
-was stopped and resumed, not the job's time. Only the trials that today's stopping rule would run
-count (pagelab.run.replay: a recording made under an earlier rule may hold more). The trial records are read by
+was stopped and resumed, not the job's time. Given `keep` (pagelab.experiments.replay.kept, as
+`pagelab fleet plan` gives it), only the trials that today's stopping rule would run count: a
+recording made under an earlier rule may hold more. The trial records are read by
 pagelab.run.timing.read_records (`pagelab time` reads them the same way).
 
 The schedule is Graham's LPT rule (R. L. Graham, "Bounds on multiprocessing timing anomalies",
@@ -35,8 +36,12 @@ from pathlib import Path
 from typing import Any
 
 from pagelab.data.recording import RecordingError, machine_slug, recorded_dir
-from pagelab.run import replay
 from pagelab.system.config import PROFILES, experiments
+
+# What a run today would take of a recorded run's trial records: (experiment, its directory, its
+# records) -> the records kept (pagelab.experiments.replay.kept, which the command line passes:
+# it reads the experiments' descriptors, a layer above this one).
+Keep = Callable[[str, Path, list[dict[str, Any]]], list[dict[str, Any]]]
 
 # A pause between two trials longer than this is a stopped and resumed run (pagelab time names
 # such gaps too), not the job's own time.
@@ -171,7 +176,8 @@ def trial_seconds(recs: list[dict[str, Any]]) -> float:
     return sum(sec for _, sec in _each_seconds(recs))
 
 
-def durations(directory: Path | str, cell_of: Callable[[dict[str, Any]], str] | None = None) -> dict[str, float]:
+def durations(directory: Path | str, cell_of: Callable[[dict[str, Any]], str] | None = None,
+              keep: Keep | None = None) -> dict[str, float]:
     """An experiment's recorded durations from its results directory (trials.csv and its trial
     records): {"": seconds} for the whole run, or per cell when `cell_of` names a record's cell
     (from its `params`; a trial without a record, from its trials.csv row). A trial that names
@@ -189,8 +195,8 @@ def durations(directory: Path | str, cell_of: Callable[[dict[str, Any]], str] | 
         raise PlanError(str(exc)) from exc
     if not recs:
         raise PlanError(f"{d / 'trials.csv'}: no trials")
-    if d.name in experiments():
-        recs = replay.kept(d.name, d, recs)  # what today's stopping rule would run of it
+    if keep is not None and d.name in experiments():
+        recs = keep(d.name, d, recs)  # what today's stopping rule would run of it
     if cell_of is None:
         return {"": trial_seconds(recs)}
     rows = {(str(r["trial_id"]), str(r["start"])): r for r in
@@ -253,16 +259,18 @@ def recorded_differences(source: Path | str, experiments: Sequence[str]) -> list
     """For each experiment recorded in `source`, the settings it ran with that today's schema sets
     otherwise at its profile, in one line ("readyboost: hog_rounds 20, today 10"): its durations
     are those of the recorded settings. The stopping rule's (repetitions) are left out: the plan
-    applies today's (pagelab.run.replay); so is a key the recording does not name (a setting
+    applies today's (pagelab.experiments.replay); so is a key the recording does not name (a setting
     added since, which config/renames.yaml's `added` gives where its old value is known)."""
-    from pagelab.experiments import harness
+    import json
+
     from pagelab.system import config
 
     out = []
     for e in experiments:
-        ran = harness.read_json(Path(source) / e, "config.json")
-        if not ran:
+        path = Path(source) / e / "config.json"
+        if not path.is_file():
             continue
+        ran = config.renamed_block(e, json.loads(path.read_text()))  # a recording keeps its own names
         now = config.check_block(e, {"profile": ran.get("profile", "quick")}, machine=False)
         skip = {"repetitions", "profile", *config.BLOCK_EXTRAS}
         diff = [f"{k} {ran[k]}, today {now.get(k)}" for k in sorted(ran)
@@ -349,14 +357,15 @@ def recording(profile: str, machine: str | None = None) -> Path:
 
 
 def profile_cells(source: Path | str, experiments: Sequence[str],
-                  cell_of: dict[str, Callable[[dict[str, Any]], str]] | None = None) -> list[Cell]:
+                  cell_of: dict[str, Callable[[dict[str, Any]], str]] | None = None,
+                  keep: Keep | None = None) -> list[Cell]:
     """The cells of a profile's matrix on identical hosts: each experiment's run as one cell, or,
     for an experiment in `cell_of` (a run the fleet can split), one cell per cell of its design
     (`experiment[cell]`), with their durations in `source` (<source>/<experiment>/)."""
     out = []
     for e in experiments:
         split = (cell_of or {}).get(e)
-        for label, secs in durations(Path(source) / e, split).items():
+        for label, secs in durations(Path(source) / e, split, keep).items():
             out.append(Cell(f"{e}[{label}]" if split else e, secs))
     return out
 
@@ -366,7 +375,7 @@ Share = tuple[Callable[[dict[str, Any]], str], Collection[str]]
 
 
 def job_cells(jobs: Sequence[tuple[str, str]], source: Path | str,
-              shares: Mapping[tuple[str, str], Share] | None = None) -> list[Cell]:
+              shares: Mapping[tuple[str, str], Share] | None = None, keep: Keep | None = None) -> list[Cell]:
     """The configured fleet's jobs, each bound to its host (`host/experiment`), with their
     durations from `source`: <source>/<host>/<experiment>/ (an earlier fleet run's results) when
     there, else <source>/<experiment>/ (a recording), of which a job of a split run (`shares`:
@@ -375,12 +384,12 @@ def job_cells(jobs: Sequence[tuple[str, str]], source: Path | str,
     for host, e in jobs:
         d = Path(source) / host / e
         if (d / "trials.csv").is_file():
-            secs = durations(d)[""]
+            secs = durations(d, keep=keep)[""]
         elif (host, e) in (shares or {}):
             cell_of, cells = (shares or {})[(host, e)]
-            secs = sum(estimates(list(cells), durations(Path(source) / e, cell_of)).values())
+            secs = sum(estimates(list(cells), durations(Path(source) / e, cell_of, keep)).values())
         else:
-            secs = durations(Path(source) / e)[""]
+            secs = durations(Path(source) / e, keep=keep)[""]
         out.append(Cell(f"{host}/{e}", secs, (host,)))
     return out
 

@@ -1,5 +1,6 @@
 """What a run under today's stopping rule would take of a recorded run: the fleet's plan
-(pagelab.run.fleetplan) times a profile from a recording made under an earlier rule, so it keeps
+(pagelab.run.fleetplan, given `kept` by `pagelab fleet plan`) times a profile from a recording
+made under an earlier rule, so it keeps
 of each configuration only the trials that today's rule would have run.
 
 Today's rule is the schema's repetitions for the recording's profile (config.check_block with
