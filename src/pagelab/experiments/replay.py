@@ -41,29 +41,15 @@ def kept(experiment: str, directory: Path | str, recs: list[dict[str, Any]]) -> 
     by: dict[str, list[dict[str, Any]]] = {}
     for r in counted:
         by.setdefault(desc.conf_name(r["params"]), []).append(r)
-    last: dict[str, int] = {}
-    for conf, mine in by.items():
-        n_stop = len(mine)
-        for n in range(rule.n_min, len(mine) + 1):
-            values = [desc.metric(r["result"]) for r in mine[:n]]
-            ok, _, _ = trials.precise_enough(values, rule.ci_pct)
-            if ok or n >= rule.n_max or sequential.censored_for_good(values, rule.n_max):
-                n_stop = n
-                break
-            if rule.judges_of(conf):
-                seen = [r for other in by.values() for r in other[:n]]
-                if sequential.verdict_known(conf, n, rule, sequential.frame(seen, desc.conf_name)):
-                    n_stop = n
-                    break
-        last[conf] = mine[n_stop - 1]["order"]
-    keep_ids = {id(r) for conf, mine in by.items() for r in mine if r["order"] <= last[conf]}
-    out = []
-    for r in recs:
-        if trials.is_counted(r):
-            if id(r) in keep_ids:
-                out.append(r)
-            continue
-        conf = desc.conf_name(r["params"]) if isinstance(r.get("params"), dict) else None
-        if r.get("warmup") or conf not in last or r.get("order", 0) <= last[conf]:
-            out.append(r)
-    return out
+    def stops(conf: str, n: int) -> bool:
+        """Whether `conf` stops at its n-th counted trial (trials.stop_reason)."""
+        def settled() -> bool:
+            return bool(rule.judges_of(conf)) and sequential.verdict_known(
+                conf, n, rule, sequential.frame([r for other in by.values() for r in other[:n]], desc.conf_name))
+        values = [desc.metric(r["result"]) for r in by[conf][:n]]
+        return trials.stop_reason(values, rule.n_max, rule.ci_pct, settled)[0] is not None
+
+    last = {conf: mine[next((n for n in range(rule.n_min, len(mine) + 1) if stops(conf, n)), len(mine)) - 1]["order"]
+            for conf, mine in by.items()}  # each configuration's last kept trial, by order
+    return [r for r in recs if r.get("warmup") or (conf := desc.conf_name(r["params"])) not in last
+            or r.get("order", 0) <= last[conf]]

@@ -211,6 +211,18 @@ def precise_enough(values: list[float], ci_pct: float) -> tuple[bool, float, flo
     return half <= abs(est.value) * ci_pct / 100.0, est.value, half
 
 
+def stop_reason(values: list[float], n_max: int, ci_pct: float,
+                settled: Callable[[], bool]) -> tuple[str | None, float, float]:
+    """Whether a configuration with these counted metric values stops now, and why: "ci" (precise
+    enough), "censored" (censored in more than half of n_max: sequential.censored_for_good),
+    "verdict" (`settled()`: its claims' verdicts settled at a look), "n_max"; None when it goes
+    on. With the median and the half-width of its interval (precise_enough)."""
+    ok, med, hw = precise_enough(values, ci_pct)
+    why = ("ci" if ok else "censored" if sequential.censored_for_good(values, n_max)
+           else "verdict" if settled() else "n_max" if len(values) >= n_max else None)
+    return why, med, hw
+
+
 def run_adaptive(
     experiment: str,
     configurations: list[dict[str, Any]],
@@ -287,13 +299,10 @@ def run_adaptive(
                 pending.append(conf)
                 continue
             values = [metric(r["result"]) for r in counted]
-            ok, med, hw = precise_enough(values, ci_pct)
-            censored = not ok and sequential.censored_for_good(values, n_max)
-            known = (not ok and not censored and verdicts is not None and verdicts.judges_of(cname)
-                     and sequential.verdict_known(cname, len(counted), verdicts,
-                                                  sequential.frame([r for r in records if is_counted(r)], name)))
-            if ok or censored or known or len(counted) >= n_max:
-                why = "ci" if ok else "censored" if censored else "verdict" if known else "n_max"
+            why, med, hw = stop_reason(values, n_max, ci_pct, lambda c=cname, v=values: (
+                verdicts is not None and verdicts.judges_of(c) and sequential.verdict_known(
+                    c, len(v), verdicts, sequential.frame([r for r in records if is_counted(r)], name))))
+            if why is not None:
                 finite = math.isfinite(med) and math.isfinite(hw)  # stopping.json holds no +-inf
                 stopping[cname] = Stopping(cname, len(counted), why, med if finite else None,
                                            hw if finite else None, len(invalid))
