@@ -29,6 +29,7 @@ from __future__ import annotations
 
 import datetime as _dt
 import functools
+import json
 import statistics
 from collections.abc import Callable, Collection, Mapping, Sequence
 from dataclasses import dataclass, field
@@ -36,7 +37,7 @@ from pathlib import Path
 from typing import Any
 
 from pagelab.data.recording import RecordingError, machine_slug, recorded_dir
-from pagelab.system.config import PROFILES, experiments
+from pagelab.system.config import BLOCK_EXTRAS, PROFILES, check_block, experiments, renamed_block
 
 # What a run today would take of a recorded run's trial records: (experiment, its directory, its
 # records) -> the records kept (pagelab.experiments.replay.kept, which the command line passes:
@@ -261,18 +262,14 @@ def recorded_differences(source: Path | str, experiments: Sequence[str]) -> list
     are those of the recorded settings. The stopping rule's (repetitions) are left out: the plan
     applies today's (pagelab.experiments.replay); so is a key the recording does not name (a setting
     added since, which config/renames.yaml's `added` gives where its old value is known)."""
-    import json
-
-    from pagelab.system import config
-
     out = []
     for e in experiments:
         path = Path(source) / e / "config.json"
         if not path.is_file():
             continue
-        ran = config.renamed_block(e, json.loads(path.read_text()))  # a recording keeps its own names
-        now = config.check_block(e, {"profile": ran.get("profile", "quick")}, machine=False)
-        skip = {"repetitions", "profile", *config.BLOCK_EXTRAS}
+        ran = renamed_block(e, json.loads(path.read_text()))  # a recording keeps its own names
+        now = check_block(e, {"profile": ran.get("profile", "quick")}, machine=False)
+        skip = {"repetitions", "profile", *BLOCK_EXTRAS}
         diff = [f"{k} {ran[k]}, today {now.get(k)}" for k in sorted(ran)
                 if k not in skip and ran[k] is not None and ran[k] != now.get(k)]
         if diff:
