@@ -12,7 +12,7 @@ import subprocess
 import pytest
 
 from conftest import REPO, VENV_BIN
-from pagelab.run import fleetplan
+from pagelab.run import fleetplan, trialtimes
 from pagelab.run.fleetplan import Cell, lpt
 
 
@@ -243,7 +243,7 @@ def test_interleaved_cells_are_charged_only_their_own_trials():
         return {"params": {"cell": cell}, "start": iso(t0 + start).isoformat(), "end": iso(t0 + end).isoformat()}
 
     recs = [rec("a", 0, 10), rec("b", 11, 21), rec("a", 22, 32), rec("b", 33, 43),
-            rec("a", 43 + fleetplan.STOP_GAP_S + 5, 53 + fleetplan.STOP_GAP_S + 5)]
+            rec("a", 43 + trialtimes.STOP_GAP_S + 5, 53 + trialtimes.STOP_GAP_S + 5)]
     cells = fleetplan.cell_seconds(recs, lambda p: p["cell"])
     assert cells == {"a": 10 + 11 + 10, "b": 11 + 11}
     assert sum(cells.values()) == fleetplan.trial_seconds(recs) == 53

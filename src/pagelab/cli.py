@@ -129,9 +129,12 @@ def cmd_trial(args: argparse.Namespace) -> int:
         print(f"pagelab: {name}: replayed from {recorded}")
         return 0
     block, scratch = _config.trial_block(name, raw, source=args.config)
+    from pagelab.experiments import replay
     from pagelab.experiments.harness import descriptor
 
-    descriptor(name).run(block, Path(args.output), scratch)
+    # the progress lines' time left counts the recorded trials today's stopping rule would run,
+    # as `pagelab fleet plan` does
+    descriptor(name).run(block, Path(args.output), scratch, keep=replay.kept)
     return 0
 
 

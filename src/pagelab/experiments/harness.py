@@ -27,7 +27,7 @@ from matplotlib.figure import Figure
 from pagelab.claims import registry
 from pagelab.core import latex, plots, records
 from pagelab.core.stats import tukey_outliers
-from pagelab.run import devices, progress, sequential, trials
+from pagelab.run import devices, progress, sequential, trials, trialtimes
 from pagelab.run.tools import tool_path
 from pagelab.system import state
 from pagelab.system.config import (
@@ -118,10 +118,12 @@ class Experiment:
     # A key without one holds no arm (its arms stop on width).
     measures: Callable[[Cfg], dict[str, sequential.Measure]] = lambda cfg: {}
 
-    def run(self, cfg: Cfg, outdir: Path, scratch_dir: Path) -> pd.DataFrame:
+    def run(self, cfg: Cfg, outdir: Path, scratch_dir: Path,
+            keep: trialtimes.Keep | None = None) -> pd.DataFrame:
         """Skip check, preparation, the trials (execute), clean-up, extra outputs. An experiment
         that changes state runs all but the extra outputs in one state session, which journals
-        its scratch files (`State.scratch`): a killed run's are removed by the next recovery."""
+        its scratch files (`State.scratch`): a killed run's are removed by the next recovery.
+        `keep` is what the time left counts of a recording (execute)."""
         if self.check is not None:
             self.check(cfg)
         reason = self.skip_reason(cfg)
@@ -141,7 +143,8 @@ class Experiment:
                         self.conf_name, lambda st, t, scratch: self.trial(st, cfg, t, scratch), self.metric,
                         list(self.columns), self.tools(cfg), skip_reason=reason, changes_state=changes,
                         warmups=self.warmups(cfg) if reason is None else [], extra_provenance=extra,
-                        validity=self.validity, st=st, measures=self.measures(cfg) if reason is None else {})
+                        validity=self.validity, st=st, measures=self.measures(cfg) if reason is None else {},
+                        keep=keep)
             finally:
                 if self.cleanup is not None:
                     self.cleanup(cfg, scratch_dir)
@@ -199,13 +202,16 @@ def execute(
     validity: trials.Validity | None = None,
     st: state.State | None = None,
     measures: dict[str, sequential.Measure] | None = None,
+    keep: trialtimes.Keep | None = None,
 ) -> pd.DataFrame:
     """Run the experiment (or record why it is skipped) and write trials.csv: one row per
     trial with its configuration, status, validity (`valid`, `invalid_reason`: see
     trials.Validity) and the `scalars` of its result. The trials run in the state session `st`,
     or in one of their own when the experiment changes state and none is given. The arms that
     the claims judged at the block's profile read through `measures` stop on their verdicts as
-    well as on width (sequential); provenance.json's `stopping_rule` says which."""
+    well as on width (sequential); provenance.json's `stopping_rule` says which. The progress
+    lines' time left counts only the recorded trials `keep` keeps (progress.for_run; `pagelab
+    trial` passes pagelab.experiments.replay.kept, which imports this module, so it is handed in)."""
     outdir.mkdir(parents=True, exist_ok=True)
     (outdir / "skipped.txt").unlink(missing_ok=True)
     also = tier_of(cfg)  # the tier model, which no setting names
@@ -234,7 +240,7 @@ def execute(
                              "on_width": unheld}
 
     watch = progress.for_run(name, cfg, [conf_name(c) for c in configurations], prov,
-                             log=lambda line: print(line, file=sys.stderr, flush=True))
+                             log=lambda line: print(line, file=sys.stderr, flush=True), keep=keep)
     watch.begin()
     own = state.session() if changes_state and st is None else nullcontext(st)
     with own as st:

@@ -5,12 +5,12 @@ The unit is the *cell*: what the fleet schedules as one job. A cell is one exper
 one host (one `fleet_trial` job), or, for an experiment whose run the fleet splits between hosts
 (its descriptor's `split`: payoff's grid cells, readyboost's arms), one cell of it, as its
 descriptor's `cell_of` names a trial's cell. A cell's duration is what its trials took in a
-recorded run: each trial's end minus its start, plus the pauses between consecutive trials
-shorter than STOP_GAP_S (the run's own bookkeeping between trials); a longer pause is a run that
-was stopped and resumed, not the job's time. Given `keep` (pagelab.experiments.replay.kept, as
-`pagelab fleet plan` gives it), only the trials that today's stopping rule would run count: a
-recording made under an earlier rule may hold more. The trial records are read by
-pagelab.run.timing.read_records (`pagelab time` reads them the same way).
+recorded run, read by pagelab.run.trialtimes.trial_times (as a run's time left is, from the
+records `pagelab time` reads): each trial's end minus its start, plus the pause before it when
+shorter than trialtimes.STOP_GAP_S (the run's own bookkeeping between trials); a longer pause is
+a run that was stopped and resumed, not the job's time. Given `keep`
+(pagelab.experiments.replay.kept, as `pagelab fleet plan` gives it), only the trials that
+today's stopping rule would run count: a recording made under an earlier rule may hold more.
 
 The schedule is Graham's LPT rule (R. L. Graham, "Bounds on multiprocessing timing anomalies",
 SIAM J. Appl. Math. 17(2), 1969): the cells sorted longest first, each given to the host that is
@@ -27,7 +27,6 @@ Not for: running anything; workflow/rules/fleet.smk submits the jobs in the plan
 
 from __future__ import annotations
 
-import datetime as _dt
 import functools
 import json
 import statistics
@@ -37,16 +36,9 @@ from pathlib import Path
 from typing import Any
 
 from pagelab.data.recording import RecordingError, machine_slug, recorded_dir
-from pagelab.system.config import BLOCK_EXTRAS, PROFILES, check_block, experiments, renamed_block
+from pagelab.run.trialtimes import Keep, TimingError, each_seconds, trial_times
+from pagelab.system.config import BLOCK_EXTRAS, PROFILES, check_block, renamed_block
 
-# What a run today would take of a recorded run's trial records: (experiment, its directory, its
-# records) -> the records kept (pagelab.experiments.replay.kept, which the command line passes:
-# it reads the experiments' descriptors, a layer above this one).
-Keep = Callable[[str, Path, list[dict[str, Any]]], list[dict[str, Any]]]
-
-# A pause between two trials longer than this is a stopped and resumed run (pagelab time names
-# such gaps too), not the job's own time.
-STOP_GAP_S = 60.0
 # What one fleet job costs beyond its trials, measured on the local three-node Slurm cluster
 # (workflow/scripts/local_slurm.py, tests/test_slurm.py's light matrix, five jobs, which prints
 # it): per node, Slurm's span from its first job's start to its last job's end (squeue) less the
@@ -63,8 +55,7 @@ RUN_OVERHEAD_S = 12.0
 
 class PlanError(RecordingError):
     """Bad input to the plan (no recording, no hosts, N < 1): exit 2, one line, as a bad
-    recording. (Not timing.TimingError: the Snakefile imports this module while it is parsed, and
-    timing imports pandas; read_records is imported where it is used.)"""
+    recording."""
 
 
 @dataclass(frozen=True)
@@ -149,57 +140,41 @@ def graham_bound(n_hosts: int) -> float:
     return 4 / 3 - 1 / (3 * n_hosts)
 
 
-def _ts(text: Any) -> float:
-    return _dt.datetime.fromisoformat(str(text)).timestamp()
-
-
 def _each_seconds(recs: list[dict[str, Any]]) -> list[tuple[dict[str, Any], float]]:
-    """Each trial's share of the run's time, in the run's order: its end minus its start, plus
-    the pause before it when shorter than STOP_GAP_S (a longer one is a stopped run). The pauses
-    are those of the whole run, so the trials of cells that ran interleaved are not charged for
-    each other's time."""
+    """Each trial's share of the run's time (trialtimes.each_seconds); PlanError for a start or
+    end that is no time."""
     try:
-        timed = sorted(((_ts(r["start"]), _ts(r["end"]), r) for r in recs if r.get("start") and r.get("end")),
-                       key=lambda t: (t[0], t[1]))
-    except ValueError as exc:
-        raise PlanError(f"a trial's start or end is no time ({exc})") from exc
-    out, prev_end = [], None
-    for s, e, r in timed:
-        pause = s - prev_end if prev_end is not None else 0.0
-        out.append((r, max(0.0, e - s) + (pause if 0 < pause < STOP_GAP_S else 0.0)))
-        prev_end = e
-    return out
+        return each_seconds(recs)
+    except TimingError as exc:
+        raise PlanError(str(exc)) from exc
 
 
 def trial_seconds(recs: list[dict[str, Any]]) -> float:
     """The time a job spent on these trials: each trial's end minus its start, plus the pauses
-    between consecutive trials shorter than STOP_GAP_S."""
+    between consecutive trials shorter than trialtimes.STOP_GAP_S."""
     return sum(sec for _, sec in _each_seconds(recs))
 
 
 def durations(directory: Path | str, cell_of: Callable[[dict[str, Any]], str] | None = None,
               keep: Keep | None = None) -> dict[str, float]:
     """An experiment's recorded durations from its results directory (trials.csv and its trial
-    records): {"": seconds} for the whole run, or per cell when `cell_of` names a record's cell
-    (from its `params`; a trial without a record, from its trials.csv row). A trial that names
-    no cell is a PlanError."""
+    records, trialtimes.trial_times: with `keep`, only the trials today's stopping rule would
+    run): {"": seconds} for the whole run, or per cell when `cell_of` names a record's cell (from
+    its `params`; a trial without a record, from its trials.csv row). A trial that names no cell
+    is a PlanError."""
     import pandas as pd
-
-    from pagelab.run.timing import TimingError, read_records
 
     d = Path(directory)
     if not (d / "trials.csv").is_file():
         raise PlanError(f"{d}: no trials.csv (no recording of it)")
     try:
-        recs = read_records(d)
+        timed = trial_times(d, keep)
     except TimingError as exc:
         raise PlanError(str(exc)) from exc
-    if not recs:
+    if not timed:
         raise PlanError(f"{d / 'trials.csv'}: no trials")
-    if keep is not None and d.name in experiments():
-        recs = keep(d.name, d, recs)  # what today's stopping rule would run of it
     if cell_of is None:
-        return {"": trial_seconds(recs)}
+        return {"": sum(sec for _, sec in timed)}
     rows = {(str(r["trial_id"]), str(r["start"])): r for r in
             pd.read_csv(d / "trials.csv", keep_default_na=False, dtype=str).to_dict("records")}
 
@@ -210,17 +185,21 @@ def durations(directory: Path | str, cell_of: Callable[[dict[str, Any]], str] | 
         except (KeyError, TypeError, ValueError) as exc:
             raise PlanError(f"{d}: trial {rec.get('trial_id')!r} names no cell ({exc!r})") from exc
 
-    return cell_seconds(recs, cell)
+    return _by_cell(timed, cell)
+
+
+def _by_cell(timed: list[tuple[dict[str, Any], float]], cell: Callable[[dict[str, Any]], str]) -> dict[str, float]:
+    cells: dict[str, float] = {}
+    for r, sec in timed:
+        key = cell(r)
+        cells[key] = cells.get(key, 0.0) + sec
+    return cells
 
 
 def cell_seconds(recs: list[dict[str, Any]], cell_of: Callable[[dict[str, Any]], str]) -> dict[str, float]:
     """Per cell, its trials' share of the run's time (_each_seconds), summed: the cells add up to
     the run however their trials were interleaved."""
-    cells: dict[str, float] = {}
-    for r, sec in _each_seconds(recs):
-        key = cell_of(r.get("params") or r)
-        cells[key] = cells.get(key, 0.0) + sec
-    return cells
+    return _by_cell(_each_seconds(recs), lambda r: cell_of(r.get("params") or r))
 
 
 def estimates(cells: Sequence[str], seconds: Mapping[str, float]) -> dict[str, float]:

@@ -8,17 +8,24 @@ standard error; "none" turns the lines off), else the controlling terminal (/dev
 is one and standard error is not already a terminal. They also go to the log.
 
 Time left comes from how long the trials of this profile took when they were recorded:
-data/recorded/<this machine>/<profile>/<experiment>/trials.csv, else the reference machine's
-recording, each trial's duration being the time from its start to the next trial's start (the
-set-up between trials included). The estimate is rescaled by how this run's trials compare
-with the recorded ones so far, and where nothing is recorded it comes from this run's own trials.
+data/recorded/<this machine>/<profile>/<experiment>/, else the reference machine's recording,
+read by pagelab.run.trialtimes.trial_times, the reading the fleet's plan (`pagelab fleet plan`)
+times its jobs with: each trial's end minus its start plus the pause before it (the run's
+bookkeeping between trials; a pause of a stopped run is left out), and, with the `keep` that
+`pagelab trial` passes (pagelab.experiments.replay.kept), only the trials today's stopping rule
+would run of a recording made under an earlier rule. Each configuration is expected to run as
+many trials as kept (at least n_min), each at the median seconds of its kept ones. The estimate
+is rescaled by how this run's trials compare with the recorded ones so far, and where nothing is
+recorded it comes from this run's own trials.
 The whole run: each trial line ends with "run: experiment k of N, about T left", N being the
 experiments of make's EXPERIMENT when it names this one, else every experiment of the schema, k
 one more than those already finished in results/ (their trials.csv and a provenance whose config
 hash is their config.json's), T this experiment's time left plus each unfinished one's recorded
-trial time for this profile (its configurations' trials at their median seconds, the warm-ups
-included); an experiment with no recording of this profile takes another profile's, scaled by
-the ratio of the schema's n_min of the two profiles.
+trial time for this profile (its configurations' kept trials at their median seconds, the
+warm-ups included); an experiment with no recording of this profile takes another profile's,
+scaled by the ratio of the schema's n_min of the two profiles. For a whole profile on one host,
+T at the start is the fleet plan's total less its per-job and per-run overheads, give or take
+the difference between a configuration's trials at their median and their sum.
 
 Within a trial: the trial code says what it does, `phase("hogs", 3, 20, "round")` or
 `phase("restore/watch", share=0.43)` (the recovery trial's watcher, at each sample of the working
@@ -46,10 +53,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import IO, Any
 
-import pandas as pd
-
 from pagelab.core.paths import root
 from pagelab.data.recording import machine_slug, recorded_dir
+from pagelab.run.trialtimes import Keep, trial_times
 from pagelab.system.config import experiments as schema_experiments
 from pagelab.system.config import load_schema, run_hash, trial_block
 
@@ -73,7 +79,8 @@ def conf_of(trial_id: str) -> str:
 @dataclass
 class Expectation:
     """What a recorded run says this one will take: per configuration, how many trials it ran
-    (counted and rejected) and the median seconds of one; the warm-ups' seconds."""
+    (counted and rejected; with `keep`, those today's stopping rule would run) and the median
+    seconds of one; the warm-ups' seconds."""
     source: str = ""                                       # "the recorded quick run on <machine>"
     trials: dict[str, int] = field(default_factory=dict)
     seconds: dict[str, float] = field(default_factory=dict)
@@ -85,39 +92,29 @@ class Expectation:
         return sum(n * self.seconds.get(c, 0.0) for c, n in self.trials.items()) + self.warmup_seconds
 
 
-def _parse_time(text: str) -> float:
-    return _dt.datetime.fromisoformat(str(text)).timestamp()
-
-
-def from_trials_csv(path: Path, source: str = "") -> Expectation:
-    """The Expectation of a recorded trials.csv (its trial_id, start and end columns)."""
-    frame = pd.read_csv(path, keep_default_na=False)
-    if frame.empty or not {"trial_id", "start", "end"} <= set(frame.columns):
-        return Expectation(source)
-    starts = [_parse_time(s) for s in frame["start"]]
-    ends = [_parse_time(s) for s in frame["end"]]
-    order = sorted(range(len(frame)), key=lambda i: starts[i])
-    durations: dict[str, list[float]] = {}
-    for pos, i in enumerate(order):
-        nxt = starts[order[pos + 1]] if pos + 1 < len(order) else ends[i]
-        durations.setdefault(conf_of(str(frame["trial_id"].iloc[i])), []).append(max(0.0, nxt - starts[i]))
-    warm = durations.pop("warmup", [])
-    return Expectation(source, {c: len(d) for c, d in durations.items()},
-                       {c: statistics.median(d) for c, d in durations.items()}, sum(warm))
+def from_recording(directory: Path, source: str = "", keep: Keep | None = None) -> Expectation:
+    """The Expectation of a recorded run of an experiment (<directory>/trials.csv and its trial
+    records, trialtimes.trial_times; with `keep`, only the trials it keeps)."""
+    seconds: dict[str, list[float]] = {}
+    for rec, sec in trial_times(directory, keep):
+        seconds.setdefault(conf_of(str(rec["trial_id"])), []).append(sec)
+    warm = seconds.pop("warmup", [])
+    return Expectation(source, {c: len(d) for c, d in seconds.items()},
+                       {c: statistics.median(d) for c, d in seconds.items()}, sum(warm))
 
 
 def expectation(experiment: str, profile: str, machine: str, reference: str,
-                recorded: Path | None = None) -> Expectation:
+                recorded: Path | None = None, keep: Keep | None = None) -> Expectation:
     """The recorded run of this profile on this machine, else on the reference machine, else
-    nothing known (an empty Expectation)."""
+    nothing known (an empty Expectation); with `keep`, of the trials it keeps."""
     if recorded is None:
         recorded = recorded_dir()
     for name in dict.fromkeys(n for n in (machine, reference) if n):
-        path = recorded / name / profile / experiment / "trials.csv"
-        if path.is_file():
+        directory = recorded / name / profile / experiment
+        if (directory / "trials.csv").is_file():
             try:
-                return from_trials_csv(path, f"the recorded {profile} run on {name}")
-            except (OSError, ValueError, KeyError):
+                return from_recording(directory, f"the recorded {profile} run on {name}", keep)
+            except (OSError, ValueError, KeyError, TypeError):
                 continue
     return Expectation()
 
@@ -131,17 +128,17 @@ def _n_min(schema: dict[str, Any], experiment: str, profile: str) -> float | Non
 
 
 def recorded_seconds(experiment: str, profile: str, machine: str, reference: str, schema: dict[str, Any],
-                     recorded: Path | None = None) -> float | None:
-    """How long an experiment's trials took in the recorded run of `profile` (Expectation.total);
-    without one, another profile's, scaled by the ratio of the schema's n_min of the two; None
-    when nothing is recorded."""
-    exp = expectation(experiment, profile, machine, reference, recorded)
+                     recorded: Path | None = None, keep: Keep | None = None) -> float | None:
+    """How long an experiment's trials took in the recorded run of `profile` (Expectation.total;
+    with `keep`, of the trials it keeps); without one, another profile's, scaled by the ratio of
+    the schema's n_min of the two; None when nothing is recorded."""
+    exp = expectation(experiment, profile, machine, reference, recorded, keep)
     if exp.trials:
         return exp.total()
     for other in ("quick", "full", "seed"):
         if other == profile:
             continue
-        exp = expectation(experiment, other, machine, reference, recorded)
+        exp = expectation(experiment, other, machine, reference, recorded, keep)
         mine, theirs = _n_min(schema, experiment, profile), _n_min(schema, experiment, other)
         if exp.trials and mine and theirs:
             return exp.total() * mine / theirs
@@ -186,10 +183,11 @@ class RunPlan:
 
 def run_plan(experiment: str, profile: str, machine: str, reference: str, results: Path | None = None,
              recorded: Path | None = None, schema: dict[str, Any] | None = None,
-             wanted: str | None = None) -> RunPlan:
+             wanted: str | None = None, keep: Keep | None = None) -> RunPlan:
     """The run `experiment` is part of: make's EXPERIMENT (`wanted`, default the environment's)
     when it names this experiment, else every experiment of the schema; finished ones are read
-    from `results` (default results/ of the repository)."""
+    from `results` (default results/ of the repository); each one's recorded seconds of the
+    trials `keep` keeps (recorded_seconds)."""
     schema = schema or load_schema()
     wanted = os.environ.get("EXPERIMENT", "") if wanted is None else wanted
     names = wanted.split() if experiment in wanted.split() else schema_experiments(schema)
@@ -197,7 +195,7 @@ def run_plan(experiment: str, profile: str, machine: str, reference: str, result
         names = [*names, experiment]
     results = root() / "results" if results is None else results
     return RunPlan(names, {e for e in names if finished(results, e)},
-                   {e: recorded_seconds(e, profile, machine, reference, schema, recorded) for e in names})
+                   {e: recorded_seconds(e, profile, machine, reference, schema, recorded, keep) for e in names})
 
 
 def target() -> IO[str] | None:
@@ -278,8 +276,8 @@ class Progress:
         return None
 
     def left(self) -> float | None:
-        """Seconds left: for each configuration, the trials the recording ran beyond those done
-        (at least n_min), at its seconds per trial; None while nothing is known."""
+        """Seconds left: for each configuration, the trials expected of it (Expectation.trials, at
+        least n_min) beyond those done, at its seconds per trial; None while nothing is known."""
         total = 0.0
         for conf in self.configurations:
             done = self.valid[conf] + self.rejected[conf]
@@ -372,17 +370,18 @@ class Progress:
 
 
 def for_run(experiment: str, cfg: dict[str, Any], configurations: list[str], provenance: dict[str, Any],
-            log: Callable[[str], None] | None = None) -> Progress:
+            log: Callable[[str], None] | None = None, keep: Keep | None = None) -> Progress:
     """The Progress of one `pagelab trial` run: this machine's name from its provenance, the
-    profile from its config, the reference machine from the schema's default."""
+    profile from its config, the reference machine from the schema's default; the recordings'
+    trials that `keep` keeps (`pagelab trial` passes pagelab.experiments.replay.kept)."""
     try:
         reference = str(load_schema()["properties"]["reference"]["default"])
     except (OSError, KeyError):
         reference = ""
     profile, machine = str(cfg.get("profile", "quick")), machine_slug(provenance)
-    expected = expectation(experiment, profile, machine, reference)
+    expected = expectation(experiment, profile, machine, reference, keep=keep)
     try:
-        plan: RunPlan | None = run_plan(experiment, profile, machine, reference)
+        plan: RunPlan | None = run_plan(experiment, profile, machine, reference, keep=keep)
     except (OSError, ValueError, KeyError, TypeError):
         plan = None  # the whole run's part of the line is left out
     return Progress(experiment, configurations, expected, int(cfg.get("repetitions", {}).get("n_min", 1)),

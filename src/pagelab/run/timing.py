@@ -3,10 +3,10 @@
 RESULTS is a results directory (results/) or a recording (data/recorded/<machine>/<profile>, or
 that name). Read, nothing changed:
 - each trial's record (results/<name>/trials/*.json, a recording's trials.jsonl.gz; else the
-  start and end columns of trials.csv): its start and end; its `phases`, the marks its code
-  reported (pagelab.run.progress.phase: each phase lasts from its mark to the next or to the
-  trial's end, the time before the first mark being the trial's set-up); its `process_started`,
-  the `pagelab trial` process that ran it;
+  start and end columns of trials.csv; pagelab.run.trialtimes.read_records): its start and
+  end; its `phases`, the marks its code reported (pagelab.run.progress.phase: each phase lasts
+  from its mark to the next or to the trial's end, the time before the first mark being the
+  trial's set-up); its `process_started`, the `pagelab trial` process that ran it;
 - in a record without marks, the durations its result holds (RESULT_PHASES); the rest of that
   trial (set-up of devices and swap, filling the working set, state restore) is "not split";
 - between trials: each gap from one trial's end to the next one's start. Where the two trials
@@ -23,18 +23,14 @@ Not for: deciding anything about the results; this is about the time a run takes
 from __future__ import annotations
 
 import datetime as _dt
-import gzip
-import json
 import re
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-import pandas as pd
-
 from pagelab.data.recording import RecordingError, resolve
 from pagelab.run.progress import PHASES, duration
-from pagelab.system.config import renamed_record
+from pagelab.run.trialtimes import TimingError, read_records
 
 # Durations a trial's result holds where its record has no marks: (result field, phase, to
 # seconds). Only fields that time a phase of their own, one after another (readyboost's
@@ -53,10 +49,6 @@ _RULE = re.compile(r"^(?:local)?(?:checkpoint|rule) (?P<rule>\w+):$")
 _JOBID = re.compile(r"^\s+jobid: (?P<id>\d+)$")
 _EXPERIMENT = re.compile(r"^\s+wildcards: .*\bexperiment=(?P<name>[\w-]+)")
 _FINISHED = re.compile(r"^Finished job(?:id:)? (?P<id>\d+)")
-
-
-class TimingError(RecordingError):
-    """RESULTS is not a run this command can read (bad input: exit 2, as a bad recording)."""
 
 
 def _ts(text: Any) -> float:
@@ -98,37 +90,6 @@ class RunTime:
     experiments: list[ExperimentTime]
     paper: float | None = None              # the jobs of no experiment (Snakemake's log)
     logs: bool = False                      # Snakemake's logs were read
-
-
-def read_records(d: Path) -> list[dict[str, Any]]:
-    """The records of the trials an experiment's trials.csv lists (by trial id and start): from
-    trials/*.json or a recording's trials.jsonl.gz, which may also hold records of an earlier
-    run of another config, under the current names (config.renamed_record: a recording keeps its
-    own); a trial without one keeps the csv's trial_id, start and end."""
-    try:
-        frame = pd.read_csv(d / "trials.csv", keep_default_na=False, dtype=str)
-    except (OSError, ValueError) as exc:
-        raise TimingError(f"{d / 'trials.csv'}: unreadable ({exc})") from exc
-    if frame.empty:
-        return []
-    if not {"trial_id", "start", "end"} <= set(frame.columns):
-        raise TimingError(f"{d / 'trials.csv'}: no trial_id, start and end columns")
-    found: dict[tuple[str, str], dict[str, Any]] = {}
-    try:
-        if (d / "trials").is_dir():
-            for p in sorted((d / "trials").glob("*.json")):
-                rec = json.loads(p.read_text())
-                found[(str(rec.get("trial_id")), str(rec.get("start")))] = rec
-        elif (d / "trials.jsonl.gz").is_file():
-            with gzip.open(d / "trials.jsonl.gz", "rt") as fh:
-                for line in filter(str.strip, fh):
-                    rec = renamed_record(d.name, json.loads(line))
-                    found[(str(rec.get("trial_id")), str(rec.get("start")))] = rec
-    except (OSError, EOFError, ValueError) as exc:
-        raise TimingError(f"{d}: a trial record is unreadable ({exc})") from exc
-    return [found.get((r["trial_id"], r["start"]),
-                      {"trial_id": r["trial_id"], "start": r["start"], "end": r["end"], "result": {}})
-            for _, r in frame.iterrows()]
 
 
 def experiment_time(name: str, recs: list[dict[str, Any]]) -> ExperimentTime:
