@@ -92,13 +92,11 @@ def test_durations_sum_the_trials_and_leave_out_a_stop(tmp_path):
 
 
 def test_a_recording_is_timed_by_the_trials_todays_rule_would_run():
-    """The full recording ran before two cuts of the stopping rule: payoff's cells a fixed 15
-    (today from 10, on to 15 only where the interval is wide) and arms run on with a censored
-    median (today they stop once it is censored in more than half of n_max). Its plan keeps of
-    each configuration the trials today's rule would run: readyboost's between arms stop at 10
-    and 11 (bare: its claims censored for good at the first look; tier: its recovery met at the
-    start in 8 of 11), the other arms keep theirs; payoff's cells with a narrow interval at 10
-    keep 10. A recording made under today's rule (quick: 5 of 5) keeps every trial."""
+    """The full recording's payoff ran before a cut of the stopping rule: its cells a fixed 15
+    (today from 10, on to 15 only where the interval is wide). Its plan keeps of each cell the
+    trials today's rule would run: the cells with a narrow interval at 10 keep 10, and such a
+    cell is timed at its kept trials only. A recording made under today's rule (readyboost's full
+    recording; quick: 5 of 5) keeps every trial."""
     import collections
 
     from pagelab.experiments import harness, replay
@@ -110,40 +108,39 @@ def test_a_recording_is_timed_by_the_trials_todays_rule_would_run():
         desc = harness.descriptor(exp)
         return collections.Counter(desc.conf_name(r["params"]) for r in recs if trials.is_counted(r))
 
-    recs = timing.read_records(full / "readyboost")
-    ran, kept = counts("readyboost", recs), counts("readyboost", replay.kept("readyboost", full / "readyboost", recs))
-    assert (ran["hdd_between"], kept["hdd_between"]) == (15, 10)
-    assert (ran["tier_between"], kept["tier_between"]) == (15, 11)
-    assert all(kept[a] == ran[a] for a in ran if a not in ("hdd_between", "tier_between"))
-    desc = harness.descriptor("readyboost")
-    secs = fleetplan.durations(full / "readyboost", desc.cell_of, replay.kept)
-    assert secs["hdd_between"] < fleetplan.trial_seconds([r for r in recs if r.get("params", {}).get("arm") ==
-                                                           "hdd_between"]) * 0.75
     recs = timing.read_records(full / "payoff")
     ran, kept = counts("payoff", recs), counts("payoff", replay.kept("payoff", full / "payoff", recs))
     assert set(ran.values()) == {15} and set(kept.values()) == {10, 15} and sum(v == 10 for v in kept.values()) >= 10
-    quick = REPO / "data/recorded" / recorded_machine() / "quick" / "pagein"
-    recs = timing.read_records(quick)
-    assert replay.kept("pagein", quick, recs) == recs
+    desc = harness.descriptor("payoff")
+    secs = fleetplan.durations(full / "payoff", desc.cell_of, replay.kept)
+    every = fleetplan.durations(full / "payoff", desc.cell_of)
+    short = [c for c in secs if secs[c] < every[c] * 0.75]   # both of the cell's arms stop at 10
+    assert len(short) >= 5 and all(secs[c] <= every[c] for c in secs)
+    assert sum(secs.values()) < 0.8 * sum(every.values())
+    for exp, d in (("readyboost", full / "readyboost"),
+                   ("pagein", REPO / "data/recorded" / recorded_machine() / "quick" / "pagein")):
+        recs = timing.read_records(d)
+        assert replay.kept(exp, d, recs) == recs, exp
 
 
 def test_the_plan_names_an_experiment_recorded_with_other_settings_than_todays(tmp_path):
-    """The full recording ran readyboost at 20 hog rounds; today's full profile runs 10: the plan
-    says so under its title, since those durations are the recording's. A recording of today's
-    settings (pagein's, re-recorded; a copy of readyboost's config.json set to them) and the
-    stopping rule's keys are no difference."""
+    """A recording of readyboost at 20 hog rounds (a copy of the full recording's config.json,
+    set so), where today's full profile runs 10: the plan says so under its title, since those
+    durations are the recording's. The full recording itself (made at today's settings), a copy
+    set to today's settings but another stopping rule, and no recording are no difference."""
     import json
     import shutil
 
     full = REPO / "data/recorded" / recorded_machine() / "full"
-    notes = fleetplan.recorded_differences(full, ["pagein", "readyboost", "seekmodel"])
-    assert notes == ["readyboost: hog_rounds 20, today 10"]
-    out = pagelab("--hosts", "3", "--profile", "full", "--machine", recorded_machine())
-    assert out.returncode == 0 and "readyboost: hog_rounds 20, today 10" in out.stdout.splitlines()[1]
+    assert fleetplan.recorded_differences(full, ["pagein", "readyboost", "seekmodel"]) == []
     d = tmp_path / "readyboost"
-    d.mkdir()
+    shutil.copytree(full / "readyboost", d)
     cfg = json.loads((full / "readyboost" / "config.json").read_text())
-    (d / "config.json").write_text(json.dumps({**cfg, "hog_rounds": 10, "repetitions": {"n_min": 7}}))
+    (d / "config.json").write_text(json.dumps({**cfg, "hog_rounds": 20}))
+    assert fleetplan.recorded_differences(tmp_path, ["readyboost"]) == ["readyboost: hog_rounds 20, today 10"]
+    out = pagelab("--hosts", "3", "--profile", "full", "--recording", str(tmp_path))
+    assert out.returncode == 0 and "readyboost: hog_rounds 20, today 10" in out.stdout.splitlines()[1]
+    (d / "config.json").write_text(json.dumps({**cfg, "repetitions": {"n_min": 7}}))
     assert fleetplan.recorded_differences(tmp_path, ["readyboost"]) == []
     shutil.rmtree(d)
     assert fleetplan.recorded_differences(tmp_path, ["readyboost"]) == []   # no recording: nothing to say
@@ -160,8 +157,8 @@ def recorded_machine() -> str:
 
 def test_the_full_profile_on_three_hosts_plans_readyboost_and_payoff_cell_by_cell():
     """The recorded full profile on 3 hosts: readyboost planned arm by arm and payoff cell by
-    cell (their descriptors' split and cell_of); the cells longest first; no one job bounds the
-    plan, the total shared does."""
+    cell (their descriptors' split and cell_of); the cells longest first; the plan within the
+    hour (57:44 on the recording)."""
     out = pagelab("--hosts", "3", "--profile", "full", "--machine", recorded_machine())
     assert out.returncode == 0, out.stderr
     lines = out.stdout.splitlines()
@@ -178,9 +175,8 @@ def test_the_full_profile_on_three_hosts_plans_readyboost_and_payoff_cell_by_cel
         f"readyboost[{a}]" for a in ("hdd", "hdd_after", "hdd_between", "tier_after", "tier_between", "zswap",
                                      "zram", "own"))
     assert sum(c.startswith("payoff[") for c in cells) >= 2
-    assert any(ln.startswith("predicted wall time: 1:") for ln in lines), out.stdout
-    last = lines[-1]
-    assert last.startswith("within 1:00:00: no; bounded by the total of") and "one job" not in last, last
+    assert any(ln.startswith("predicted wall time: 57:") for ln in lines), out.stdout
+    assert lines[-1] == "within 1:00:00: yes", lines[-1]
 
 
 @pytest.mark.parametrize("args, why", [

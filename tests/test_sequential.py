@@ -197,10 +197,12 @@ def test_readyboosts_metric_codes_a_recovery_met_at_the_start_or_never():
     assert payoff.EXPERIMENT.metric({payoff.METRIC: 0.0, "intended_share": 0.9}) == -math.inf
 
 
-def test_the_recorded_full_readyboost_run_would_stop_its_bare_between_arm_at_the_first_look():
-    """Replayed in its order, the recorded full run's counted trials: hdd_between's claims are
-    censored in more than half of n_max (15) by its first look (10), so it stops there; it ran to
-    n_max (the recording's stopping.json), 5 trials of about 3 min each."""
+def test_the_recorded_full_readyboost_run_stopped_its_bare_between_arm_where_the_rule_says():
+    """The recorded full run (under today's rule), replayed in its order: hdd_between's recovery
+    was met at the start (censored) in 8 of its 14 counted trials. At the first look (10) its
+    claims' verdicts were not yet known, and through 13 trials at most 7 were censored, not more
+    than half of n_max (15); the 14th made 8, so the median is censored whatever a 15th gives, and
+    the run stopped there ('censored', the recording's stopping.json)."""
     import gzip
 
     from pagelab.experiments import readyboost as rb
@@ -212,14 +214,12 @@ def test_the_recorded_full_readyboost_run_would_stop_its_bare_between_arm_at_the
     held, _ = sequential.judges("readyboost", registry.load_claims(), rb.measures(cfg), cfg["profile"])
     rule = sequential.rule(cfg["repetitions"], held)
     recorded = {s["config"]: s for s in json.loads((d / "stopping.json").read_text())}
-    assert (recorded["hdd_between"]["n"], recorded["hdd_between"]["reason"]) == (15, "n_max")
-    seen: list = []
-    for r in recs:
-        seen.append(r)
-        mine = [x for x in seen if x["params"]["arm"] == "hdd_between"]
-        if r["params"]["arm"] == "hdd_between" and len(mine) == rule.n_min:
-            frame = sequential.frame(seen, lambda p: p["arm"])
-            assert sequential.verdict_known("hdd_between", rule.n_min, rule, frame)
-            break
-    else:
-        pytest.fail("hdd_between never reached n_min")
+    assert (recorded["hdd_between"]["n"], recorded["hdd_between"]["reason"], rule.n_max) == (14, "censored", 15)
+    metric = rb.coded_metric("recovery_s")
+    mine = [r for r in recs if r["params"]["arm"] == "hdd_between"]
+    values = [metric(r["result"]) for r in mine]
+    assert len(values) == 14 and sum(not math.isfinite(v) for v in values) == 8
+    assert not any(sequential.censored_for_good(values[:n], rule.n_max) for n in range(rule.n_min, 14))
+    assert sequential.censored_for_good(values, rule.n_max)
+    upto = recs[:recs.index(mine[rule.n_min - 1]) + 1]
+    assert not sequential.verdict_known("hdd_between", rule.n_min, rule, sequential.frame(upto, lambda p: p["arm"]))
