@@ -148,11 +148,14 @@ def test_the_plans_per_arm_cells_add_up_to_the_recorded_run(tmp_path):
         [f"{h}/readyboost" for h in ("alpha", "beta", "gamma")]
 
 
-def test_a_record_without_a_cell_is_one_line(tmp_path):
+def test_a_trial_without_a_record_takes_its_cell_from_its_csv_row_or_is_one_line(tmp_path):
     d = tmp_path / "readyboost"
     d.mkdir()
-    frame = pd.read_csv(recording() / "trials.csv").drop(columns=["arm"]).head(3)
-    frame.to_csv(d / "trials.csv", index=False)
+    frame = pd.read_csv(recording() / "trials.csv").head(3)
+    frame.to_csv(d / "trials.csv", index=False)   # no trial records beside it
+    cells = fleetplan.durations(d, readyboost.arm_of)
+    assert set(cells) == set(frame["arm"]) and sum(cells.values()) == pytest.approx(fleetplan.durations(d)[""])
+    frame.drop(columns=["arm"]).to_csv(d / "trials.csv", index=False)
     with pytest.raises(fleetplan.PlanError, match="names no cell"):
         fleetplan.durations(d, readyboost.arm_of)
 

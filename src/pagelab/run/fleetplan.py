@@ -162,8 +162,6 @@ def durations(directory: Path | str, cell_of: Callable[[dict[str, Any]], str] | 
     run): {"": seconds} for the whole run, or per cell when `cell_of` names a record's cell (from
     its `params`; a trial without a record, from its trials.csv row). A trial that names no cell
     is a PlanError."""
-    import pandas as pd
-
     d = Path(directory)
     if not (d / "trials.csv").is_file():
         raise PlanError(f"{d}: no trials.csv (no recording of it)")
@@ -175,11 +173,9 @@ def durations(directory: Path | str, cell_of: Callable[[dict[str, Any]], str] | 
         raise PlanError(f"{d / 'trials.csv'}: no trials")
     if cell_of is None:
         return {"": sum(sec for _, sec in timed)}
-    rows = {(str(r["trial_id"]), str(r["start"])): r for r in
-            pd.read_csv(d / "trials.csv", keep_default_na=False, dtype=str).to_dict("records")}
 
     def cell(rec: dict[str, Any]) -> str:
-        params = rec.get("params") or rows.get((str(rec.get("trial_id")), str(rec.get("start")))) or rec
+        params = rec.get("params") or rec
         try:
             return str(cell_of(params))
         except (KeyError, TypeError, ValueError) as exc:

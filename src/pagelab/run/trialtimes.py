@@ -49,7 +49,7 @@ def read_records(d: Path) -> list[dict[str, Any]]:
     """The records of the trials an experiment's trials.csv lists (by trial id and start): from
     trials/*.json or a recording's trials.jsonl.gz, which may also hold records of an earlier
     run of another config, under the current names (config.renamed_record: a recording keeps its
-    own); a trial without one keeps the csv's trial_id, start and end."""
+    own); a trial without one is its csv row (its trial_id, start, end and columns)."""
     import pandas as pd  # here: the Snakefile imports the fleet's plan, and so this, while it is parsed
 
     try:
@@ -73,9 +73,7 @@ def read_records(d: Path) -> list[dict[str, Any]]:
                     found[(str(rec.get("trial_id")), str(rec.get("start")))] = rec
     except (OSError, EOFError, ValueError) as exc:
         raise TimingError(f"{d}: a trial record is unreadable ({exc})") from exc
-    return [found.get((r["trial_id"], r["start"]),
-                      {"trial_id": r["trial_id"], "start": r["start"], "end": r["end"], "result": {}})
-            for _, r in frame.iterrows()]
+    return [found.get((r["trial_id"], r["start"]), {**r, "result": {}}) for r in frame.to_dict("records")]
 
 
 def each_seconds(recs: list[dict[str, Any]]) -> list[tuple[dict[str, Any], float]]:
