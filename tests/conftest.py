@@ -217,3 +217,65 @@ def recorded_results(tmp_path_factory) -> Path:
     with ThreadPoolExecutor(max_workers=os.cpu_count() or 1) as pool:
         list(pool.map(run_notebook, recorded))
     return out
+
+
+def padded_recording(dest: Path, experiment: str = "payoff", to: int = 15) -> Path:
+    """A recording made under an earlier, fixed-n rule, from the reference machine's full one: a
+    copy (dest/<machine>/full, every other experiment linked) in which each configuration of
+    `experiment` that stopped before `to` counted trials has copies of its own counted trials, in
+    their order, appended after the run's last trial (new trial ids, order, start and end; each
+    copy takes its original's seconds) up to `to`. Today's rule replayed on it
+    (pagelab.experiments.replay.kept) stops where the recorded run stopped, so the trials it keeps
+    are the recording's own. Returns dest (a root of recordings, as data/recorded is)."""
+    import csv
+    import datetime as dt
+    import gzip
+    import json
+
+    from pagelab.experiments import harness
+    from pagelab.run import trials
+
+    src = REPO / "data" / "recorded" / REFERENCE_RECORDING.split("/")[0] / "full"
+    full = dest / src.parent.name / "full"
+    full.mkdir(parents=True)
+    for d in src.iterdir():
+        if d.name != experiment:
+            (full / d.name).symlink_to(d)
+    shutil.copytree(src / experiment, full / experiment)
+    out = full / experiment
+    with gzip.open(out / "trials.jsonl.gz", "rt") as fh:
+        recs = [json.loads(line) for line in fh if line.strip()]
+    with open(out / "trials.csv", newline="") as fh:
+        reader = csv.DictReader(fh)
+        fields, rows = reader.fieldnames, list(reader)
+    by_id = {r["trial_id"]: r for r in rows}
+    desc = harness.descriptor(experiment)
+    by: dict[str, list[dict]] = {}
+    for r in sorted(filter(trials.is_counted, recs), key=lambda r: r["order"]):
+        by.setdefault(desc.conf_name(r["params"]), []).append(r)
+
+    def ts(s: str) -> dt.datetime:
+        return dt.datetime.fromisoformat(s)
+
+    clock = max(ts(r["end"]) for r in recs)
+    order = max(r["order"] for r in recs)
+    for conf, own in by.items():
+        # the copies' ids follow the configuration's last, rejected trials included
+        stem = own[0]["trial_id"].rsplit("-r", 1)[0]
+        nxt = 1 + max(int(r["trial_id"].rsplit("-r", 1)[1]) for r in recs
+                      if r["trial_id"].rsplit("-r", 1)[0] == stem and not r.get("warmup"))
+        for k in range(len(own), to):
+            orig = own[(k - len(own)) % len(own)]
+            start, order = clock + dt.timedelta(seconds=1), order + 1
+            clock = start + (ts(orig["end"]) - ts(orig["start"]))
+            new = {"trial_id": f"{stem}-r{nxt + k - len(own):02d}", "order": order, "start": start.isoformat(),
+                   "end": clock.isoformat(), "repetition": nxt + k - len(own)}
+            recs.append({**orig, **new, "process_started": start.isoformat()})
+            rows.append({**by_id[orig["trial_id"]], **{f: str(v) for f, v in new.items() if f in fields}})
+    with gzip.open(out / "trials.jsonl.gz", "wt") as fh:
+        fh.writelines(json.dumps(r) + "\n" for r in recs)
+    with open(out / "trials.csv", "w", newline="") as fh:
+        writer = csv.DictWriter(fh, fieldnames=fields)
+        writer.writeheader()
+        writer.writerows(rows)
+    return dest

@@ -11,7 +11,7 @@ import subprocess
 
 import pytest
 
-from conftest import REPO, VENV_BIN
+from conftest import REPO, VENV_BIN, padded_recording
 from pagelab.run import fleetplan, trialtimes
 from pagelab.run.fleetplan import Cell, lpt
 
@@ -91,34 +91,36 @@ def test_durations_sum_the_trials_and_leave_out_a_stop(tmp_path):
         fleetplan.durations(tmp_path / "none")
 
 
-def test_a_recording_is_timed_by_the_trials_todays_rule_would_run():
-    """The full recording's payoff ran before a cut of the stopping rule: its cells a fixed 15
-    (today from 10, on to 15 only where the interval is wide). Its plan keeps of each cell the
-    trials today's rule would run: the cells with a narrow interval at 10 keep 10, and such a
-    cell is timed at its kept trials only. A recording made under today's rule (readyboost's full
-    recording; quick: 5 of 5) keeps every trial."""
+def test_a_recording_is_timed_by_the_trials_todays_rule_would_run(tmp_path):
+    """A recording made under an earlier rule, every cell a fixed 15 (conftest.padded_recording:
+    the full recording's payoff with each configuration that stopped early padded to 15 with
+    copies of its own trials). Its plan keeps of each configuration the trials today's rule would
+    run, which are the recording's own (13 configurations stopped at 10, two at 12), and times
+    each cell at those only: exactly the recording's durations. A recording made under today's
+    rule (every experiment of the full one; quick's pagein) keeps every trial."""
     import collections
 
     from pagelab.experiments import harness, replay
     from pagelab.run import timing, trials
 
     full = REPO / "data/recorded" / recorded_machine() / "full"
+    padded = padded_recording(tmp_path) / recorded_machine() / "full" / "payoff"
+    desc = harness.descriptor("payoff")
 
-    def counts(exp, recs):
-        desc = harness.descriptor(exp)
+    def counts(recs):
         return collections.Counter(desc.conf_name(r["params"]) for r in recs if trials.is_counted(r))
 
-    recs = timing.read_records(full / "payoff")
-    ran, kept = counts("payoff", recs), counts("payoff", replay.kept("payoff", full / "payoff", recs))
-    assert set(ran.values()) == {15} and set(kept.values()) == {10, 15} and sum(v == 10 for v in kept.values()) >= 10
-    desc = harness.descriptor("payoff")
-    secs = fleetplan.durations(full / "payoff", desc.cell_of, replay.kept)
-    every = fleetplan.durations(full / "payoff", desc.cell_of)
-    short = [c for c in secs if secs[c] < every[c] * 0.75]   # both of the cell's arms stop at 10
-    assert len(short) >= 5 and all(secs[c] <= every[c] for c in secs)
+    recs = timing.read_records(padded)
+    ran, kept = counts(recs), counts(replay.kept("payoff", padded, recs))
+    assert set(ran.values()) == {15}
+    assert sorted(kept.values()) == [10] * 13 + [12] * 2 + [15] * 5
+    assert kept == counts(timing.read_records(full / "payoff"))
+    secs = fleetplan.durations(padded, desc.cell_of, replay.kept)
+    every = fleetplan.durations(padded, desc.cell_of)
+    assert secs == pytest.approx(fleetplan.durations(full / "payoff", desc.cell_of))
     assert sum(secs.values()) < 0.8 * sum(every.values())
-    for exp, d in (("readyboost", full / "readyboost"),
-                   ("pagein", REPO / "data/recorded" / recorded_machine() / "quick" / "pagein")):
+    for exp, d in [*((e, full / e) for e in ("readyboost", "payoff", "crystalmark")),
+                   ("pagein", REPO / "data/recorded" / recorded_machine() / "quick" / "pagein")]:
         recs = timing.read_records(d)
         assert replay.kept(exp, d, recs) == recs, exp
 
@@ -158,7 +160,7 @@ def recorded_machine() -> str:
 def test_the_full_profile_on_three_hosts_plans_readyboost_and_payoff_cell_by_cell():
     """The recorded full profile on 3 hosts: readyboost planned arm by arm and payoff cell by
     cell (their descriptors' split and cell_of); the cells longest first; the plan within the
-    hour (57:44 on the recording)."""
+    hour (57:45 on the recording)."""
     out = pagelab("--hosts", "3", "--profile", "full", "--machine", recorded_machine())
     assert out.returncode == 0, out.stderr
     lines = out.stdout.splitlines()

@@ -15,7 +15,7 @@ import subprocess
 import pandas as pd
 import pytest
 
-from conftest import REPO, add_toy_experiment, copy_repo
+from conftest import REPO, add_toy_experiment, copy_repo, padded_recording
 from pagelab.run import progress
 from pagelab.system import config
 
@@ -379,26 +379,29 @@ def test_keep_leaves_trials_out_and_charges_none_of_their_time_to_the_others(tmp
 
 
 def test_the_time_left_counts_the_trials_todays_rule_would_run_as_the_fleet_plan_does(tmp_path):
-    """The committed full recording ran each of payoff's 20 configurations 15 times (one of them
-    with 3 rejected trials besides); today's stopping rule (pagelab.experiments.replay.kept, which
-    `pagelab trial` passes) stops 15 of them at 10 counted trials (that one after 2 rejected), and
-    the estimate expects that many (tests/test_fleetplan.py has the replay's known answer).
+    """A recording made under an earlier rule (conftest.padded_recording: the full recording with
+    each of payoff's 20 configurations that stopped early padded to a fixed 15): today's stopping
+    rule (pagelab.experiments.replay.kept, which `pagelab trial` passes) keeps the trials the
+    recorded run ran (13 configurations at 10 counted trials, two at 12), and the estimate expects
+    that many (tests/test_fleetplan.py has the replay's known answer).
     The whole run's time left at the start of the full profile then agrees with `pagelab fleet
     plan --hosts 1 --profile full` on the same recording, less the plan's per-job and per-run
     overheads (which a run's own estimate has no part in), within 2 %: the one systematic
     difference is that the estimate takes each configuration's trials at their median seconds
     where the plan sums each trial's own (the current experiment's warm-ups, which the estimate of
     time left leaves out once they are due, are added back). Without the filter the estimate is
-    longer by payoff's left-out trials: the test fails if the filter is dropped."""
+    longer by payoff's padded trials: the test fails if the filter is dropped."""
     from pagelab.experiments import harness, replay
     from pagelab.run import fleetplan
 
-    rec = REPO / "data/recorded"
+    rec = padded_recording(tmp_path / "recorded")
     machine = next(p.parent.name for p in sorted(rec.glob("*/full")))
     kept = progress.expectation("payoff", "full", machine, "", rec, replay.kept)
     every = progress.expectation("payoff", "full", machine, "", rec)
-    assert sorted(every.trials.values()) == [15] * 19 + [18]
-    assert sorted(kept.trials.values()) == [10] * 14 + [12] + [15] * 5
+    recorded = progress.expectation("payoff", "full", machine, "", REPO / "data/recorded")
+    assert sorted(every.trials.values()) == [15] * 20
+    assert kept.trials == recorded.trials
+    assert sorted(kept.trials.values()) == [10] * 13 + [12] * 2 + [15] * 5
 
     schema = config.load_schema()
     names = config.experiments(schema)
@@ -423,18 +426,21 @@ def test_the_time_left_counts_the_trials_todays_rule_would_run_as_the_fleet_plan
     assert left_out > 300 and run_wide(None) - run_wide(replay.kept) == pytest.approx(left_out, rel=0.01)
 
 
-def test_a_trial_runs_progress_takes_the_keep_it_is_given(monkeypatch):
+def test_a_trial_runs_progress_takes_the_keep_it_is_given(monkeypatch, tmp_path):
     """for_run (what the harness builds for `pagelab trial`, which passes replay.kept) expects of
-    this machine's recording the trials `keep` keeps; without it, every recorded one."""
+    this machine's recording the trials `keep` keeps; without it, every recorded one (a recording
+    made under an earlier rule: conftest.padded_recording)."""
     from pagelab.experiments import replay
 
     monkeypatch.setenv("PAGELAB_PROGRESS", "none")
     monkeypatch.setenv("EXPERIMENT", "payoff")
-    full = sorted((REPO / "data/recorded").glob("*/full"))[0]
+    root = padded_recording(tmp_path / "recorded")
+    monkeypatch.setattr(progress, "recorded_dir", lambda: root)
+    full = sorted(root.glob("*/full"))[0]
     prov = json.loads((full / "payoff/provenance.json").read_text())
     cfg = {"profile": "full", "repetitions": {"n_min": 10}}
-    confs = sorted(progress.expectation("payoff", "full", full.parent.name, "", full.parent.parent).trials)
+    confs = sorted(progress.expectation("payoff", "full", full.parent.name, "", root).trials)
     kept = progress.for_run("payoff", cfg, confs, prov, keep=replay.kept)
     every = progress.for_run("payoff", cfg, confs, prov)
     assert kept.expected.source == f"the recorded full run on {full.parent.name}"
-    assert (kept.planned(), every.planned()) == (14 * 10 + 12 + 5 * 15, 19 * 15 + 18)
+    assert (kept.planned(), every.planned()) == (13 * 10 + 2 * 12 + 5 * 15, 20 * 15)

@@ -143,9 +143,12 @@ def test_the_command_on_the_recorded_full_run_and_on_bad_input(capsys):
     rows = {line.split()[0]: line.split() for line in out.splitlines()[3:11]}
     assert set(rows) == {"compression", "crystalmark", "pagein", "payoff", "readyboost", "seekmodel", "standby",
                          "total"}
-    assert rows["compression"][1] == "230"
-    # the full recording's one long pause: compression's 20 minutes between two trials
-    assert "compression: the largest gap between trials, 20:30, from the end of zswap-deflate-r1-r01" in out
+    assert rows["compression"][1] == "245"
+    # the full recording's one long pause: pagein's run, stopped after seq-pc2-r09 and resumed by
+    # another process 1:16 later, is counted as stopped, not as time between trials
+    assert ("pagein: the largest gap between trials, 1:16:05, from the end of seq-pc2-r09 to the start of "
+            "random-pc3-r02 (another process ran the next: the run was stopped and resumed)") in out
+    assert rows["pagein"][-2] == "1:16:03" and rows["pagein"][-3] == "-"
     assert cli.main(["time", str(REPO / "no-such-run")]) == 2
     err = capsys.readouterr().err.strip()
     assert err.startswith("pagelab time: ") and "no results directory or recording" in err and "\n" not in err
