@@ -259,7 +259,7 @@ def padded_recording(dest: Path, experiment: str = "payoff", to: int = 15) -> Pa
 
     clock = max(ts(r["end"]) for r in recs)
     order = max(r["order"] for r in recs)
-    for conf, own in by.items():
+    for own in by.values():
         # the copies' ids follow the configuration's last, rejected trials included
         stem = own[0]["trial_id"].rsplit("-r", 1)[0]
         nxt = 1 + max(int(r["trial_id"].rsplit("-r", 1)[1]) for r in recs
