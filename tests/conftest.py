@@ -279,3 +279,9 @@ def padded_recording(dest: Path, experiment: str = "payoff", to: int = 15) -> Pa
         writer.writeheader()
         writer.writerows(rows)
     return dest
+
+
+@pytest.fixture(scope="session")
+def padded(tmp_path_factory) -> Path:
+    """padded_recording's root, made once per session (its tests only read it)."""
+    return padded_recording(tmp_path_factory.mktemp("padded"))

@@ -11,7 +11,7 @@ import subprocess
 
 import pytest
 
-from conftest import REPO, VENV_BIN, padded_recording
+from conftest import REPO, VENV_BIN
 from pagelab.run import fleetplan, trialtimes
 from pagelab.run.fleetplan import Cell, lpt
 
@@ -91,7 +91,7 @@ def test_durations_sum_the_trials_and_leave_out_a_stop(tmp_path):
         fleetplan.durations(tmp_path / "none")
 
 
-def test_a_recording_is_timed_by_the_trials_todays_rule_would_run(tmp_path):
+def test_a_recording_is_timed_by_the_trials_todays_rule_would_run(padded):
     """A recording made under an earlier rule, every cell a fixed 15 (conftest.padded_recording:
     the full recording's payoff with each configuration that stopped early padded to 15 with
     copies of its own trials). Its plan keeps of each configuration the trials today's rule would
@@ -104,19 +104,19 @@ def test_a_recording_is_timed_by_the_trials_todays_rule_would_run(tmp_path):
     from pagelab.run import timing, trials
 
     full = REPO / "data/recorded" / recorded_machine() / "full"
-    padded = padded_recording(tmp_path) / recorded_machine() / "full" / "payoff"
+    payoff = padded / recorded_machine() / "full" / "payoff"
     desc = harness.descriptor("payoff")
 
     def counts(recs):
         return collections.Counter(desc.conf_name(r["params"]) for r in recs if trials.is_counted(r))
 
-    recs = timing.read_records(padded)
-    ran, kept = counts(recs), counts(replay.kept("payoff", padded, recs))
+    recs = timing.read_records(payoff)
+    ran, kept = counts(recs), counts(replay.kept("payoff", payoff, recs))
     assert set(ran.values()) == {15}
     assert sorted(kept.values()) == [10] * 13 + [12] * 2 + [15] * 5
     assert kept == counts(timing.read_records(full / "payoff"))
-    secs = fleetplan.durations(padded, desc.cell_of, replay.kept)
-    every = fleetplan.durations(padded, desc.cell_of)
+    secs = fleetplan.durations(payoff, desc.cell_of, replay.kept)
+    every = fleetplan.durations(payoff, desc.cell_of)
     assert secs == pytest.approx(fleetplan.durations(full / "payoff", desc.cell_of))
     assert sum(secs.values()) < 0.8 * sum(every.values())
     for exp, d in [*((e, full / e) for e in ("readyboost", "payoff", "crystalmark")),

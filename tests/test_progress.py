@@ -15,7 +15,7 @@ import subprocess
 import pandas as pd
 import pytest
 
-from conftest import REPO, add_toy_experiment, copy_repo, padded_recording
+from conftest import REPO, add_toy_experiment, copy_repo
 from pagelab.run import progress
 from pagelab.system import config
 
@@ -378,7 +378,7 @@ def test_keep_leaves_trials_out_and_charges_none_of_their_time_to_the_others(tmp
     assert progress.from_recording(tmp_path / "toy", keep=keep).trials == {"a": 5, "b": 5}  # no experiment's
 
 
-def test_the_time_left_counts_the_trials_todays_rule_would_run_as_the_fleet_plan_does(tmp_path):
+def test_the_time_left_counts_the_trials_todays_rule_would_run_as_the_fleet_plan_does(tmp_path, padded):
     """A recording made under an earlier rule (conftest.padded_recording: the full recording with
     each of payoff's 20 configurations that stopped early padded to a fixed 15): today's stopping
     rule (pagelab.experiments.replay.kept, which `pagelab trial` passes) keeps the trials the
@@ -394,7 +394,7 @@ def test_the_time_left_counts_the_trials_todays_rule_would_run_as_the_fleet_plan
     from pagelab.experiments import harness, replay
     from pagelab.run import fleetplan
 
-    rec = padded_recording(tmp_path / "recorded")
+    rec = padded
     machine = next(p.parent.name for p in sorted(rec.glob("*/full")))
     kept = progress.expectation("payoff", "full", machine, "", rec, replay.kept)
     every = progress.expectation("payoff", "full", machine, "", rec)
@@ -426,7 +426,7 @@ def test_the_time_left_counts_the_trials_todays_rule_would_run_as_the_fleet_plan
     assert left_out > 300 and run_wide(None) - run_wide(replay.kept) == pytest.approx(left_out, rel=0.01)
 
 
-def test_a_trial_runs_progress_takes_the_keep_it_is_given(monkeypatch, tmp_path):
+def test_a_trial_runs_progress_takes_the_keep_it_is_given(monkeypatch, padded):
     """for_run (what the harness builds for `pagelab trial`, which passes replay.kept) expects of
     this machine's recording the trials `keep` keeps; without it, every recorded one (a recording
     made under an earlier rule: conftest.padded_recording)."""
@@ -434,7 +434,7 @@ def test_a_trial_runs_progress_takes_the_keep_it_is_given(monkeypatch, tmp_path)
 
     monkeypatch.setenv("PAGELAB_PROGRESS", "none")
     monkeypatch.setenv("EXPERIMENT", "payoff")
-    root = padded_recording(tmp_path / "recorded")
+    root = padded
     monkeypatch.setattr(progress, "recorded_dir", lambda: root)
     full = sorted(root.glob("*/full"))[0]
     prov = json.loads((full / "payoff/provenance.json").read_text())
