@@ -259,6 +259,7 @@ def padded_recording(dest: Path, experiment: str = "payoff", to: int = 15) -> Pa
 
     clock = max(ts(r["end"]) for r in recs)
     order = max(r["order"] for r in recs)
+    resumed = (clock + dt.timedelta(seconds=0.5)).isoformat()   # the copies: one process, after the run
     for own in by.values():
         # the copies' ids follow the configuration's last, rejected trials included
         stem = own[0]["trial_id"].rsplit("-r", 1)[0]
@@ -270,7 +271,7 @@ def padded_recording(dest: Path, experiment: str = "payoff", to: int = 15) -> Pa
             clock = start + (ts(orig["end"]) - ts(orig["start"]))
             new = {"trial_id": f"{stem}-r{nxt + k - len(own):02d}", "order": order, "start": start.isoformat(),
                    "end": clock.isoformat(), "repetition": nxt + k - len(own)}
-            recs.append({**orig, **new, "process_started": start.isoformat()})
+            recs.append({**orig, **new, "process_started": resumed})
             rows.append({**by_id[orig["trial_id"]], **{f: str(v) for f, v in new.items() if f in fields}})
     with gzip.open(out / "trials.jsonl.gz", "wt") as fh:
         fh.writelines(json.dumps(r) + "\n" for r in recs)
