@@ -254,9 +254,7 @@ def padded_recording(dest: Path, experiment: str = "payoff", to: int = 15) -> Pa
     for r in sorted(filter(trials.is_counted, recs), key=lambda r: r["order"]):
         by.setdefault(desc.conf_name(r["params"]), []).append(r)
 
-    def ts(s: str) -> dt.datetime:
-        return dt.datetime.fromisoformat(s)
-
+    ts = dt.datetime.fromisoformat
     clock = max(ts(r["end"]) for r in recs)
     order = max(r["order"] for r in recs)
     resumed = (clock + dt.timedelta(seconds=0.5)).isoformat()   # the copies: one process, after the run
@@ -265,12 +263,12 @@ def padded_recording(dest: Path, experiment: str = "payoff", to: int = 15) -> Pa
         stem = own[0]["trial_id"].rsplit("-r", 1)[0]
         nxt = 1 + max(int(r["trial_id"].rsplit("-r", 1)[1]) for r in recs
                       if r["trial_id"].rsplit("-r", 1)[0] == stem and not r.get("warmup"))
-        for k in range(len(own), to):
-            orig = own[(k - len(own)) % len(own)]
+        for i in range(to - len(own)):
+            orig, rep = own[i % len(own)], nxt + i
             start, order = clock + dt.timedelta(seconds=1), order + 1
             clock = start + (ts(orig["end"]) - ts(orig["start"]))
-            new = {"trial_id": f"{stem}-r{nxt + k - len(own):02d}", "order": order, "start": start.isoformat(),
-                   "end": clock.isoformat(), "repetition": nxt + k - len(own)}
+            new = {"trial_id": f"{stem}-r{rep:02d}", "order": order, "start": start.isoformat(),
+                   "end": clock.isoformat(), "repetition": rep}
             recs.append({**orig, **new, "process_started": resumed})
             rows.append({**by_id[orig["trial_id"]], **{f: str(v) for f, v in new.items() if f in fields}})
     with gzip.open(out / "trials.jsonl.gz", "wt") as fh:
