@@ -343,10 +343,12 @@ def test_behind_the_tier_prefetching_between_the_rounds_fills_the_flash(quick_tr
     """The real kernel and the emulated tier (FUSE) at the quick profile's sizes, one trial of
     each tier arm: with the agent reading between the hog rounds, its reads pass through the tier,
     which copies them; the pages it read were dropped, not written again; and so at the end of the
-    rounds the flash holds most of the victim's swap blocks: the restore, which reads each block
-    out of RAM once, has the flash serve at least half the bytes it pages in, and a larger share
-    of the system disk's reads than when the agent waits for the hogs to end (the flash then holds
-    only the page-out copies its queue took)."""
+    rounds the flash holds more of the victim's swap blocks than when the agent waits for the hogs
+    to end (the flash then holds only the page-out copies its queue took); the restore, which
+    reads each block out of RAM once, has the flash serve at least half the bytes it pages in, and
+    a larger share of the system disk's reads than the tier with the agent after the hogs. When
+    the agent's reads already brought the whole working set back, the restore pages nothing in and
+    the trial says so in its counters."""
     from pagelab.experiments import readyboost as rb
 
     _, results = quick_trials
@@ -355,8 +357,15 @@ def test_behind_the_tier_prefetching_between_the_rounds_fills_the_flash(quick_tr
     assert rb.validity({"arm": "tier_after"}, after) is None, rb.validity({"arm": "tier_after"}, after)
     assert between["agent_rounds_swapins"] > 0 and between["agent_rewritten"] == 0
     assert after["agent_rounds_requested"] == 0
+    assert between["tier_blocks_end_rounds"] > after["tier_blocks_end_rounds"]
+    assert after["swap_area_read_bytes_restore"] > 0, after
+    if between["swap_area_read_bytes_restore"] == 0:
+        # the agent's reads in the rounds brought the whole working set back (about one quick
+        # trial in five): the restore paged nothing in, so its reads are only the file set's
+        # refill and the shares below say nothing about the flash
+        assert between["restore_share"] == 0 and between["agent_restore_swapins"] == 0, between
+        return
     # the restore's reads are the page-ins and the file set's refill (sequential: the disk serves
     # them), all from the one system disk; the flash served at least half the bytes paged in
     assert between["device_cache_hit_bytes_restore"] >= 0.5 * between["swap_area_read_bytes_restore"], between
-    assert between["tier_hit_share_restore"] > after["tier_hit_share_restore"]
-    assert between["tier_blocks_end_rounds"] > after["tier_blocks_end_rounds"]
+    assert between["tier_hit_share_restore"] > after["tier_hit_share_restore"], (between, after)
