@@ -29,7 +29,7 @@
 #define AUX_BYTES (64u << 10)       /* for models reading block data (lz4) */
 #define TRACE_BUFFER (1u << 20)
 #define ATTR_TIMEOUT 1.0
-#define MAX_REPLY_LEAD_NS 500000     /* never answer more than 0.5 ms early */
+#define MAX_REPLY_LEAD_NS 2000000    /* never start a reply more than 2 ms early */
 #define SIZE_CLASSES 10              /* reply times kept for <= 4K, 8K, ..., >= 1M */
 #define DAEMON_NICE (-20)            /* the normal class at its highest weight (daemon.c) */
 

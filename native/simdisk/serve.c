@@ -14,7 +14,7 @@
  * to the absolute deadline with clock_nanosleep(TIMER_ABSTIME) and spins the
  * last --spin, so errors never accumulate; the reply is started early by the
  * time replies have been taking (a moving average per request size, at most
- * 0.5 ms), so that it is complete at the deadline. Requests the kernel queues while
+ * MAX_REPLY_LEAD_NS), so that it is complete at the deadline. Requests the kernel queues while
  * one is served wait inside the kernel; the loop serves them in arrival order.
  */
 #include <errno.h>
@@ -45,8 +45,9 @@ static void wait_until(uint64_t deadline, uint64_t spin)
 
 /*
  * The reply itself (copying the data to the kernel, waking the reader) takes
- * from tens of microseconds (4 KiB) to a few hundred (1 MiB); start it that
- * much before the deadline so the request completes at the deadline. A slow
+ * from tens of microseconds (4 KiB) to a few hundred (1 MiB), and up to about
+ * 1.5 ms for 1 MiB on a slower VM; start it that much before the deadline so
+ * the request completes at the deadline. A slow
  * moving average per power-of-two size class, capped.
  */
 static unsigned size_class(uint64_t bytes)
