@@ -12,7 +12,12 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
 import numpy as np
-from scipy import stats as _st
+
+from pagelab.core import _lazy
+
+# scipy.stats (about 0.7 s of imports) loads at the first interval: a process that computes none
+# (a trial stopped before its first look, most commands) starts without it
+_st = _lazy("scipy.stats")
 
 
 @dataclass(frozen=True)

@@ -17,13 +17,10 @@ from collections.abc import Callable, Iterator
 from contextlib import contextmanager, nullcontext
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import pandas as pd
-from matplotlib.figure import Figure
 
-# plots (matplotlib and seaborn, about 0.6 s at import) at the top: every experiment's `analyse`
-# names its figures, so an experiment module costs that once per `pagelab trial` as well
 from pagelab.claims import registry
 from pagelab.core import latex, plots, records
 from pagelab.core.stats import tukey_outliers
@@ -40,6 +37,9 @@ from pagelab.system.config import (
     tier_of,
 )
 from pagelab.system.provenance import provenance
+
+if TYPE_CHECKING:
+    from matplotlib.figure import Figure
 
 Cfg = dict[str, Any]
 
