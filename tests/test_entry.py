@@ -154,7 +154,7 @@ ROUTES = {
     "": ["check_python.sh", "-m venv", "pip install", "check_make.py", "setup_system.sh measure",
          "make -s -C native", "run_pipeline.sh"],
     "test": ["check_python.sh", "-m venv", "pip install", "check_make.py", "setup_system.sh test",
-             "make -s -C native", "bin/pytest"],
+             "make -s -C native", "run_tests.sh"],
     "setup": ["check_python.sh", "-m venv", "pip install", "check_make.py", "setup_system.sh measure",
               "make -s -C native"],
     "PROFILE=recorded": ["check_python.sh", "-m venv", "pip install", "check_make.py", "setup_system.sh paper",

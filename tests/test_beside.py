@@ -1,0 +1,37 @@
+"""The files `make test` runs beside the others (tests/conftest.py's BESIDE, at nice 19 while the
+hardware tests run): each exists and none of them takes the state lock, reads or changes the
+paging state, needs root, FUSE or the native tools, runs the pipeline, or times anything, so
+that neither run can disturb the other. The markers split the suite exactly in two."""
+
+import re
+import subprocess
+
+from conftest import BESIDE, REPO, VENV_BIN
+
+# what a file that runs beside must not hold: the lock, the state, root, devices, builds, clocks
+FORBIDDEN = re.compile(r"state\.(show|exclusive|session|holder|orphans)|state_lock|state_show|geteuid|root_only|"
+                       r"needs_fuse|/dev/fuse|build_native|native_build|mark\.pipeline|pipeline = |flock|"
+                       r"time\.sleep|monotonic|perf_counter|/proc/|/sys/|sysctl|swapon|cgroup")
+
+
+def test_every_file_run_beside_exists_and_touches_no_state_and_no_clock():
+    tests = REPO / "tests"
+    assert len(set(BESIDE)) == len(BESIDE)
+    for name in BESIDE:
+        if name == "test_beside.py":   # this file: its only hits are the pattern above
+            continue
+        text = (tests / name).read_text()
+        hits = sorted({m.group(0) for m in FORBIDDEN.finditer(text)})
+        assert not hits, f"{name} runs beside the hardware tests but holds {hits}"
+
+
+def test_the_two_runs_of_make_test_split_the_suite():
+    def collected(*marker: str) -> set[str]:
+        out = subprocess.run([str(VENV_BIN / "pytest"), "--collect-only", "-q", "-p", "no:cacheprovider", *marker],
+                             cwd=REPO, capture_output=True, text=True, timeout=300)
+        assert out.returncode == 0, out.stdout[-2000:] + out.stderr[-2000:]
+        return {ln for ln in out.stdout.splitlines() if "::" in ln}
+
+    beside, rest, every = collected("-m", "beside"), collected("-m", "not beside"), collected()
+    assert beside and rest and not beside & rest and beside | rest == every
+    assert {ln.split("::")[0].rsplit("/", 1)[-1] for ln in beside} == set(BESIDE)
