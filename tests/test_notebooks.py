@@ -113,6 +113,31 @@ def test_every_claim_gets_a_verdict_from_the_recorded_run(recorded_results):
             assert r["ci_low"] <= r["value"] <= r["ci_high"]
 
 
+def test_todays_notebooks_give_the_stored_verdicts_of_the_recorded_run(recorded_results):
+    """The verdicts the stored measurements of the quick recording give
+    (data/published/recorded_measurements.json, what the paper and test_pipeline judge the
+    recording by) are the ones today's notebooks give on it, claim by claim, with the same
+    estimate and interval: a change to an analysis that moves a recording's number asks for `pagelab claims
+    recorded`."""
+    claims = harness.load_claims()
+    now = judge.verdicts(recorded_results, claims, profile="quick").set_index("id")
+    stored = judge.recorded_tables(claims)[REFERENCE_RECORDING].set_index("id")
+    assert list(now.index) == list(stored.index)
+    moved = [(cid, stored.loc[cid, "verdict"], now.loc[cid, "verdict"]) for cid in now.index
+             if now.loc[cid, "verdict"] != stored.loc[cid, "verdict"]
+             or not all(_same(now.loc[cid, k], stored.loc[cid, k]) for k in ("value", "ci_low", "ci_high"))]
+    assert not moved, f"{moved}: run `pagelab claims recorded --recording {REFERENCE_RECORDING}`"
+
+
+def _same(a, b) -> bool:
+    """Equal estimates: both missing, or equal to the six significant digits the store keeps."""
+    try:
+        a, b = float(a), float(b)
+    except (TypeError, ValueError):
+        return a == b
+    return a == b or (a != a and b != b) or abs(a - b) <= 1e-5 * max(abs(a), abs(b), 1e-12)
+
+
 def test_the_pipeline_step_prints_the_notebook_papermill_runs(capsys, tmp_path):
     """`pagelab pipeline notebook NAME` prints the template with the narrative put in (what the
     notebook rule pipes into papermill), or writes it with --output; an unknown name is bad input."""

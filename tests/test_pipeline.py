@@ -278,24 +278,26 @@ def test_readyboost_counted_trials_are_valid_and_the_mechanism_shows(built):
     assert (counted[counted["arm"] == "tier_between"]["agent_rewritten"] == 0).all()
 
 
-def test_verdicts_are_stable_against_the_recorded_quick_run(built, recorded_results):
-    """The same rules judge this run and the reference machine's recorded quick run. On the
+def test_verdicts_are_stable_against_the_recorded_quick_run(built):
+    """The same rules judge this run and the reference machine's recorded quick run (its stored
+    measurements, which test_notebooks holds to what today's notebooks give on it). On the
     reference machine itself (same CPU, kernel and disk kind), a claim that is reproduced in one
     run and not reproduced in the other is a defect of its window, statistic or trial validity;
     on another machine a difference is a result. Every difference is reported."""
     import pandas as pd
 
+    from conftest import REFERENCE_RECORDING
     from pagelab.claims import judge
     from pagelab.data import recording
     from pagelab.experiments import harness
 
     live = pd.read_csv(built / "results/claims/verdicts.csv", keep_default_na=False).set_index("id")
-    rec = judge.verdicts(recorded_results, harness.load_claims(), profile="quick").set_index("id")
+    rec = judge.recorded_tables(harness.load_claims())[REFERENCE_RECORDING].set_index("id")
     # the claims both judge (this run's copy also has the toy experiment's claim)
     diffs = [(cid, rec.loc[cid, "verdict"], live.loc[cid, "verdict"]) for cid in live.index
              if cid in rec.index and rec.loc[cid, "verdict"] != live.loc[cid, "verdict"]]
     here = recording.source(built / "results")["machine"]
-    ref = recording.source(recorded_results)["machine"]
+    ref = REFERENCE_RECORDING.split("/")[0]
     for cid, a, b in diffs:
         print(f"verdict differs: {cid}: recorded run on {ref} {a!r}, this run on {here} {b!r}")
     flips = [d for d in diffs if {d[1], d[2]} == {judge.REPRODUCED, judge.NOT_REPRODUCED}]
