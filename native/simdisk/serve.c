@@ -47,8 +47,8 @@ static void wait_until(uint64_t deadline, uint64_t spin)
  * The reply itself (copying the data to the kernel, waking the reader) takes
  * from tens of microseconds (4 KiB) to a few hundred (1 MiB), and up to about
  * 1.5 ms for 1 MiB on a slower VM; start it that much before the deadline so
- * the request completes at the deadline. A slow
- * moving average per power-of-two size class, capped.
+ * the request completes at the deadline. A moving average per power-of-two
+ * size class that falls faster than it rises, capped.
  */
 static unsigned size_class(uint64_t bytes)
 {
@@ -67,7 +67,12 @@ static void learn_reply_time(struct daemon *d, uint64_t bytes, uint64_t took)
 
 	if (took > MAX_REPLY_LEAD_NS)
 		took = MAX_REPLY_LEAD_NS;
-	*lead = (*lead * 15 + took) / 16;
+	/* down quickly, up slowly: the lead follows the faster replies, so a
+	 * reply rarely completes before its deadline (a disk never answers early) */
+	if (took < *lead)
+		*lead = (*lead * 3 + took) / 4;
+	else
+		*lead = (*lead * 15 + took) / 16;
 }
 
 /*
