@@ -44,9 +44,15 @@ def test_a_hog_the_oom_killer_ends_stops_its_partner_at_the_barrier_at_once(jour
     cannot both hold their round, so the OOM killer ends one; the other, at the barrier of
     round 1 or 2, finds it gone and stops at once (exit 3) instead of waiting out the barrier's
     timeout (300 s). push_out counts the kill and the stop, and the trial's reason names both."""
-    with state.session() as st:
-        cg = st.cgroup("oomtest", memory_limit=48 * MiB, swappiness=0, on_oom="kill")
-        run = push_out(cg, 32 * MiB, rounds=3, count=2, timeout=240)
+    for _ in range(3):
+        with state.session() as st:
+            cg = st.cgroup("oomtest", memory_limit=48 * MiB, swappiness=0, on_oom="kill")
+            run = push_out(cg, 32 * MiB, rounds=3, count=2, timeout=240)
+        if run.killed != 2:
+            break
+        # the kernel killed both (the second hog ran out of memory before the first one's was
+        # freed: 1 run of 8 on an Intel VM): both kills counted, no barrier reached; run again
+        assert run.oom_kills >= 2 and not run.partner_gone, run
     assert run.killed == 1 and run.oom_kills >= 1, run
     assert len(run.partner_gone) == 1 and "is gone (killed or exited)" in run.partner_gone[0], run
     assert run.seconds < 60, run
