@@ -1,7 +1,9 @@
 """The files `make test` runs beside the others (tests/conftest.py's BESIDE, at nice 19 while the
 hardware tests run): each exists and none of them takes the state lock, reads or changes the
-paging state, needs root, FUSE or the native tools, runs the pipeline, or times anything, so
-that neither run can disturb the other. The markers split the suite exactly in two."""
+paging state, needs root or FUSE, runs the measuring pipeline, or times anything, so that neither
+run can disturb the other; ALLOWED names the few hits a file may hold and why each is harmless.
+The native tools are built by `make test` before both runs start (build_native then only checks
+them, under its own lock). The markers split the suite exactly in two."""
 
 import re
 import subprocess
@@ -10,8 +12,18 @@ from conftest import BESIDE, REPO, VENV_BIN
 
 # what a file that runs beside must not hold: the lock, the state, root, devices, builds, clocks
 FORBIDDEN = re.compile(r"state\.(show|exclusive|session|holder|orphans)|state_lock|state_show|geteuid|root_only|"
-                       r"needs_fuse|/dev/fuse|build_native|native_build|mark\.pipeline|pipeline = |flock|"
+                       r"needs_fuse|/dev/fuse|mark\.pipeline|pipeline = |flock|"
                        r"time\.sleep|monotonic|perf_counter|/proc/|/sys/|sysctl|swapon|cgroup")
+
+# Hits a file may hold, each with why it disturbs neither run.
+ALLOWED = {
+    # root only to become nobody, whose `make PROFILE=recorded` can change no paging state (no
+    # right to) and runs no trial (the test asserts it from the run's logs and plan); the clock
+    # only prints how long that took
+    "test_recorded.py": {"geteuid", "mark.pipeline", "monotonic"},
+    # a variable: the `make -n` line that starts the pipeline, which the test only dry-runs
+    "test_docs.py": {"pipeline = "},
+}
 
 
 def test_every_file_run_beside_exists_and_touches_no_state_and_no_clock():
@@ -21,8 +33,11 @@ def test_every_file_run_beside_exists_and_touches_no_state_and_no_clock():
         if name == "test_beside.py":   # this file: its only hits are the pattern above
             continue
         text = (tests / name).read_text()
-        hits = sorted({m.group(0) for m in FORBIDDEN.finditer(text)})
-        assert not hits, f"{name} runs beside the hardware tests but holds {hits}"
+        hits = {m.group(0) for m in FORBIDDEN.finditer(text)}
+        allowed = ALLOWED.get(name, set())
+        assert not hits - allowed, f"{name} runs beside the hardware tests but holds {sorted(hits - allowed)}"
+        assert allowed <= hits, f"ALLOWED names {sorted(allowed - hits)} for {name}, which no longer holds them"
+    assert set(ALLOWED) <= set(BESIDE)
 
 
 def test_the_two_runs_of_make_test_split_the_suite():

@@ -215,19 +215,20 @@ LOOP_MAJOR = 7  # the loop driver's block major (Documentation/admin-guide/devic
 
 
 def show() -> dict[str, Any]:
-    """The current settings of everything this package can change (no counters)."""
+    """The current settings of everything this package can change (no counters). A zram or loop
+    device removed while it is read (a run's restore, meanwhile) is left out, not an error."""
     zram = {}
     for d in sorted(Path("/sys/block").glob("zram*")):
-        zram[d.name] = {
-            "disksize": (d / "disksize").read_text().strip(),
-            "comp_algorithm": normalise("choice", (d / "comp_algorithm").read_text()),
-        }
+        size, algorithm = _read(d / "disksize"), _read(d / "comp_algorithm")
+        if size is not None and algorithm is not None:
+            zram[d.name] = {"disksize": size, "comp_algorithm": normalise("choice", algorithm)}
+    loops = {dev: path for dev in loops_backed_by()
+             if (path := _read(Path(f"/sys/block/{Path(dev).name}/loop/backing_file"))) is not None}
     return {
         "knobs": {n: (k.read() if k.exists() else None) for n, k in KNOBS.items()},
         "swaps": active_swaps(),
         "zram": zram,
-        "loop_devices": {dev: Path(f"/sys/block/{Path(dev).name}/loop/backing_file").read_text().strip()
-                         for dev in loops_backed_by()},
+        "loop_devices": loops,
         "fuse_mounts": mounts(),
         "loop_mounts": sorted(f"{m.mountpoint} ({m.fstype} on {m.source})" for m in mountinfo()
                               if m.fs.split(":")[0] == str(LOOP_MAJOR)),
