@@ -120,19 +120,6 @@ def test_sigterm_at_every_point_of_two_emulated_trials_is_restored(journal, disk
     assert not journal.exists()
 
 
-def test_show_leaves_out_a_device_removed_while_it_is_read(monkeypatch):
-    """`pagelab state show` beside a run: a zram or loop device whose files are gone by the time
-    they are read (the run's restore removed it) is left out, not an error."""
-    from pagelab.system.state import query
-
-    read = query._read
-    monkeypatch.setattr(query, "_read",
-                        lambda p: None if p.name in ("disksize", "comp_algorithm", "backing_file") else read(p))
-    shown = query.show()
-    assert shown["zram"] == {} and shown["loop_devices"] == {}
-    assert shown["knobs"] == state.show()["knobs"]
-
-
 def test_readback_mismatch_stops(journal):
     with state.session() as st:
         with pytest.raises(state.StateError, match="zram0: compressor 'nonesuch' not offered"):
