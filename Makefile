@@ -96,15 +96,13 @@ system:
 
 # The venv is rebuilt only when the lock (or the package metadata) changes. check_python.sh
 # installs python3-venv alone first (as root with apt) when python3 cannot make a venv.
-# --no-compile: Python compiles a module when it is first imported, and a run imports a small
-# share of the venv's modules; pip would compile them all (25 s instead of 39 s here).
 venv: $(STAMP)
 $(STAMP): requirements.lock pyproject.toml
 	@bash workflow/scripts/check_python.sh $(PYTHON)
 	rm -rf $(VENV)
 	$(PYTHON) -m venv $(VENV)
-	$(VENV)/bin/pip install --disable-pip-version-check --no-input -q --no-compile --require-hashes -r requirements.lock
-	$(VENV)/bin/pip install --disable-pip-version-check --no-input -q --no-compile --no-deps --no-build-isolation -e .
+	$(VENV)/bin/pip install --disable-pip-version-check --no-input -q --require-hashes -r requirements.lock
+	$(VENV)/bin/pip install --disable-pip-version-check --no-input -q --no-deps --no-build-isolation -e .
 	touch $@
 
 # config/config.yaml with the venv's pagelab (again, when it was already checked before set-up).
