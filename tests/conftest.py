@@ -51,12 +51,12 @@ def _busy_is_a_skip():
 # nice 19, beside the others, on the CPU the hardware tests leave idle
 # (workflow/scripts/run_tests.sh); test_beside.py checks each file is still such a file.
 BESIDE = ("test_beside.py", "test_claims.py", "test_compare.py", "test_config.py", "test_conftest_skip.py",
-          "test_coverage.py", "test_docs.py", "test_environment.py", "test_fit.py", "test_fleet_split.py",
-          "test_fleetplan.py", "test_latex.py", "test_layers.py", "test_lint.py", "test_method.py",
-          "test_notebooks.py", "test_pagein.py", "test_paperlint.py", "test_prose.py", "test_recorded.py",
-          "test_recording.py", "test_records.py", "test_reliability.py", "test_report.py", "test_seekmodel.py",
-          "test_sequential.py", "test_standby.py", "test_stats.py", "test_tidy.py", "test_toy.py",
-          "test_trials.py", "test_units.py")
+          "test_coverage.py", "test_docs.py", "test_entry.py", "test_environment.py", "test_fit.py",
+          "test_fleet_split.py", "test_fleetplan.py", "test_latex.py", "test_layers.py", "test_lint.py",
+          "test_method.py", "test_notebooks.py", "test_pagein.py", "test_paperlint.py", "test_prose.py",
+          "test_recorded.py", "test_recording.py", "test_records.py", "test_reliability.py",
+          "test_report.py", "test_seekmodel.py", "test_sequential.py", "test_standby.py", "test_stats.py",
+          "test_tidy.py", "test_toy.py", "test_trials.py", "test_units.py")
 
 
 def pytest_collection_modifyitems(config, items):
