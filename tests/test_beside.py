@@ -10,7 +10,7 @@ import subprocess
 
 from conftest import BESIDE, REPO, VENV_BIN
 
-# what a file that runs beside must not hold: the lock, the state, root, devices, builds, clocks
+# what a file that runs beside must not hold: the lock, the state, root, devices, clocks
 FORBIDDEN = re.compile(r"state\.(show|exclusive|session|holder|orphans)|state_lock|state_show|geteuid|root_only|"
                        r"needs_fuse|/dev/fuse|mark\.pipeline|pipeline = |flock|"
                        r"time\.sleep|monotonic|perf_counter|/proc/|/sys/|sysctl|swapon|cgroup")
