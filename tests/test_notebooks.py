@@ -121,8 +121,7 @@ def test_todays_notebooks_give_the_stored_verdicts_of_the_recorded_run(recorded_
     recorded`."""
     claims = harness.load_claims()
     now = judge.verdicts(recorded_results, claims, profile="quick").set_index("id")
-    store = {REFERENCE_RECORDING: judge.load_recorded()[REFERENCE_RECORDING]}   # judged alone
-    stored = judge.recorded_tables(claims, store)[REFERENCE_RECORDING].set_index("id")
+    stored = judge.recorded_table(claims, judge.load_recorded()[REFERENCE_RECORDING]).set_index("id")
     assert list(now.index) == list(stored.index)
     moved = [(cid, stored.loc[cid, "verdict"], now.loc[cid, "verdict"]) for cid in now.index
              if now.loc[cid, "verdict"] != stored.loc[cid, "verdict"]

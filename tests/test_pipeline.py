@@ -292,8 +292,7 @@ def test_verdicts_are_stable_against_the_recorded_quick_run(built):
     from pagelab.experiments import harness
 
     live = pd.read_csv(built / "results/claims/verdicts.csv", keep_default_na=False).set_index("id")
-    store = {REFERENCE_RECORDING: judge.load_recorded()[REFERENCE_RECORDING]}   # judged alone
-    rec = judge.recorded_tables(harness.load_claims(), store)[REFERENCE_RECORDING].set_index("id")
+    rec = judge.recorded_table(harness.load_claims(), judge.load_recorded()[REFERENCE_RECORDING]).set_index("id")
     # the claims both judge (this run's copy also has the toy experiment's claim)
     diffs = [(cid, rec.loc[cid, "verdict"], live.loc[cid, "verdict"]) for cid in live.index
              if cid in rec.index and rec.loc[cid, "verdict"] != live.loc[cid, "verdict"]]

@@ -554,11 +554,15 @@ def stale_recordings(path: Path | str | None = None) -> list[str]:
     return [f"{p} (pagelab claims recorded --recording {p.split(':')[0]})" for p in problems]
 
 
+def recorded_table(claims: pd.DataFrame, rec: dict[str, Any]) -> pd.DataFrame:
+    """Every claim judged on one stored recording (a value of load_recorded), at its own profile."""
+    return judge_all(claims, rec["measurements"], rec.get("skipped", {}), rec["profile"])
+
+
 def recorded_tables(claims: pd.DataFrame, store: dict[str, dict[str, Any]] | None = None) -> dict[str, pd.DataFrame]:
     """Every claim judged on every stored recording (its own profile): {recording: table}."""
     store = load_recorded() if store is None else store
-    return {name: judge_all(claims, rec["measurements"], rec.get("skipped", {}), rec["profile"])
-            for name, rec in store.items()}
+    return {name: recorded_table(claims, rec) for name, rec in store.items()}
 
 
 def _verdict_word(row: pd.Series) -> str:

@@ -78,15 +78,21 @@ def mounts(fstype_prefix: str = "fuse") -> list[str]:
     return [m.mountpoint for m in mountinfo() if m.fstype.startswith(fstype_prefix)]
 
 
+def loop_backing_files() -> dict[str, str]:
+    """Attached loop devices, each with its backing file's path as the kernel shows it now; a
+    device detached while it is read is left out."""
+    found = {}
+    for d in sorted(Path("/sys/block").glob("loop*")):
+        path = _read(d / "loop" / "backing_file")
+        if path is not None:
+            found[f"/dev/{d.name}"] = path
+    return found
+
+
 def loops_backed_by(backing: str | None = None) -> list[str]:
     """Attached loop devices: all, or those whose backing file's path (as the kernel shows it
     now) is `backing`."""
-    found = []
-    for d in sorted(Path("/sys/block").glob("loop*")):
-        path = _read(d / "loop" / "backing_file")
-        if path is not None and (backing is None or path == backing):
-            found.append(f"/dev/{d.name}")
-    return found
+    return [dev for dev, path in loop_backing_files().items() if backing is None or path == backing]
 
 
 def _diskseq(name: str) -> int | None:
@@ -141,8 +147,7 @@ def _loops_on(m: Mount) -> list[tuple[str, str]]:
     """Attached loop devices whose backing file lies on this mount (by the kernel's device
     number for it, or by path while that still leads into the mount)."""
     found = []
-    for dev in loops_backed_by():
-        path = _read(Path("/sys/block", Path(dev).name, "loop", "backing_file")) or ""
+    for dev, path in loop_backing_files().items():
         ident = loop_backing_identity(dev)
         if (ident is not None and ident[0] == m.fs) or path.startswith(m.mountpoint.rstrip("/") + "/"):
             found.append((dev, path))
@@ -222,13 +227,11 @@ def show() -> dict[str, Any]:
         size, algorithm = _read(d / "disksize"), _read(d / "comp_algorithm")
         if size is not None and algorithm is not None:
             zram[d.name] = {"disksize": size, "comp_algorithm": normalise("choice", algorithm)}
-    loops = {dev: path for dev in loops_backed_by()
-             if (path := _read(Path(f"/sys/block/{Path(dev).name}/loop/backing_file"))) is not None}
     return {
         "knobs": {n: (k.read() if k.exists() else None) for n, k in KNOBS.items()},
         "swaps": active_swaps(),
         "zram": zram,
-        "loop_devices": loops,
+        "loop_devices": loop_backing_files(),
         "fuse_mounts": mounts(),
         "loop_mounts": sorted(f"{m.mountpoint} ({m.fstype} on {m.source})" for m in mountinfo()
                               if m.fs.split(":")[0] == str(LOOP_MAJOR)),

@@ -47,8 +47,8 @@ from pagelab.system.state.query import (
     active_swaps,
     cgroups,
     loop_attached,
+    loop_backing_files,
     loop_backing_identity,
-    loops_backed_by,
     mountinfo,
 )
 
@@ -185,8 +185,7 @@ def _detach_loop(device: str, what: str) -> None:
 
 def _undo_loop(e: dict[str, Any]) -> None:
     if "device" not in e:  # a line journaled before loop devices were journaled by name
-        for dev in loops_backed_by():
-            path = _read(Path("/sys/block", Path(dev).name, "loop", "backing_file"))
+        for dev, path in loop_backing_files().items():
             if path == e["backing"] or loop_backing_identity(dev) == (e.get("dev"), e.get("inode")):
                 _detach_loop(dev, e["backing"])
         return
@@ -445,11 +444,10 @@ def orphans(journal: Journal | None = None) -> list[Orphan]:
 
     journaled_loops = {e.get("device") for e in kinds.get("loop", []) if e.get("device") and _loop_is_ours(e)}
     journaled_loops |= {dev for m in owned for dev, _ in _loops_on(m)}  # a live owner's
-    for dev in loops_backed_by():
+    for dev, path in loop_backing_files().items():
         if dev in journaled_loops:
             continue
         name = Path(dev).name
-        path = _read(Path("/sys/block", name, "loop", "backing_file")) or "?"
         ident = loop_backing_identity(dev)
         why = None
         if ident is None:
