@@ -324,8 +324,16 @@ def test_quick_readyboost_trials_of_each_arm_family_measure_every_criterion_and_
     for arm in ("hdd_between", "tier_after", "zram"):
         assert 0 <= got[arm]["file_back_s"] <= got[arm]["restore_window_s"], arm
         assert got[arm]["fs_area_read_bytes_restore"] > 0, arm
-    # page-ins: during the restore with the agent, during the re-touch without it
+    # page-ins: during the restore with the agent, during the re-touch without it. The agent
+    # after the hogs always has pages to read back; between the rounds its reads can already have
+    # brought the whole working set back (about one quick trial in ten): the restore then paged
+    # nothing in, and its counters say so.
+    assert got["tier_after"]["back_s"] > 0, got["tier_after"]
     for arm in ("hdd_between", "tier_after"):
+        if got[arm]["back_s"] == 0:
+            assert pd.isna(got[arm]["pagein_mbps"]) and got[arm]["swap_area_read_bytes_restore"] == 0 \
+                and got[arm]["restore_share"] == 0, (arm, got[arm])
+            continue
         assert 0 < got[arm]["pagein_mbps"] < 200, (arm, got[arm]["pagein_mbps"])
         assert got[arm]["swap_area_read_bytes_restore"] > 0, arm
         assert 0 < got[arm]["seek_share_restore"] <= 1, arm
@@ -334,7 +342,7 @@ def test_quick_readyboost_trials_of_each_arm_family_measure_every_criterion_and_
     # what this test reads reaches a run's trials.csv (readyboost's columns)
     read = {"cache_before_hogs", "file_back_bytes", "seek_share_restore", "seek_share_retouch", "file_back_s",
             "restore_window_s", "fs_area_read_bytes_restore", "pagein_mbps", "swap_area_read_bytes_restore",
-            "pagein_mbps_retouch"}
+            "pagein_mbps_retouch", "back_s", "restore_share"}
     assert read <= set(rb.EXPERIMENT.columns), read - set(rb.EXPERIMENT.columns)
 
 
@@ -346,7 +354,7 @@ def test_behind_the_tier_prefetching_between_the_rounds_fills_the_flash(quick_tr
     rounds the flash holds more of the victim's swap blocks than when the agent waits for the hogs
     to end (the flash then holds only the page-out copies its queue took); the restore, which
     reads each block out of RAM once, has the flash serve at least half the bytes it pages in, and
-    a larger share of the system disk's reads than the tier with the agent after the hogs. When
+    leaves the platter fewer bytes to read than the tier with the agent after the hogs. When
     the agent's reads already brought the whole working set back, the restore pages nothing in and
     the trial says so in its counters."""
     from pagelab.experiments import readyboost as rb
@@ -368,4 +376,11 @@ def test_behind_the_tier_prefetching_between_the_rounds_fills_the_flash(quick_tr
     # the restore's reads are the page-ins and the file set's refill (sequential: the disk serves
     # them), all from the one system disk; the flash served at least half the bytes paged in
     assert between["device_cache_hit_bytes_restore"] >= 0.5 * between["swap_area_read_bytes_restore"], between
-    assert between["tier_hit_share_restore"] > after["tier_hit_share_restore"], (between, after)
+
+    # and the platter, the part that seeks, read fewer of the restore's bytes. Not the flash's share
+    # of all reads: the file set's refill is most of them, so when the agent already brought most
+    # pages back that share falls to the refill's and says nothing about the page-ins.
+    def platter(r):
+        return r["device_read_bytes_restore"] - r["device_cache_hit_bytes_restore"]
+
+    assert platter(between) < platter(after), (between, after)
