@@ -254,9 +254,11 @@ def test_readyboost_counted_trials_are_valid_and_the_mechanism_shows(built):
     """The quick readyboost run (SMALLER's arms, rounds and group): every counted trial passed its
     validity check with no task killed; the agent's restore left at most 1 % of the working set
     for the victim's re-touch to read from swap (its major faults; the bare disk without the agent
-    faulted); and with the agent reading between the hog rounds the tier served more of the
-    restore from its flash than with the agent waiting for the hogs to end (hit share 1.00 against
-    0.24 in the reference quick run, at quick's 6 rounds)."""
+    faulted); and with the agent reading between the hog rounds the tier's flash left the platter
+    fewer of the restore's bytes to read than with the agent waiting for the hogs to end (medians
+    11.0 MB against 17.8 MB in the reference quick run). Not the flash's share of all reads: the
+    file set's refill is most of them, and a trial whose agent brought every page back in the
+    rounds has only the refill's share."""
     import os
 
     import pandas as pd
@@ -273,8 +275,9 @@ def test_readyboost_counted_trials_are_valid_and_the_mechanism_shows(built):
     agent = counted[counted["arm"] != "hdd"]
     assert (agent["majflt"] <= 0.01 * agent["working_set"] / 4096).all()
     assert by_arm["majflt"].min()["hdd"] > 0
-    hit = by_arm["tier_hit_share_restore"].median()
-    assert hit["tier_between"] > hit["tier_after"], hit
+    platter = (counted["device_read_bytes_restore"] - counted["device_cache_hit_bytes_restore"]).groupby(
+        counted["arm"]).median()
+    assert platter["tier_between"] < platter["tier_after"], platter
     assert (counted[counted["arm"] == "tier_between"]["agent_rewritten"] == 0).all()
 
 
