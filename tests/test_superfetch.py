@@ -164,9 +164,13 @@ def test_the_agent_reads_swapped_pages_into_the_swap_cache_and_they_are_dropped_
         read = vm("pswpin") - in0
         assert read >= 0.9 * out and report["restore"]["swapins"] >= 0.9 * out
         # every page was out at --go and nothing swapped out after it: one pass asked for all of
-        # them, and the done check saw them back at once (it reads the page counters; memory.stat
-        # swap, flushed by each of the agent's looks, kept a residue that only its 2 s flush cleared)
-        assert report["passes"] == 1 and report["swap_done_s"] - report["go_s"] < 1.0, report
+        # them, and the done check saw them back at once after its last read (it reads the page
+        # counters; memory.stat swap, flushed by each of the agent's looks, kept a residue that
+        # only its 2 s flush cleared). Timed from the last read, not from --go: the reads take
+        # the emulated disk's time (0.55-0.9 s for 8 MiB here and in recorded readyboost trials).
+        last_read_s = (max(w["end_ns"] for w in report["windows"] if w["phase"] == "restore")
+                       - report["t0_ns"]) / 1e9
+        assert report["passes"] == 1 and 0 <= report["swap_done_s"] - last_read_s < 0.5, (last_read_s, report)
         # left only in swap: at most what the agent did not read (the victim's stack and libc
         # pages are in `out` too)
         left = int(recovery.out_of_ram(cg)) // PAGE
