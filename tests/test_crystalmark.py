@@ -410,10 +410,21 @@ def _tier_frame():
                 if phase == "rand_read_64k":
                     counters["hits"] += 250
                     counters["misses"] += 750
+                    held += 4000  # the misses' copies: the tier re-caches while the test runs
                 counters["cache_blocks"] = held
                 r.update({f"tier_{phase}_{c}": v for c, v in counters.items()})
             rows.append(r)
     return pd.DataFrame(rows)
+
+
+def test_a_set_cut_short_is_said_with_its_time() -> None:
+    """The paper says how long a set ran: CrystalMark's own sets transfer the whole file."""
+    from pagelab.experiments import crystalmark as cm
+
+    assert cm.set_cut({"set_time": "5s"}) == \
+        "each set stopped after at most 5\\,s where CrystalMark's transfer the whole file"
+    assert "at most 0.2\\,s" in cm.set_cut({"set_time": "0.2s"})
+    assert cm.set_cut({"set_time": 0}) == "each set transferring the whole file, as CrystalMark's do"
 
 
 def test_the_tier_phases_and_their_sentence_follow_the_counters() -> None:
@@ -430,6 +441,8 @@ def test_the_tier_phases_and_their_sentence_follow_the_counters() -> None:
     assert "held 91.6\\,\\% of the test file's blocks before the sequence and 45.1\\,\\% after" in text
     assert "offered 32768 copies to the stick, dropped 24000 and invalidated 24000" in text
     assert "served 25.0\\,\\% of that test's reads" in text
+    assert "when Random Read 64K began it held 45.1\\,\\% and when it ended 57.3\\,\\%" in text
+    assert "With a fresh image it held 26.8\\,\\% when Random Read 64K began and 39.0\\,\\% when it ended" in text
     old = _tier_frame()
     old = old.drop(columns=[c for c in old.columns if c.startswith("tier_")]).assign(tier_start_cache_blocks=math.nan)
     assert "not recorded phase by phase" in cm.phase_sentence(cm.tier_phases(old))

@@ -39,7 +39,7 @@ from pagelab.core import plots, records
 from pagelab.core.latex import escape, fmt
 from pagelab.core.prose import comparison_rows, finding
 from pagelab.core.stats import Estimate, coverage_label, interval_name, median_ci, median_rank, paired_ratio_ci
-from pagelab.core.units import parse_size
+from pagelab.core.units import parse_duration, parse_size
 from pagelab.experiments import harness
 from pagelab.experiments.harness import entry
 from pagelab.run import devices, sequential, trials
@@ -284,12 +284,14 @@ def phase_sentence(phases: pd.DataFrame) -> str:
                      f"Sequential Write, which offered {at(a, 'seq_write', 'offered'):.0f} copies to the stick, "
                      f"dropped {at(a, 'seq_write', 'dropped'):.0f} and invalidated "
                      f"{at(a, 'seq_write', 'invalidated'):.0f} cached blocks; when Random Read 64K began it held "
-                     f"{pct(at(a, 'rand_write_512k', 'held_share'))}, and the stick served "
+                     f"{pct(at(a, 'rand_write_512k', 'held_share'))} and when it ended "
+                     f"{pct(at(a, 'rand_read_64k', 'held_share'))}, and the stick served "
                      f"{pct(at(a, 'rand_read_64k', 'hit_share'))} of that test's reads")
     if "tiered" in set(phases["arm"]):
         a = "tiered"
         parts.append(f"with a fresh image it held {pct(at(a, 'rand_write_512k', 'held_share'))} when Random Read "
-                     f"64K began and served {pct(at(a, 'rand_read_64k', 'hit_share'))} of its reads")
+                     f"64K began and {pct(at(a, 'rand_read_64k', 'held_share'))} when it ended, and served "
+                     f"{pct(at(a, 'rand_read_64k', 'hit_share'))} of its reads")
     # one sentence per arm; the first follows the section's colon, the next stands on its own
     return ". ".join(p if i == 0 else p[:1].upper() + p[1:] for i, p in enumerate(parts))
 
@@ -370,6 +372,7 @@ def macros(summary: pd.DataFrame, rat: dict[str, Estimate], cfg: dict[str, Any],
                                               + [e.n for e in rat.values()], latex=True),
         "CrystalmarkSizeMiB": fmt(parse_size(cfg["size"]) / 2**20),
         "CrystalmarkSets": str(cfg["sets"]),
+        "CrystalmarkSetCut": set_cut(cfg),
         "CrystalmarkRejected": str(int(rejected["rejected"].sum())) if rejected is not None and len(rejected) else "0",
         "CrystalmarkDirectRRSixtyFourK": get("direct", "rand_read_64k"),
         "CrystalmarkDirectSeqRead": get("direct", "seq_read"),
@@ -387,6 +390,16 @@ def macros(summary: pd.DataFrame, rat: dict[str, Estimate], cfg: dict[str, Any],
         "CrystalmarkDirectSentence": sentence(*pairs[2][:2]),
         "CrystalmarkComparisons": comparison_rows([(label, rat.get(key), "") for key, _, label in pairs]),
     }
+
+
+def set_cut(cfg: dict[str, Any]) -> str:
+    """How long a set ran, in words: CrystalMark's own sets transfer the whole file; a run's
+    `set_time` may stop them sooner (behind the tier the test re-caches while it runs, so a
+    stopped set also stops that: the phase counters show how far it got)."""
+    seconds = parse_duration(cfg.get("set_time", 0))
+    if not seconds:
+        return "each set transferring the whole file, as CrystalMark's do"
+    return f"each set stopped after at most {seconds:g}\\,s where CrystalMark's transfer the whole file"
 
 
 def tier_stick(cfg: dict[str, Any]) -> str:
