@@ -229,9 +229,9 @@ def recorded_results(tmp_path_factory) -> Path:
         dest = out / experiment
         replay(rec, experiment, dest)
         shutil.copyfile(rec / experiment / "config.json", dest / "config.json")
-        run = subprocess.run(  # the template with its narrative, on papermill's stdin (as the rule pipes it)
-            [str(VENV_BIN / "papermill"), "--cwd", str(REPO), "-k", "python3", "-", str(dest / f"{experiment}.ipynb"),
-             "-p", "results_dir", str(dest), "-p", "profile", "quick"],
+        run = subprocess.run(  # the template with its narrative, on the step's stdin (as the rule pipes it)
+            [str(VENV_BIN / "pagelab"), "pipeline", "execute", "--cwd", str(REPO), "-",
+             str(dest / f"{experiment}.ipynb"), "-p", "results_dir", str(dest), "-p", "profile", "quick"],
             input=notebooks.dumps(notebooks.notebook(experiment)), capture_output=True, text=True, env=env,
             timeout=600)
         (dest / "papermill.json").write_text(json.dumps(

@@ -151,3 +151,88 @@ def test_the_pipeline_step_prints_the_notebook_papermill_runs(capsys, tmp_path):
     assert json.loads((tmp_path / "p.ipynb").read_text()) == printed
     assert main(["pipeline", "notebook", "nosuch"]) == 2
     assert "no experiment named 'nosuch'" in capsys.readouterr().err
+
+
+# A kernel that exits at its first `fails` starts (counted in a file), then runs ipykernel: a
+# kernel that did not come up, as one does when jupyter_client hands two kernels started at once
+# the same port (jupyter/jupyter_client#154).
+FLAKY_KERNEL = """import os, sys
+connection, count, fails = sys.argv[1], sys.argv[2], int(sys.argv[3])
+n = int(open(count).read()) if os.path.exists(count) else 0
+open(count, "w").write(str(n + 1))
+if n < fails:
+    sys.exit(1)
+os.execv(sys.executable, [sys.executable, "-m", "ipykernel_launcher", "-f", connection])
+"""
+
+
+def _flaky(tmp_path, fails: int, cells: list[str]):
+    """A kernel spec `flaky` that fails its first `fails` starts, a notebook of `cells` with a
+    papermill parameters cell, and a function running `pagelab pipeline execute` on it."""
+    import os
+    import subprocess
+
+    from conftest import VENV_BIN
+
+    spec = tmp_path / "jupyter" / "kernels" / "flaky"
+    spec.mkdir(parents=True)
+    (tmp_path / "flaky.py").write_text(FLAKY_KERNEL)
+    (spec / "kernel.json").write_text(json.dumps({
+        "argv": [str(VENV_BIN / "python"), str(tmp_path / "flaky.py"), "{connection_file}",
+                 str(tmp_path / "starts"), str(fails)],
+        "display_name": "flaky", "language": "python"}))
+    nb = {"nbformat": 4, "nbformat_minor": 5, "metadata": {"kernelspec": {"name": "flaky", "language": "python"}},
+          "cells": [{"cell_type": "code", "id": f"c{i}", "metadata": {"tags": ["parameters"] if i == 0 else []},
+                     "source": src, "outputs": [], "execution_count": None}
+                    for i, src in enumerate(["who = 'nobody'"] + cells)]}
+    env = {**os.environ, "JUPYTER_PATH": str(tmp_path / "jupyter"), "PATH": f"{VENV_BIN}:{os.environ['PATH']}"}
+
+    def run():
+        return subprocess.run([str(VENV_BIN / "pagelab"), "pipeline", "execute", "-k", "flaky", "--cwd", str(tmp_path),
+                               "-", str(tmp_path / "out.ipynb"), "-p", "who", "the reader"],
+                              input=json.dumps(nb), capture_output=True, text=True, env=env, timeout=300)
+    return run
+
+
+def starts(tmp_path) -> int:
+    return int((tmp_path / "starts").read_text())
+
+
+def test_a_kernel_that_did_not_come_up_is_started_again(tmp_path):
+    """The notebook step (`pagelab pipeline execute`, what every notebook rule runs) starts a
+    kernel that died before its first reply again, and the notebook then runs with its
+    parameters; stderr says so."""
+    run = _flaky(tmp_path, 1, ["print('hello', who)"])()
+    assert run.returncode == 0, run.stderr[-3000:]
+    assert starts(tmp_path) == 2
+    assert "did not start (Kernel died before replying to kernel_info); starting it again, run 2 of at most 3" \
+        in run.stderr
+    out = json.loads((tmp_path / "out.ipynb").read_text())
+    printed = ["".join(o.get("text", "")) for c in out["cells"] for o in c.get("outputs", [])]
+    assert any("hello the reader" in t for t in printed), printed
+
+
+def test_a_kernel_that_never_comes_up_fails_after_three_runs(tmp_path):
+    run = _flaky(tmp_path, 99, ["print('hello', who)"])()
+    assert run.returncode == 1
+    assert starts(tmp_path) == notebooks.ATTEMPTS == 3
+    assert run.stderr.count("starting it again") == 2
+    assert run.stderr.strip().splitlines()[-1] == \
+        "pagelab pipeline execute: Kernel died before replying to kernel_info"
+
+
+def test_a_cell_that_fails_is_not_run_again(tmp_path):
+    """Only a kernel's start is retried: a notebook whose cell raises fails at its first run."""
+    run = _flaky(tmp_path, 0, ["raise SystemError('the analysis failed')"])()
+    assert run.returncode != 0
+    assert starts(tmp_path) == 1
+    assert "starting it again" not in run.stderr
+    assert "the analysis failed" in run.stderr
+
+
+def test_the_notebook_step_refuses_a_notebook_that_is_not_there(tmp_path, capsys):
+    from pagelab.cli import main
+
+    assert main(["pipeline", "execute", str(tmp_path / "none.ipynb"), str(tmp_path / "out.ipynb")]) == 2
+    assert "cannot read the notebook" in capsys.readouterr().err
+    assert not (tmp_path / "out.ipynb").exists()

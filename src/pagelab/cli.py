@@ -23,6 +23,8 @@
   pagelab pipeline tidy EXPERIMENT --config JSON --results DIR --output PARQUET
                                                              the checked Parquet table of the trials
   pagelab pipeline notebook EXPERIMENT [--output IPYNB]      the template with its narrative, for papermill
+  pagelab pipeline execute IN OUT [-p NAME VALUE ...] [-k KERNEL] [--cwd DIR]
+                                                             run a notebook with papermill (IN '-': stdin)
   pagelab pipeline published --claims CSV --table TEX --macros TEX   the published claims
   pagelab pipeline verdicts --results DIR --claims CSV --profile P --tex TEX --csv CSV --macros TEX
                                                              each claim's verdict
@@ -327,6 +329,25 @@ def cmd_notebook(args: argparse.Namespace) -> int:
     return 0
 
 
+def cmd_execute(args: argparse.Namespace) -> int:
+    """A notebook (a file, or '-' for stdin) run by papermill into OUT, its kernel started again
+    when it did not come up (pagelab.core.notebooks.execute); an input that is not there is bad
+    input (exit 2)."""
+    from pagelab.core import notebooks
+
+    if args.input == "-":
+        text = sys.stdin.read()
+    else:
+        try:
+            text = Path(args.input).read_text()
+        except OSError as exc:
+            raise _config.ConfigError(f"cannot read the notebook {args.input}: {exc.strerror}") from exc
+    if not text.strip():
+        raise _config.ConfigError(f"the notebook {args.input} is empty")
+    notebooks.execute(text, args.output, [tuple(p) for p in args.parameters], kernel=args.kernel, cwd=args.cwd)
+    return 0
+
+
 def cmd_write_json(args: argparse.Namespace) -> int:
     """A JSON document given on the command line (a rule's params), written atomically."""
     try:
@@ -468,6 +489,15 @@ def _add_notebook(sp: argparse.ArgumentParser) -> None:
     sp.add_argument("--output", default=None, metavar="IPYNB", help="write it here (default: stdout)")
 
 
+def _add_execute(sp: argparse.ArgumentParser) -> None:
+    sp.add_argument("input", metavar="IN", help="the notebook ('-': read it from stdin)")
+    sp.add_argument("output", metavar="OUT", help="the executed notebook")
+    sp.add_argument("-p", "--parameters", nargs=2, action="append", default=[], metavar=("NAME", "VALUE"),
+                    help="a parameter, typed as papermill's -p types it (any number)")
+    sp.add_argument("-k", "--kernel", default="python3", help="the kernel's name (default: python3)")
+    sp.add_argument("--cwd", default=".", metavar="DIR", help="the kernel's working directory (default: .)")
+
+
 def _add_write_json(sp: argparse.ArgumentParser) -> None:
     sp.add_argument("--output", required=True, metavar="FILE")
     sp.add_argument("json", help="the document")
@@ -496,6 +526,8 @@ PIPELINE_STEPS: list[tuple[str, Callable[[argparse.Namespace], int], str, Adder]
     ("tidy", cmd_tidy, "an experiment's trials as one checked Parquet table (and check.txt)", _add_tidy),
     ("notebook", cmd_notebook, "an experiment's notebook: the template with its narrative, for papermill",
      _add_notebook),
+    ("execute", cmd_execute, "run a notebook with papermill, its kernel started again if it did not come up",
+     _add_execute),
     ("published", cmd_published, "the published claims' table and macros (data/published/claims.csv)",
      _files("claims=CSV", "table=TEX", "macros=TEX")),
     ("verdicts", cmd_verdicts, "each claim's verdict from the experiments' measurements.json",

@@ -1,8 +1,9 @@
 # Every experiment's two steps, by name: its trials (`pagelab trial <name>`, one measurement job
 # at a time) and its papermill notebook (notebooks/_template.ipynb with the experiment's
 # narrative, notebooks/<name>.ipynb, put in by `pagelab pipeline notebook` and piped into
-# papermill: its descriptor's `analyse` writes the outputs, further tables such as seekmodel's
-# spans.tex beside them). An experiment is found through config.experiments().
+# `pagelab pipeline execute`, papermill with a kernel that did not come up started again): its
+# descriptor's `analyse` writes the outputs, further tables such as seekmodel's spans.tex beside
+# them. An experiment is found through config.experiments().
 
 
 rule trial:
@@ -64,5 +65,5 @@ rule notebook:
         "../../environment.yml"
     shell:
         "(pagelab pipeline notebook {wildcards.experiment}"
-        " | papermill --cwd . -k python3 - {output.notebook}"
+        " | pagelab pipeline execute - {output.notebook}"
         " -p results_dir results/{wildcards.experiment} -p profile {params.profile}) > {log} 2>&1"

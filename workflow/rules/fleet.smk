@@ -99,7 +99,7 @@ rule fleet_notebook:
         "../../environment.yml"
     shell:
         "(pagelab pipeline notebook {wildcards.experiment}"
-        " | papermill --cwd . -k python3 - {output.notebook}"
+        " | pagelab pipeline execute - {output.notebook}"
         " -p results_dir results/fleet/{wildcards.host}/{wildcards.experiment}"
         " -p profile {params.profile}) > {log} 2>&1"
 
@@ -142,7 +142,7 @@ rule fleet_merge:
     conda:
         "../../environment.yml"
     shell:
-        "papermill --cwd . -k python3 {input.notebook} {output.notebook} -p plan {input.plan}"
+        "pagelab pipeline execute {input.notebook} {output.notebook} -p plan {input.plan}"
         " -p results results/fleet -p logs results/logs/fleet -p csv_out {output.csv} -p tex_out {output.tex}"
         " > {log} 2>&1"
 
@@ -192,7 +192,7 @@ rule fleet_cells_notebook:
         "../../environment.yml"
     shell:
         "(pagelab pipeline notebook {wildcards.experiment}"
-        " | papermill --cwd . -k python3 - {output.notebook}"
+        " | pagelab pipeline execute - {output.notebook}"
         " -p results_dir results/fleet/merged/{wildcards.experiment} -p profile {params.profile}) > {log} 2>&1"
 
 

@@ -487,7 +487,7 @@ def rebuild_recording(name: str, notebooks: Path | None = None) -> dict[str, Any
     if not fingerprint:
         raise ValueError(f"no recording {name!r} in {recorded_dir()}")
     profile = json.loads((rec / next(iter(fingerprint)) / "config.json").read_text()).get("profile", "quick")
-    papermill = Path(sys.executable).with_name("papermill")
+    pagelab = Path(sys.executable).with_name("pagelab")
     measurements: dict[str, Any] = {}
     skipped: dict[str, str] = {}
     with tempfile.TemporaryDirectory(prefix="pagelab-recorded-") as tmp:
@@ -495,11 +495,11 @@ def rebuild_recording(name: str, notebooks: Path | None = None) -> dict[str, Any
             dest = Path(tmp) / exp
             replay(rec, exp, dest)
             shutil.copyfile(rec / exp / "config.json", dest / "config.json")
-            nb = notebook_text(experiment_notebook(exp, notebooks))  # on papermill's stdin, as the rule pipes it
-            run = subprocess.run([str(papermill), "--cwd", str(root()), "-k", "python3", "-",
+            nb = notebook_text(experiment_notebook(exp, notebooks))  # on the step's stdin, as the rule pipes it
+            run = subprocess.run([str(pagelab), "pipeline", "execute", "--cwd", str(root()), "-",
                                   str(dest / f"{exp}.ipynb"), "-p", "results_dir", str(dest), "-p", "profile", profile],
                                  input=nb, capture_output=True, text=True, timeout=1800,
-                                 env={**os.environ, "PATH": f"{papermill.parent}:{os.environ.get('PATH', '')}"})
+                                 env={**os.environ, "PATH": f"{pagelab.parent}:{os.environ.get('PATH', '')}"})
             if run.returncode != 0:
                 raise RuntimeError(f"{name}: the {exp} notebook failed: {run.stderr.strip()[-800:]}")
             doc = json.loads((dest / "measurements.json").read_text())

@@ -8,13 +8,16 @@ tagged `narrative`, and a narrative cell tagged with a section's tag (`summary`,
 `details`, `outputs`: the tags of the template's headings) stands after that heading, before the
 section's code. Everything else, the papermill `parameters` cell first among the code cells, is
 the template's. The pipeline pipes the result into papermill (`pagelab pipeline notebook NAME |
-papermill - results/NAME/NAME.ipynb -p results_dir ... -p profile ...`).
+pagelab pipeline execute - results/NAME/NAME.ipynb -p results_dir ... -p profile ...`), which
+runs it with papermill (`execute`).
 """
 
 from __future__ import annotations
 
 import copy
 import json
+import sys
+import tempfile
 from pathlib import Path
 from typing import Any
 
@@ -114,3 +117,36 @@ def notebook(name: str, directory: Path | str | None = None) -> Notebook:
 def dumps(nb: Notebook) -> str:
     """A notebook as the file it is (JSON, one-space indent, as Jupyter writes it)."""
     return json.dumps(nb, indent=1, ensure_ascii=False) + "\n"
+
+
+# jupyter_client's errors for a kernel that did not come up: it died before its first reply (two
+# kernels started at once can be handed the same free port, since jupyter_client picks ports,
+# closes them and passes them on: jupyter/jupyter_client#154) or it never replied
+START_FAILURES = ("Kernel died before replying to kernel_info", "Kernel didn't respond in")
+ATTEMPTS = 3
+
+
+def execute(text: str, output: Path | str, parameters: list[tuple[str, str]], kernel: str = "python3",
+            cwd: Path | str = ".", attempts: int = ATTEMPTS) -> int:
+    """Run the notebook `text` with papermill as `papermill --cwd CWD -k KERNEL IN OUTPUT -p NAME
+    VALUE ...` would, with a fresh kernel again, up to `attempts` runs in all, while the kernel
+    fails to start (START_FAILURES); a failure after the start, such as a cell's error, is raised
+    at once. Returns the number of runs it took."""
+    from papermill.cli import papermill as papermill_cli
+
+    with tempfile.TemporaryDirectory(prefix="pagelab-notebook-") as tmp:
+        source = Path(tmp) / "input.ipynb"
+        source.write_text(text)
+        args = [str(source), str(output), "--cwd", str(cwd), "-k", kernel]
+        for name, value in parameters:
+            args += ["-p", name, value]
+        for attempt in range(1, attempts + 1):
+            try:
+                papermill_cli.main(args=args, prog_name="papermill", standalone_mode=False)
+                return attempt
+            except RuntimeError as exc:
+                if attempt == attempts or not str(exc).startswith(START_FAILURES):
+                    raise
+                print(f"pagelab: kernel {kernel!r} did not start ({exc}); starting it again, "
+                      f"run {attempt + 1} of at most {attempts}", file=sys.stderr, flush=True)
+    raise AssertionError("unreachable")
