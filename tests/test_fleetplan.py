@@ -157,6 +157,47 @@ def recorded_machine() -> str:
     return next(p.parent.name for p in sorted((REPO / "data/recorded").glob("*/full")))
 
 
+def test_the_fewest_trials_the_rule_allows_take_each_configurations_first_n_min(padded):
+    """replay.fewest keeps of each configuration its first n_min counted trials (10 at full): on
+    the padded payoff recording (15 each) exactly 10 each, the first 10 in trial order, and
+    timed at those: less than what today's rule keeps, which is less than every trial."""
+    import collections
+
+    from pagelab.experiments import harness, replay
+    from pagelab.run import timing, trials
+
+    payoff = padded / recorded_machine() / "full" / "payoff"
+    desc = harness.descriptor("payoff")
+    recs = timing.read_records(payoff)
+    least = replay.fewest("payoff", payoff, recs)
+    counted = [r for r in least if trials.is_counted(r)]
+    per = collections.Counter(desc.conf_name(r["params"]) for r in counted)
+    assert set(per.values()) == {10} and len(per) == 20
+    for conf in per:
+        mine = sorted((r for r in recs if trials.is_counted(r) and desc.conf_name(r["params"]) == conf),
+                      key=lambda r: r["order"])
+        assert [r["order"] for r in counted if desc.conf_name(r["params"]) == conf] == [r["order"] for r in mine[:10]]
+    floor, kept, every = (sum(fleetplan.durations(payoff, desc.cell_of, k).values())
+                          for k in (replay.fewest, replay.kept, None))
+    assert floor < kept < every
+
+
+def test_the_plan_prints_the_floor_of_todays_rule_and_says_when_it_misses_the_target():
+    """Beside the prediction, the plan prints the same jobs with every configuration at n_min: on
+    the full recording, one host needs 2:34 even then (2:52 predicted), so a 2-hour target is
+    out of reach of any run under today's rule at these trials' lengths; three hosts 51:55."""
+    one = pagelab("--hosts", "1", "--profile", "full", "--machine", recorded_machine(), "--within", "7200")
+    assert one.returncode == 0, one.stderr
+    lines = one.stdout.splitlines()
+    floor = next(ln for ln in lines if ln.startswith("at the fewest trials today's rule allows"))
+    assert floor.startswith("at the fewest trials today's rule allows (every configuration at n_min): 2:34:")
+    assert floor.endswith("over 2:00:00: no run under today's rule meets it at these trials' lengths, only "
+                          "shorter trials or more hosts")
+    assert any(ln.startswith("predicted wall time: 2:52:") for ln in lines)
+    three = pagelab("--hosts", "3", "--profile", "full", "--machine", recorded_machine()).stdout.splitlines()
+    assert "at the fewest trials today's rule allows (every configuration at n_min): 51:55" in three
+
+
 def test_the_full_profile_on_three_hosts_plans_readyboost_and_payoff_cell_by_cell():
     """The recorded full profile on 3 hosts: readyboost planned arm by arm and payoff cell by
     cell (their descriptors' split and cell_of); the cells longest first; the plan within the

@@ -293,6 +293,7 @@ def cmd_fleet_plan(args: argparse.Namespace) -> int:
         notes = fleetplan.recorded_differences(source, experiments)
         hosts = [f"host{i + 1}" for i in range(args.hosts)]
         what = f"the {profile} profile on {args.hosts} identical host(s)"
+        fewest = fleetplan.profile_cells(source, experiments, split, replay.fewest)
     else:
         cfg = fleet.raw_config(args.configfile)
         hosts = [h["name"] for h in fleet.hosts(cfg)]
@@ -302,11 +303,12 @@ def cmd_fleet_plan(args: argparse.Namespace) -> int:
         source = args.recording or fleetplan.recording(profile, args.machine)
         cells, split = fleetplan.job_cells(fleet.jobs(cfg), source, fleet.job_shares(cfg, descriptor),
                                            replay.kept), {}
+        fewest = fleetplan.job_cells(fleet.jobs(cfg), source, fleet.job_shares(cfg, descriptor), replay.fewest)
         notes = fleetplan.recorded_differences(source, sorted({e for _, e in fleet.jobs(cfg)}))
         what = f"the fleet's {len(cells)} job(s) ({profile} profile) on its {len(hosts)} host(s)"
     plan = fleetplan.lpt(cells, hosts)
     sys.stdout.write(fleetplan.table(plan, f"Fleet plan: {what}, durations from {source}", args.within, list(split),
-                                     notes))
+                                     notes, least=fleetplan.lpt(fewest, hosts)))
     return 0
 
 

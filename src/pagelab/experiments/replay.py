@@ -12,6 +12,9 @@ configurations' first n counted trials in place of the trials a run would have h
 run interleaves its configurations round by round, so they have about as many). A configuration
 whose recording ran out before today's rule would stop keeps every trial it has. Invalid trials
 and warm-ups recorded before a configuration's last kept trial are kept: a run pays for them too.
+`fewest` takes of each configuration its first n_min counted trials instead: the least a run
+under today's rule can take at the recording's seconds per trial (the floor `pagelab fleet plan`
+prints beside its prediction).
 Not for: judging (a recording is judged on every trial it holds).
 """
 
@@ -25,6 +28,18 @@ def kept(experiment: str, directory: Path | str, recs: list[dict[str, Any]]) -> 
     """The records of `recs` (a recorded run of `experiment` in `directory`, which holds its
     config.json) that a run under today's stopping rule would have run; `recs` unchanged where the
     directory has no config.json or no record names its parameters."""
+    return _take(experiment, directory, recs, fewest=False)
+
+
+def fewest(experiment: str, directory: Path | str, recs: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """As `kept`, with every configuration stopped at today's n_min, the fewest counted trials the
+    rule lets any configuration stop at: the least a run under today's rule can take at the
+    recording's seconds per trial (every arm's interval narrow, or its answer known, at its first
+    look)."""
+    return _take(experiment, directory, recs, fewest=True)
+
+
+def _take(experiment: str, directory: Path | str, recs: list[dict[str, Any]], fewest: bool) -> list[dict[str, Any]]:
     from pagelab.claims import registry
     from pagelab.experiments import harness
     from pagelab.run import sequential, trials
@@ -49,7 +64,11 @@ def kept(experiment: str, directory: Path | str, recs: list[dict[str, Any]]) -> 
         values = [desc.metric(r["result"]) for r in by[conf][:n]]
         return trials.stop_reason(values, rule.n_max, rule.ci_pct, settled)[0] is not None
 
-    last = {conf: mine[next((n for n in range(rule.n_min, len(mine) + 1) if stops(conf, n)), len(mine)) - 1]["order"]
-            for conf, mine in by.items()}  # each configuration's last kept trial, by order
+    def stop_n(conf: str, mine: list[dict[str, Any]]) -> int:
+        if fewest:
+            return min(rule.n_min, len(mine))
+        return next((n for n in range(rule.n_min, len(mine) + 1) if stops(conf, n)), len(mine))
+
+    last = {conf: mine[stop_n(conf, mine) - 1]["order"] for conf, mine in by.items()}  # last kept trial, by order
     return [r for r in recs if r.get("warmup") or (conf := desc.conf_name(r["params"])) not in last
             or r.get("order", 0) <= last[conf]]

@@ -253,10 +253,12 @@ def recorded_differences(source: Path | str, experiments: Sequence[str]) -> list
 
 
 def table(plan: Plan, title: str, target: float | None = None, splittable: Sequence[str] = (),
-          notes: Sequence[str] = ()) -> str:
+          notes: Sequence[str] = (), least: Plan | None = None) -> str:
     """The plan as printed: the jobs in submission order with host, start and end, each host's
     load, the predicted wall time, and, when it exceeds `target`, what bounds it; `notes`
-    (recorded_differences) under the title: experiments recorded with other settings than today's."""
+    (recorded_differences) under the title: experiments recorded with other settings than today's;
+    `least`, the same jobs' plan with every configuration at n_min (replay.fewest): the floor
+    of any run under today's rule at the recorded trials' lengths."""
     from pagelab.run.progress import duration
     head = ["order", "cell", "host", "start", "end"]
     rows = [[str(i + 1), s.cell.name, s.host, duration(s.start), duration(s.end)] for i, s in enumerate(plan.slots)]
@@ -273,6 +275,12 @@ def table(plan: Plan, title: str, target: float | None = None, splittable: Seque
     lines.append(f"lower bound of any schedule: {duration(plan.lower_bound + plan.run_overhead)}" +
                  ("; jobs bound to their hosts" if plan.restricted else
                   f"; LPT is at most {graham_bound(len(plan.hosts)):.4g} x the optimum on identical hosts"))
+    if least is not None:
+        over = target is not None and least.wall > target
+        lines.append(f"at the fewest trials today's rule allows (every configuration at n_min): "
+                     f"{duration(least.wall)}" + (f", over {duration(target)}: no run under today's rule meets it "
+                                                  "at these trials' lengths, only shorter trials or more hosts"
+                                                  if over else ""))
     if target is not None:
         lines.append(verdict(plan, target, splittable))
     return "\n".join(lines) + "\n"
