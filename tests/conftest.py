@@ -309,3 +309,14 @@ def padded_recording(dest: Path, experiment: str = "payoff", to: int = 15) -> Pa
 def padded(tmp_path_factory) -> Path:
     """padded_recording's root, made once per session (its tests only read it)."""
     return padded_recording(tmp_path_factory.mktemp("padded"))
+
+
+def touch_and_free(mib: int, huge: bool = False) -> None:
+    """A child touches `mib` MiB of fresh private anonymous memory (one write a page) and exits;
+    with `huge`, backed by transparent huge pages where it can (madvise), so that its exit frees
+    whole 2 MiB pageblocks."""
+    subprocess.run([sys.executable, "-c",
+                    "import mmap\n"
+                    f"m = mmap.mmap(-1, {mib} << 20, flags=mmap.MAP_PRIVATE | mmap.MAP_ANONYMOUS)\n"
+                    + ("m.madvise(mmap.MADV_HUGEPAGE)\n" if huge else "")
+                    + "for i in range(0, len(m), 4096): m[i] = 1"], check=True)

@@ -1,25 +1,13 @@
 """Counters read from the real kernel: deltas move when the matching activity happens."""
 
 import os
-import subprocess
-import sys
 import time
 from pathlib import Path
 
 import pytest
 
+from conftest import touch_and_free
 from pagelab.system import counters, provenance
-
-
-def touch_and_free(mib: int, huge: bool = False) -> None:
-    """A child touches `mib` MiB of fresh private anonymous memory (one write a page) and exits;
-    with `huge`, backed by transparent huge pages where it can (madvise), so that its exit frees
-    whole 2 MiB pageblocks."""
-    subprocess.run([sys.executable, "-c",
-                    "import mmap\n"
-                    f"m = mmap.mmap(-1, {mib} << 20, flags=mmap.MAP_PRIVATE | mmap.MAP_ANONYMOUS)\n"
-                    + ("m.madvise(mmap.MADV_HUGEPAGE)\n" if huge else "")
-                    + "for i in range(0, len(m), 4096): m[i] = 1"], check=True)
 
 
 def test_vmstat_and_rusage_deltas_see_page_faults():
