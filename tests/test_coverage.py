@@ -219,8 +219,15 @@ def _unjudged_statistics(n_min=None):
     return out
 
 
-def _within_error(cov, named):
-    return cov >= named - 3 * np.sqrt(named * (1 - named) / SIM_DRAWS)
+def _within_error(cov, named, z=3.0):
+    return cov >= named - z * np.sqrt(named * (1 - named) / SIM_DRAWS)
+
+
+def _family_z(cases):
+    """The standard errors one of `cases` arms may fall short by Monte-Carlo error alone, at the
+    one-sided 0.00135 of 3 standard errors for all of them together (Bonferroni): 75 arms held
+    to 3 each would see one short by chance one time in ten."""
+    return float(sp_stats.norm.isf(sp_stats.norm.sf(3.0) / len(cases)))
 
 
 def test_the_runs_rule_keeps_the_named_coverage_with_the_claims_windows():
@@ -263,18 +270,19 @@ def test_arms_that_no_claim_judges_keep_the_named_coverage_where_they_stop_on_wi
     93.75 % allows (the reason the full profile's n_min stays 10 for every arm)."""
     cases = _unjudged_statistics()
     assert len(cases) >= 60
+    z = _family_z(cases)  # 4.1 for 75 arms
     for name, values, rule in cases:
         assert rule.n_min == 10
         sample, truth = _kde(values)
         cov, named, mean_n = simulate(sample, truth, (-np.inf, np.inf), rule)
-        assert _within_error(cov, named), f"{name}: coverage {cov:.4f}, named {named:.4f}, mean n {mean_n:.1f}"
+        assert _within_error(cov, named, z), f"{name}: coverage {cov:.4f}, named {named:.4f}, mean n {mean_n:.1f}"
     under = []
     for name, values, rule in _unjudged_statistics(n_min=5):
         sample, truth = _kde(values)
         cov, named, _ = simulate(sample, truth, (-np.inf, np.inf), rule)
-        if not _within_error(cov, named):
+        if not _within_error(cov, named, z):
             under.append((round(cov - named, 4), name))
-    assert len(under) >= 10, under  # 35 of 75 on the recording, up to 3.6 points below the name
+    assert len(under) >= 10, under  # 29 of 75 on the recording, up to 3.6 points below the name
     assert min(under)[0] < -0.02
 
 
