@@ -160,26 +160,35 @@ def simulate(sample, truth, window, rule, draws=SIM_DRAWS, every_n=False, level_
     return hits / draws, named / draws, float(stop.mean())
 
 
-def _recorded_statistics():
-    """(name, values, window, rule) of every statistic a claim judged at the full profile holds
-    arms on (sequential.judges), from the full recording's counted trials."""
-
+def _full(exp):
+    """A full-recorded experiment: its recorded config (under today's names), its descriptor, the
+    judges that hold its arms at the full profile (sequential.judges) and the schema's full
+    repetitions, the rule a full run applies now."""
     from pagelab.claims import registry
     from pagelab.experiments import harness
     from pagelab.run import sequential
     from pagelab.system import config
 
+    cfg = harness.read_json(FULL / exp, "config.json")  # a recording's old names: today's
+    desc = harness.descriptor(exp)
+    held, _ = sequential.judges(exp, registry.load_claims(), desc.measures(cfg), "full")
+    return cfg, desc, held, config.check_block(exp, {"profile": "full"}, machine=False)["repetitions"]
+
+
+def _recorded_statistics():
+    """(name, values, window, rule) of every statistic a claim judged at the full profile holds
+    arms on (sequential.judges), from the full recording's counted trials."""
+    from pagelab.experiments import harness
+    from pagelab.run import sequential
+
     out = []
-    table = registry.load_claims()
     for exp in ("pagein", "crystalmark", "standby", "compression", "readyboost"):
-        cfg = harness.read_json(FULL / exp, "config.json")  # a recording's old names: today's
-        desc = harness.descriptor(exp)
+        cfg, desc, held, reps = _full(exp)
         keys = sorted({k for c in desc.configurations(cfg) for k in c})
         frame, _ = harness.load(FULL / exp)
         frame = frame.assign(conf=[desc.conf_name({k: r[k] for k in keys}) for _, r in frame.iterrows()])
-        held, _ = sequential.judges(exp, table, desc.measures(cfg), "full")
         # the rule a full run applies now (the schema's), on the recorded distributions
-        rule = sequential.rule(config.check_block(exp, {"profile": "full"}, machine=False)["repetitions"])
+        rule = sequential.rule(reps)
         for j in held:
             v = [x for x in j.measure.values(frame) if np.isfinite(x)]
             if len(v) >= 5 and np.std(v) > 0:  # a constant (SB1's zero pages) has no interval to test
@@ -191,25 +200,17 @@ def _unjudged_statistics(n_min=None):
     """(name, values, rule) of every configuration's primary metric that no claim judged at the
     full profile holds (it stops on width alone: ci_pct from n_min, or n_max), from the full
     recording's counted trials, under the schema's full rule (its n_min replaced by `n_min`)."""
-    import gzip
-    import json
-
-    from pagelab.claims import registry
-    from pagelab.experiments import harness
     from pagelab.run import sequential, trials
+    from pagelab.run.trialtimes import read_records
     from pagelab.system import config
 
     out = []
-    table = registry.load_claims()
     for exp in config.experiments():
-        cfg = harness.read_json(FULL / exp, "config.json")
-        desc = harness.descriptor(exp)
-        held, _ = sequential.judges(exp, table, desc.measures(cfg), "full")
+        _, desc, held, reps = _full(exp)
         judged = {c for j in held for c in j.measure.confs}
-        reps = config.check_block(exp, {"profile": "full"}, machine=False)["repetitions"]
         rule = sequential.rule({**reps, **({"n_min": n_min} if n_min else {})})
         by: dict[str, list[float]] = {}
-        for r in map(json.loads, gzip.open(FULL / exp / "trials.jsonl.gz", "rt")):
+        for r in read_records(FULL / exp):
             if trials.is_counted(r) and (conf := desc.conf_name(r["params"])) not in judged:
                 by.setdefault(conf, []).append(desc.metric(r["result"]))
         for conf, v in sorted(by.items()):

@@ -34,7 +34,7 @@ sys.path.insert(0, str(REPO / "src"))
 from pagelab.core.records import write_json_atomic  # noqa: E402
 from pagelab.core.stats import median_ci, median_rank  # noqa: E402
 from pagelab.run.tools import pinned_to_one_cpu  # noqa: E402
-from pagelab.system import state  # noqa: E402
+from pagelab.system import counters, state  # noqa: E402
 
 LEVEL = 0.95  # the confidence of every printed interval
 
@@ -92,8 +92,6 @@ def reporting_drained(quiet_s: float = REPORTING_QUIET_S, limit_s: float = REPOR
     """Wait until free page reporting has reported nothing for `quiet_s` (the pages freed before
     a hold handed back), at most `limit_s`; returns the seconds waited. A backlog still draining
     after `limit_s` skips the case (SkipCase): its figures would include the host's faults."""
-    from pagelab.system import counters
-
     t0 = last_change = time.monotonic()
     seen = counters.page_reporting()["reported_kib"]
     while (now := time.monotonic()) - last_change < quiet_s:

@@ -140,13 +140,14 @@ def execute(text: str, output: Path | str, parameters: list[tuple[str, str]], ke
         args = [str(source), str(output), "--cwd", str(cwd), "-k", kernel]
         for name, value in parameters:
             args += ["-p", name, value]
-        for attempt in range(1, attempts + 1):
+        attempt = 1
+        while True:
             try:
                 papermill_cli.main(args=args, prog_name="papermill", standalone_mode=False)
                 return attempt
             except RuntimeError as exc:
                 if attempt == attempts or not str(exc).startswith(START_FAILURES):
                     raise
+                attempt += 1
                 print(f"pagelab: kernel {kernel!r} did not start ({exc}); starting it again, "
-                      f"run {attempt + 1} of at most {attempts}", file=sys.stderr, flush=True)
-    raise AssertionError("unreachable")
+                      f"run {attempt} of at most {attempts}", file=sys.stderr, flush=True)
