@@ -17,9 +17,14 @@ REPO = Path(__file__).resolve().parents[1]
 VENV_BIN = REPO / ".venv" / "bin"
 
 # The long signal sweeps run with `make check-crash` (which CI runs after `make test`), not in
-# `make test`: each stops real trials at every point, for minutes.
-check_crash = pytest.mark.skipif(not os.environ.get("PAGELAB_CHECK_CRASH"),
-                                 reason="a signal sweep (minutes): runs with `make check-crash`")
+# `make test`: each stops real trials at every point, for minutes. `make check-crash` selects
+# them by their marker, so it runs none of the tests `make test` has run.
+def check_crash(test):
+    skip = pytest.mark.skipif(not os.environ.get("PAGELAB_CHECK_CRASH"),
+                              reason="a signal sweep (minutes): runs with `make check-crash`")
+    return pytest.mark.check_crash(skip(test))
+
+
 # Trial runs inside the tests keep their progress lines (pagelab.run.progress) to their logs, off the
 # terminal pytest runs in; tests/test_progress.py turns them back on where it checks them.
 os.environ.setdefault("PAGELAB_PROGRESS", "none")

@@ -6,6 +6,7 @@ The native tools are built by `make test` before both runs start (build_native t
 them, under its own lock). The markers split the suite exactly in two."""
 
 import re
+import shlex
 import subprocess
 
 from conftest import BESIDE, REPO, VENV_BIN
@@ -50,3 +51,23 @@ def test_the_two_runs_of_make_test_split_the_suite():
     beside, rest, every = collected("-m", "beside"), collected("-m", "not beside"), collected()
     assert beside and rest and not beside & rest and beside | rest == every
     assert {ln.split("::")[0].rsplit("/", 1)[-1] for ln in beside} == set(BESIDE)
+
+
+def test_make_check_crash_runs_the_sweeps_and_nothing_make_test_ran():
+    """`make check-crash`'s pytest line (the Makefile's own) collects exactly the tests marked
+    check_crash, which `make test` skips: CI, which runs both, runs no test twice."""
+    recipe = re.search(r"^check-crash:\n\t(.+)$", (REPO / "Makefile").read_text(), re.M).group(1)
+    env_var, pytest, *args = shlex.split(recipe)
+    assert env_var == "PAGELAB_CHECK_CRASH=1" and pytest == "$(VENV)/bin/pytest", recipe
+
+    def collected(*argv: str) -> set[str]:
+        out = subprocess.run([str(VENV_BIN / "pytest"), "--collect-only", "-q", "-p", "no:cacheprovider", *argv],
+                             cwd=REPO, capture_output=True, text=True, timeout=300)
+        assert out.returncode == 0, out.stdout[-2000:] + out.stderr[-2000:]
+        return {ln for ln in out.stdout.splitlines() if "::" in ln}
+
+    sweeps = collected(*args)
+    assert sweeps == collected("-m", "check_crash")
+    assert {"tests/test_crash_sweep.py::test_signal_sweep_leaves_nothing",
+            "tests/test_state.py::test_sigterm_at_every_point_of_two_emulated_trials_is_restored"} <= sweeps
+    assert "tests/test_crash_sweep.py::test_representative_stops" not in sweeps   # make test runs it
