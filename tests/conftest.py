@@ -143,12 +143,19 @@ def native_build() -> Path:
 
 @pytest.fixture
 def disk_tmp() -> Path:
-    """A fresh directory on the repository's own disk, removed afterwards."""
+    """A fresh directory on the repository's own disk, removed afterwards. A mount or a swap file
+    still on under it then (made by a state session that a fixture set up before this one and so
+    tears down after it) is an error naming it, and so is anything else that keeps it."""
+    from pagelab.system import state
+
     base = REPO / ".pytest-scratch"
     path = base / uuid.uuid4().hex[:12]
     path.mkdir(parents=True)
     yield path
-    shutil.rmtree(path, ignore_errors=True)
+    on = [m.mountpoint for m in state.mountinfo() if Path(m.mountpoint).is_relative_to(path)]
+    on += [s for s in state.active_swaps() if Path(s).is_relative_to(path)]
+    assert not on, f"still mounted or swapped on when disk_tmp is removed: {on}"
+    shutil.rmtree(path)
 
 
 def copy_repo(dest: Path) -> Path:

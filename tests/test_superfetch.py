@@ -74,7 +74,9 @@ def swap_used_pages(path: Path) -> int:
 
 
 @pytest.fixture
-def session(tmp_path, monkeypatch):
+def session(tmp_path, monkeypatch, disk_tmp):
+    """A state session around the test. It asks for disk_tmp, so that directory is made before
+    the session and removed after the session has undone the devices the test made in it."""
     monkeypatch.setenv("PAGELAB_JOURNAL", str(tmp_path / "journal.jsonl"))
     from conftest import build_native
 
