@@ -377,6 +377,56 @@ def test_a_stop_in_a_real_trial_leaves_no_work_directory(journal, disk_tmp, tmp_
     assert list(scratch.iterdir()) == [], work
 
 
+def _hog_barriers() -> dict[int, str]:
+    """The running native hogs that wait at a barrier: pid -> the barrier file's path."""
+    hog = str(REPO / "native" / "build" / "hog")
+    out = {}
+    for proc in Path("/proc").glob("[0-9]*"):
+        try:
+            argv = (proc / "cmdline").read_bytes().decode().split("\0")
+        except OSError:
+            continue
+        if argv[0] == hog and "--barrier" in argv:
+            out[int(proc.name)] = argv[argv.index("--barrier") + 1]
+    return out
+
+
+def test_a_kill_while_the_hogs_run_leaves_nothing_of_theirs(journal, disk_tmp, tmp_path):
+    """readyboost's trial (two hogs that hold each round's memory until both have written it, at a
+    barrier file) killed with SIGKILL while its hogs run: after `pagelab state recover` no hog
+    runs and nothing of the run is left, the barrier's file and its directory included (it is
+    made in the trial's work directory; made in /tmp it outlived the kill)."""
+    import json
+
+    from conftest import build_native
+    from pagelab.system import config
+
+    if not os.path.exists("/dev/fuse"):
+        pytest.skip("no /dev/fuse")
+    build_native()
+    cfg = {**config.load(overrides={"profile": "quick"})["readyboost"], "arms": ["hdd"]}
+    scratch = disk_tmp / "scratch"
+    (tmp_path / "config.json").write_text(json.dumps({**cfg, "scratch_dir": str(scratch)}))
+    before, hogs_before = state.show(), _hog_barriers()
+    p = subprocess.Popen([str(VENV_BIN / "pagelab"), "trial", "readyboost", "--config", str(tmp_path / "config.json"),
+                          "--outdir", str(tmp_path / "out")], stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                         text=True, env=dict(os.environ))
+    deadline = time.monotonic() + 120
+    while not (hogs := {k: v for k, v in _hog_barriers().items() if k not in hogs_before}):
+        assert p.poll() is None and time.monotonic() < deadline, p.communicate()[1][-2000:]
+        time.sleep(0.01)
+    barrier = Path(next(iter(hogs.values())))
+    p.kill()
+    p.communicate(timeout=60)
+    rec = subprocess.run([str(VENV_BIN / "pagelab"), "state", "recover"], capture_output=True, text=True,
+                         env=dict(os.environ), timeout=120)
+    assert rec.returncode == 0 and "restored" in rec.stdout, rec.stdout + rec.stderr
+    assert not set(_hog_barriers()) & set(hogs)
+    assert not barrier.exists() and not barrier.parent.exists(), barrier
+    assert state.show() == before and not journal.exists()
+    assert list(scratch.iterdir()) == []
+
+
 def test_a_cpu_latency_limit_holds_while_open_and_the_kernel_drops_it_even_on_kill_9(journal):
     """cpu_latency_limit(0) (make bench's "idle CPUs poll" case): the limit in force is 0 while
     it is held, and an idle CPU then polls instead of halting (where cpuidle has a POLL state);

@@ -455,7 +455,7 @@ def run_trial(st: state.State, cfg: dict[str, Any], trial: trials.Trial, scratch
                      if arm.agent_mode else None)
             with agent or nullcontext():
                 s0 = c.snapshot()
-                hogs_run = push_out(cg, d.hog, rounds=cfg["hog_rounds"], count=HOGS)
+                hogs_run = push_out(cg, d.hog, rounds=cfg["hog_rounds"], count=HOGS, workdir=work)
                 s1 = c.snapshot()
                 cache1 = file_bytes(cg)
                 # smaps' Swap also counts the process's own stack and heap: capped at the whole set

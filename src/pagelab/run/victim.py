@@ -183,7 +183,7 @@ def _reporting_rounds(procs: list[subprocess.Popen[str]], barrier: Path | None, 
 
 
 def push_out(cgroup: Cgroup, size: int, rounds: int | None = None, count: int = 1, timeout: float = 1800.0,
-             oom_wait_limit_s: float = 120.0) -> HogRun:
+             oom_wait_limit_s: float = 120.0, workdir: Path | None = None) -> HogRun:
     """Runs `count` `hog run`s of `size` bytes side by side in `cgroup`, each `rounds` times
     (None: hog run's own default, its table's --rounds), seed 000's memory hogs: their
     allocations push the cgroup's other pages out to swap.
@@ -196,11 +196,14 @@ def push_out(cgroup: Cgroup, size: int, rounds: int | None = None, count: int = 
     `oom_wait_limit_s` that nothing can satisfy. A killed hog is counted, not raised, and so is
     a hog that stopped at once because a partner at the barrier was gone (exit HOG_PARTNER_GONE,
     rather than wait for it until the barrier's timeout): the trial is then invalid
-    (`HogRun.invalid_reason`); any other failure of hog raises TrialFailed."""
+    (`HogRun.invalid_reason`); any other failure of hog raises TrialFailed.
+    The barrier's file is made in a new directory under `workdir`: a trial passes its work
+    directory, which the state journal removes after any stop, SIGKILL included (None: the
+    system's temporary directory)."""
     rounds = option("hog", "run", "rounds").default if rounds is None else rounds
     run = HogRun()
     kills0 = cgroup.oom_kills()
-    with tempfile.TemporaryDirectory(prefix="pagelab-hogs-") if count > 1 else nullcontext() as tmp:
+    with tempfile.TemporaryDirectory(prefix="hogs-", dir=workdir) if count > 1 else nullcontext() as tmp:
         cmd = hog_run_cmd(size, rounds, Path(tmp) / "barrier" if tmp else None, count)
         t0 = time.monotonic()
         with OomWatchdog(cgroup, oom_wait_limit_s) as wd:
