@@ -20,7 +20,7 @@ scope has undone its changes and left the run's own K lines.
 The whole sweep (`make check-crash`, PAGELAB_CHECK_CRASH=1) makes 90 stops; `make test` runs
 `test_representative_stops`: four of the fastest (pagein, a SIGTERM and a SIGKILL while its
 emulated swap is being set up and while it is measured). `make check-crash` also runs
-tests/test_state.py's SIGTERM at every change point of two emulated trials (about 80 s).
+tests/test_state.py's SIGTERM at every change point of two emulated trials (about 40 s).
 
 Both hold the machine-wide state lock (the `state_lock` fixture) for the whole sweep: the runs
 they stop and the `pagelab state recover` after each stop are their children and run under it,
