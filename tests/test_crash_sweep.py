@@ -2,7 +2,8 @@
 SIGKILL at many points of a trial, for every experiment that changes system state, and after
 each stop the machine is as it was: `pagelab state show`, and independently of it `losetup`,
 /proc/swaps, the FUSE mounts, the pagelab-* cgroups, no process of the native tools left
-running, no journal, nothing the state check calls an orphan, and an empty scratch directory.
+running, no new pagelab-* entry in the system's temporary directory, no journal, nothing the
+state check calls an orphan, and an empty scratch directory.
 After SIGTERM the run restores by itself; after SIGKILL `pagelab state recover` (what `make`
 runs first) does.
 
@@ -33,6 +34,7 @@ import os
 import shutil
 import signal
 import subprocess
+import tempfile
 import time
 from collections.abc import Callable
 from dataclasses import asdict, dataclass, field
@@ -176,6 +178,8 @@ def machine() -> dict[str, object]:
         "fuse_mounts": fuse_mounts(),
         "cgroups": sorted(str(p) for p in Path("/sys/fs/cgroup").glob("*/pagelab-*")),
         "native_processes": sorted(procs),
+        # what a run makes in the system's temporary directory is its own to remove
+        "temporary_files": sorted(p.name for p in Path(tempfile.gettempdir()).glob("pagelab-*")),
     }
 
 
