@@ -41,13 +41,15 @@ def test_every_file_run_beside_exists_and_touches_no_state_and_no_clock():
     assert set(ALLOWED) <= set(BESIDE)
 
 
-def test_the_two_runs_of_make_test_split_the_suite():
-    def collected(*marker: str) -> set[str]:
-        out = subprocess.run([str(VENV_BIN / "pytest"), "--collect-only", "-q", "-p", "no:cacheprovider", *marker],
-                             cwd=REPO, capture_output=True, text=True, timeout=300)
-        assert out.returncode == 0, out.stdout[-2000:] + out.stderr[-2000:]
-        return {ln for ln in out.stdout.splitlines() if "::" in ln}
+def collected(*argv: str) -> set[str]:
+    """The test ids pytest collects with these arguments."""
+    out = subprocess.run([str(VENV_BIN / "pytest"), "--collect-only", "-q", "-p", "no:cacheprovider", *argv],
+                         cwd=REPO, capture_output=True, text=True, timeout=300)
+    assert out.returncode == 0, out.stdout[-2000:] + out.stderr[-2000:]
+    return {ln for ln in out.stdout.splitlines() if "::" in ln}
 
+
+def test_the_two_runs_of_make_test_split_the_suite():
     beside, rest, every = collected("-m", "beside"), collected("-m", "not beside"), collected()
     assert beside and rest and not beside & rest and beside | rest == every
     assert {ln.split("::")[0].rsplit("/", 1)[-1] for ln in beside} == set(BESIDE)
@@ -59,13 +61,6 @@ def test_make_check_crash_runs_the_sweeps_and_nothing_make_test_ran():
     recipe = re.search(r"^check-crash:\n\t(.+)$", (REPO / "Makefile").read_text(), re.M).group(1)
     env_var, pytest, *args = shlex.split(recipe)
     assert env_var == "PAGELAB_CHECK_CRASH=1" and pytest == "$(VENV)/bin/pytest", recipe
-
-    def collected(*argv: str) -> set[str]:
-        out = subprocess.run([str(VENV_BIN / "pytest"), "--collect-only", "-q", "-p", "no:cacheprovider", *argv],
-                             cwd=REPO, capture_output=True, text=True, timeout=300)
-        assert out.returncode == 0, out.stdout[-2000:] + out.stderr[-2000:]
-        return {ln for ln in out.stdout.splitlines() if "::" in ln}
-
     sweeps = collected(*args)
     assert sweeps == collected("-m", "check_crash")
     assert {"tests/test_crash_sweep.py::test_signal_sweep_leaves_nothing",

@@ -394,8 +394,8 @@ def _hog_barriers() -> dict[int, str]:
 def test_a_kill_while_the_hogs_run_leaves_nothing_of_theirs(journal, disk_tmp, tmp_path):
     """readyboost's trial (two hogs that hold each round's memory until both have written it, at a
     barrier file) killed with SIGKILL while its hogs run: after `pagelab state recover` no hog
-    runs and nothing of the run is left, the barrier's file and its directory included (it is
-    made in the trial's work directory; made in /tmp it outlived the kill)."""
+    runs and nothing of the run is left, the barrier's file and its directory included (made in
+    the trial's work directory, which the journal's restore removes)."""
     import json
 
     from conftest import build_native
