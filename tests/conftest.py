@@ -158,6 +158,14 @@ def disk_tmp() -> Path:
     shutil.rmtree(path)
 
 
+def collected(*argv: str) -> set[str]:
+    """The test ids pytest collects with these arguments (`pytest --collect-only`)."""
+    out = subprocess.run([str(VENV_BIN / "pytest"), "--collect-only", "-q", "-p", "no:cacheprovider", *argv],
+                         cwd=REPO, capture_output=True, text=True, timeout=300)
+    assert out.returncode == 0, out.stdout[-2000:] + out.stderr[-2000:]
+    return {ln for ln in out.stdout.splitlines() if "::" in ln}
+
+
 def copy_repo(dest: Path) -> Path:
     """A copy of the working tree as a fresh clone would have it (tracked and new files, no
     results/, builds or venv), with the current edits included."""

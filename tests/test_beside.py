@@ -7,9 +7,8 @@ them, under its own lock). The markers split the suite exactly in two."""
 
 import re
 import shlex
-import subprocess
 
-from conftest import BESIDE, REPO, VENV_BIN
+from conftest import BESIDE, REPO, collected
 
 # what a file that runs beside must not hold: the lock, the state, root, devices, clocks
 FORBIDDEN = re.compile(r"state\.(show|exclusive|session|holder|orphans)|state_lock|state_show|geteuid|root_only|"
@@ -39,14 +38,6 @@ def test_every_file_run_beside_exists_and_touches_no_state_and_no_clock():
         assert not hits - allowed, f"{name} runs beside the hardware tests but holds {sorted(hits - allowed)}"
         assert allowed <= hits, f"ALLOWED names {sorted(allowed - hits)} for {name}, which no longer holds them"
     assert set(ALLOWED) <= set(BESIDE)
-
-
-def collected(*argv: str) -> set[str]:
-    """The test ids pytest collects with these arguments."""
-    out = subprocess.run([str(VENV_BIN / "pytest"), "--collect-only", "-q", "-p", "no:cacheprovider", *argv],
-                         cwd=REPO, capture_output=True, text=True, timeout=300)
-    assert out.returncode == 0, out.stdout[-2000:] + out.stderr[-2000:]
-    return {ln for ln in out.stdout.splitlines() if "::" in ln}
 
 
 def test_the_two_runs_of_make_test_split_the_suite():
