@@ -78,7 +78,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).parent))
 
-from run import Case, SkipCase, knob_held  # noqa: E402  (it also puts src/ on the path)
+from run import Case, SkipCase, knobs_held  # noqa: E402  (it also puts src/ on the path)
 
 from pagelab.system import state  # noqa: E402
 from pagelab.system.counters import meminfo  # noqa: E402
@@ -147,7 +147,7 @@ def huge_pages() -> Iterator[None]:
     total = meminfo().get("HugePages_Total")
     if total is None:
         raise SkipCase("/proc/meminfo has no HugePages_Total (a kernel without hugetlbfs)")
-    with knob_held("vm.nr_hugepages", int(total) + SPARE_HUGE_PAGES, "reserve huge pages"):
+    with knobs_held({"vm.nr_hugepages": int(total) + SPARE_HUGE_PAGES}, "reserve huge pages"):
         yield
 
 

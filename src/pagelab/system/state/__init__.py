@@ -16,8 +16,8 @@ call), not by a helper program that could outlive an interrupted run and make it
 the restore; SIGTERM, SIGHUP and SIGINT wait while a change or an undo is under way.
 
 What it changes: sysctls and module parameters (vm.page-cluster, vm.swappiness,
-vm.nr_hugepages, zswap's parameters, free page reporting's min_free_ms), zram devices, swap
-(files and block devices), loop devices, FUSE mounts of the emulator (with its daemon), memory
+vm.nr_hugepages, zswap's parameters, free page reporting's min_free_ms and max_waiting_mib),
+zram devices, swap (files and block devices), loop devices, FUSE mounts of the emulator (with its daemon), memory
 and blkio cgroups (v1 here, v2 where mounted), a run's scratch files and trials' work
 directories, and the page cache (drop_caches, an action with nothing to undo). One request is
 held, not journaled: a CPU wake-up latency limit (`cpu_latency_limit`), which the kernel itself
