@@ -219,7 +219,14 @@ def test_the_bench_holds_free_page_reporting_off_and_gives_it_back(
             for _ in range(6):
                 bench.touch_seconds("auto"), bench.populate_seconds()
             touch_and_free(2048, huge=True)
-            time.sleep(6)   # three of the worker's 2 s delays: 1 GiB was reported 2-4 s after such a free
+            # until a whole pass has begun and ended after the free (the second pass to end from
+            # here): with the cap left at 1 GiB, 1 GiB was reported by then
+            passes = counters.PAGE_REPORTING / "passes"   # the worker's passes since boot
+            first = int(passes.read_text())
+            t0 = time.monotonic()
+            while int(passes.read_text()) < first + 2 and time.monotonic() - t0 < 15:
+                time.sleep(0.1)
+            assert int(passes.read_text()) >= first + 2, "the reporting worker made no whole pass in 15 s"
             moved = (reported() - start) / 1024
             assert moved == 0, f"{moved:.0f} MiB reported inside the hold"
         assert [knob.read() for knob in knobs] == before
