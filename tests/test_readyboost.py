@@ -30,7 +30,10 @@ def test_validity_names_what_did_not_happen():
     assert "still in RAM" in rb.validity({"arm": "hdd"}, result(readback_share=0.2))
     # ... with it, the agent's restore must bring it back (the re-touch then reads nothing)
     assert rb.validity({"arm": "hdd_after"}, result(readback_share=0.0)) is None
-    assert "not back in RAM within 2 s" in rb.validity({"arm": "hdd_after"}, result(back_s=float("nan")))
+    assert "not back in RAM within 2.0 s of the hogs' end (the agent never said it was done)" in \
+        rb.validity({"arm": "hdd_after"}, result(back_s=float("nan")))
+    assert "(the agent said it was done after 0.08 s)" in \
+        rb.validity({"arm": "hdd_after"}, result(back_s=float("nan"), agent_restore_s=0.08))
     assert rb.validity({"arm": "tier_after"}, result(tier_loaded_at_start=0.0)) is None
     assert "must start empty" in rb.validity({"arm": "tier_after"}, result(tier_loaded_at_start=PAGES / 2))
     # between the rounds: the agent read pages back while the hogs ran, and dropped (did not

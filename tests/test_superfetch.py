@@ -295,6 +295,7 @@ def test_a_swap_out_outside_the_agents_group_does_not_stop_its_reads(session, di
             while vm("pswpout") - out0 < (32 << 20) // PAGE and time.monotonic() < deadline:
                 time.sleep(0.05)
             assert vm("pswpout") - out0 >= (32 << 20) // PAGE, "the other group's hog swapped out too little"
+            dev0 = disk.flat_stats()
             with Agent(v.pid, cg.path("memory"), disk_tmp / "agent",
                        agent_options(mode="after", devices=",".join(swap_devices(disk.loop)), poll=poll_s)) as agent:
                 agent.hogs_gone()
@@ -308,13 +309,17 @@ def test_a_swap_out_outside_the_agents_group_does_not_stop_its_reads(session, di
                 done = agent.is_done()
                 still_swapping = all(h.poll() is None for h in hogs)
                 report = agent.stop()
+            # what the emulated disk did meanwhile (requests, modelled and backing time, late
+            # replies), for a restore that did not finish
+            dev = {k: round(x - dev0.get(k, 0), 3) for k, x in disk.flat_stats().items() if x != dev0.get(k, 0)}
         finally:
             for h in hogs:
                 h.terminate()
                 h.wait()
         left = int(cg.stat()["swap"])   # the victim's pages still only in swap
     assert still_swapping, "a hog of the other group ended before the restore did"
-    assert done, f"the agent did not finish its restore while another group swapped out: {report['restore']}"
+    assert done, (f"the agent did not finish its restore while another group swapped out: {report['restore']}; "
+                  f"the emulated disk meanwhile: {dev}")
     # the machine swapped out in most poll intervals of the restore: a machine-wide check stops
     assert len(samples) >= 10 and sum(samples) >= 0.8 * len(samples), (sum(samples), len(samples))
     restore = report["restore"]

@@ -633,8 +633,11 @@ def validity(params: dict[str, Any], result: dict[str, Any]) -> str | None:
             return reason
         back = result.get("back_s", float("nan"))
         if not back == back:
-            return (f"the working set was not back in RAM within {result.get('restore_window_s', 0):.0f} s of "
-                    f"the hogs' end: the agent's restore did not bring it back")
+            said = result.get("agent_restore_s", float("nan"))
+            agent = (f"the agent said it was done after {said:.2f} s" if said == said
+                     else "the agent never said it was done")
+            return (f"the working set was not back in RAM within {result.get('restore_window_s', 0):.1f} s of "
+                    f"the hogs' end ({agent}): the agent's restore did not bring it back")
     dropped = result.get("cache_dropped_share", float("nan"))
     cache_share = result.get("intended_cache_share", 1.0)
     cache_need = MIN_SHARE * (1.0 if cache_share != cache_share else float(cache_share))
