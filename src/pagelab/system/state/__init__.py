@@ -17,11 +17,11 @@ the restore; SIGTERM, SIGHUP and SIGINT wait while a change or an undo is under 
 
 What it changes: sysctls and module parameters (vm.page-cluster, vm.swappiness,
 vm.nr_hugepages, zswap's parameters, free page reporting's min_free_ms and max_waiting_mib),
-zram devices, swap (files and block devices), loop devices, FUSE mounts of the emulator (with its daemon), memory
-and blkio cgroups (v1 here, v2 where mounted), a run's scratch files and trials' work
-directories, and the page cache (drop_caches, an action with nothing to undo). One request is
-held, not journaled: a CPU wake-up latency limit (`cpu_latency_limit`), which the kernel itself
-drops when the file that holds it closes, also when the process dies.
+zram devices, swap (files and block devices), loop devices, FUSE mounts of the emulator (with
+its daemon), memory and blkio cgroups (v1 here, v2 where mounted), a run's scratch files and
+trials' work directories, and the page cache (drop_caches, an action with nothing to undo). One
+request is held, not journaled: a CPU wake-up latency limit (`cpu_latency_limit`), which the
+kernel itself drops when the file that holds it closes, also when the process dies.
 Swap, sysctls, cgroups, loop devices and mounts are the machine's: every change and undo holds
 one machine-wide lock (lock.py), a test's as well as a real run's, whatever journal it uses.
 `orphans()` finds state of the kinds this package makes that no journal explains (left by a run
