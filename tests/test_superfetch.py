@@ -311,7 +311,8 @@ def test_a_swap_out_outside_the_agents_group_does_not_stop_its_reads(session, di
                 report = agent.stop()
             # what the emulated disk did meanwhile (requests, modelled and backing time, late
             # replies), for a restore that did not finish
-            dev = {k: round(x - dev0.get(k, 0), 3) for k, x in disk.flat_stats().items() if x != dev0.get(k, 0)}
+            dev = {k: round(x, 3) for k, x in
+                   counters.Counters.delta({"disk": dev0}, {"disk": disk.flat_stats()})["disk"].items() if x}
         finally:
             for h in hogs:
                 h.terminate()
