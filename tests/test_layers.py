@@ -146,3 +146,37 @@ def test_parsing_the_snakefile_imports_no_numeric_library():
     out = subprocess.run([sys.executable, "-c", code], cwd=REPO, capture_output=True, text=True, timeout=60)
     assert out.returncode == 0, out.stderr
     assert out.stdout.strip() == "[]"
+
+
+# a dry run of the whole workflow in-process, then what it loaded: Snakemake itself imports numpy
+# and pandas, so the check is on what only pagelab would bring (an executed scipy.stats or
+# scipy.optimize, not the lazy placeholders pagelab.core registers, and the figure libraries)
+PARSE = """import runpy, sys
+sys.argv = ["snakemake", "fleet_trials", "results/paper.pdf", "-n", "--nolock", "--forceall", "--quiet", "all"]
+try:
+    runpy.run_module("snakemake", run_name="__main__", alter_sys=True)
+except SystemExit as exc:
+    assert not exc.code, exc.code
+print(sorted(m for m in ("scipy.stats._stats_py", "scipy.optimize._optimize", "matplotlib", "seaborn")
+             if m in sys.modules))
+print("pagelab.experiments.seekmodel" in sys.modules)
+"""
+
+
+def test_snakemakes_parse_of_a_fleet_loads_no_statistics_or_figure_library(tmp_path):
+    """A real parse, Snakemake's dry run of the fleet and the paper in a copy whose config has a
+    fleet of seekmodel and crystalmark: the fleet's plan imports those experiments' descriptors
+    (seekmodel's fit among them), and neither scipy's statistics nor its optimiser, nor matplotlib
+    or seaborn, load (about 0.7 s of the parse, paid again by every job a cluster runs)."""
+    from conftest import copy_repo
+    from test_fleet import FLEET_BLOCK
+
+    repo = copy_repo(tmp_path / "repo")
+    cfg = repo / "config" / "config.yaml"
+    text = cfg.read_text()
+    cfg.write_text(text[: text.index("\nfleet:")] + FLEET_BLOCK)
+    out = subprocess.run([sys.executable, "-c", PARSE], cwd=repo, capture_output=True, text=True, timeout=120)
+    assert out.returncode == 0, out.stdout[-2000:] + out.stderr[-3000:]
+    loaded, descriptor = out.stdout.strip().splitlines()[-2:]
+    assert descriptor == "True", out.stdout   # the parse did import the fit's experiment
+    assert loaded == "[]", out.stdout

@@ -11,7 +11,13 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
 import numpy as np
-from scipy import optimize, stats
+
+from pagelab.core import _lazy
+
+# scipy.optimize and scipy.stats (about 0.7 s of imports) load at the first fit: the workflow's
+# parse and a trial, which import every experiment's descriptor and fit nothing, start without them
+optimize = _lazy("scipy.optimize")
+stats = _lazy("scipy.stats")
 
 
 @dataclass(frozen=True)
