@@ -42,8 +42,8 @@ pytestmark = pytest.mark.pipeline
 #   4 MiB working set (at 2 MiB, with quick's 4 MiB headroom, 10 of 18 random trials kept most of
 #   it in the swap cache and were invalid): about 1 s a trial. A random trial reads its 1024
 #   pages one seek at a time (about 7 s, 45 s for the run) and no assertion here reads it: the
-#   same `pagelab trial pagein` at quick's sizes, random at page-cluster 0 (PG1's), runs in
-#   test_state's test beside a real run.
+#   same `pagelab trial pagein`, random at page-cluster 0 (PG1's), at half quick's working set and
+#   headroom, runs in test_state's test beside a real run.
 # - seekmodel: three block sizes and two spans, each trial 0.25 s of reads (quick's 0.5 s: the
 #   emulated disk still answers about 14 random 4 KiB reads per trial, the fit its interval).
 # - compression: lzo (the claims' twin) and lzo-rle, which zswap and zram both offer.
