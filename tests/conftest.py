@@ -135,6 +135,15 @@ def build_native() -> Path:
     return REPO / "native" / "build"
 
 
+def copy_native(repo: Path) -> None:
+    """The native tools, built here (build_native), copied into a copy of the repository and
+    dated now: newer than every source there, so that no Snakemake run in it builds them again."""
+    dest = repo / "native" / "build"
+    shutil.copytree(build_native(), dest)
+    for tool in dest.rglob("*"):
+        os.utime(tool)
+
+
 @pytest.fixture(scope="session")
 def native_build() -> Path:
     """The directory of the freshly built native tools."""

@@ -24,7 +24,7 @@ from pathlib import Path
 
 import pytest
 
-from conftest import REPO, VENV_BIN, build_native, copy_repo, no_real_run
+from conftest import REPO, VENV_BIN, copy_native, copy_repo, no_real_run
 from pagelab.cli import main as pagelab
 from pagelab.paper import fleetmerge
 from pagelab.run import fleet
@@ -59,7 +59,7 @@ def fleet_repo(base: Path, block: str = FLEET_BLOCK) -> Path:
     (`block`, the fleet: section)."""
     shutil.rmtree(base, ignore_errors=True)
     repo = copy_repo(base / "repo")
-    shutil.copytree(build_native(), repo / "native" / "build")  # newer than the sources: not rebuilt
+    copy_native(repo)
     cfg = repo / "config" / "config.yaml"
     text = cfg.read_text()
     cfg.write_text(text[: text.index("\nfleet:")] + block)

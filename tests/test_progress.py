@@ -127,9 +127,9 @@ def test_the_target_is_the_named_path_never_a_regular_file(tmp_path, monkeypatch
 @pytest.fixture(scope="module")
 def toy_copy(tmp_path_factory):
     """A copy of the repository with the toy experiment, its native tools already built (copied
-    with their times, so Snakemake does not rebuild them) and a recording of the toy's quick run
+    and dated now, so Snakemake does not rebuild them) and a recording of the toy's quick run
     on this machine: 10 trials of 6 s, one minute."""
-    from conftest import build_native
+    from conftest import copy_native
     from pagelab.data.recording import machine_slug
     from pagelab.system.provenance import provenance
 
@@ -137,7 +137,7 @@ def toy_copy(tmp_path_factory):
     shutil.rmtree(base, ignore_errors=True)
     repo = copy_repo(base / "repo")
     add_toy_experiment(repo)
-    shutil.copytree(build_native(), repo / "native" / "build", copy_function=shutil.copy2)
+    copy_native(repo)
     slug = machine_slug(provenance("n/a", disk_path=repo))  # as the trial run names this machine
     recorded_csv(repo / "data/recorded" / slug / "quick/toy/trials.csv", {"single": 6.0, "double": 6.0})
     yield repo, slug

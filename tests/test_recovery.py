@@ -14,7 +14,7 @@ import time
 import pytest
 import yaml
 
-from conftest import REPO, copy_repo
+from conftest import REPO, copy_native, copy_repo
 from pagelab.system import state
 
 pytestmark = pytest.mark.pipeline
@@ -35,6 +35,7 @@ def test_make_recovers_after_kill_minus_9(tmp_path_factory, env, state_lock):
     base = REPO / ".pytest-scratch" / f"recovery-{tmp_path_factory.getbasetemp().name}"
     shutil.rmtree(base, ignore_errors=True)
     repo = copy_repo(base / "repo")
+    copy_native(repo)   # the run's trial starts without a build first
     cfg = yaml.safe_load((repo / "config/config.yaml").read_text())
     cfg["seekmodel"]["disk_profiles"] = ["hdd5400-2008"]
     cfg["seekmodel"]["block_sizes"] = ["4K", "64K"]
@@ -78,12 +79,20 @@ def test_make_recovers_after_kill_minus_9(tmp_path_factory, env, state_lock):
 
 
 def test_a_second_make_while_one_runs_is_refused(tmp_path):
+    """A second run waits for the first's lock (10 s by default; 1 s here) and is then refused,
+    having started nothing."""
     import fcntl
 
     repo = copy_repo(tmp_path / "repo")
     (repo / "results").mkdir()
     with open(repo / "results/.make.lock", "w") as fh:
         fcntl.flock(fh, fcntl.LOCK_EX)
+        t0 = time.monotonic()
         out = subprocess.run(["bash", "workflow/scripts/run_pipeline.sh", "-n", "results/paper.pdf"], cwd=repo,
-                             capture_output=True, text=True, timeout=60)
-    assert out.returncode == 1 and "another make is running" in out.stderr
+                             capture_output=True, text=True, timeout=60,
+                             env={**os.environ, "PAGELAB_MAKE_LOCK_WAIT_S": "1"})
+        waited = time.monotonic() - t0
+    assert out.returncode == 1, out.stderr
+    assert "another make is running" in out.stderr and "(results/.make.lock is held for 1 s)" in out.stderr
+    assert waited >= 1, waited
+    assert not (repo / ".snakemake").exists()

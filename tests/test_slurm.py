@@ -610,11 +610,6 @@ def slurm_fleet(slurm_cluster, env):
         """squeue -t all of this fleet's jobs (a job's row is kept for MinJobAge), not the build's."""
         return "".join(ln + "\n" for ln in queue_all().splitlines() if ln.split("|", 1)[0] not in earlier)
 
-    # fleet_repo's native tools were just built by make (build_native): dated now, so that no run
-    # of Snakemake builds them again (the runs' overheads must not hold a build; the first
-    # run's job stats show that none did)
-    for tool in (repo / "native/build").rglob("*"):
-        os.utime(tool)
     before = state_show(e)
     states = {"before": node_states(slurm_cluster, env)}
     earlier = set(queue_rows(queue_all()))

@@ -8,10 +8,12 @@ set -euo pipefail
 if [ -z "${PAGELAB_MAKE_LOCKED:-}" ]; then
     mkdir -p results
     rc=0
-    # -w 10: the processes of a run killed a moment ago may take a moment to finish dying
-    PAGELAB_MAKE_LOCKED=1 flock -w 10 -o -E 75 results/.make.lock bash "$0" "$@" || rc=$?
+    # the lock is waited for 10 s (PAGELAB_MAKE_LOCK_WAIT_S): the processes of a run killed a
+    # moment ago may take a moment to finish dying
+    wait_s=${PAGELAB_MAKE_LOCK_WAIT_S:-10}
+    PAGELAB_MAKE_LOCKED=1 flock -w "$wait_s" -o -E 75 results/.make.lock bash "$0" "$@" || rc=$?
     if [ "$rc" = 75 ]; then
-        echo "make: another make is running in $(pwd) (results/.make.lock is held for 10 s); wait for it" >&2
+        echo "make: another make is running in $(pwd) (results/.make.lock is held for $wait_s s); wait for it" >&2
         exit 1
     fi
     exit "$rc"
