@@ -27,15 +27,15 @@ def journal(tmp_path, monkeypatch, state_lock):
 
 
 def test_swap_on_emulated_hdd_under_a_memcg_limited_hog_five_times(journal, disk_tmp, native_build):
-    """Five rounds in one session on one emulated disk (about 3 s each): every round's victim is
-    pushed out by a hog in its memory cgroup and comes back from the disk intact. The victim's 4 MiB
-    (re-touched in random order) and the hog's as much ask for 2 MiB more than the group holds."""
+    """Five rounds in one session on one emulated disk (about 2 s each): every round's victim is
+    pushed out by a hog in its memory cgroup and comes back from the disk intact. The victim's 2 MiB
+    (re-touched in random order) and the hog's as much ask for 1 MiB more than the group holds."""
     before = state.show()
-    ws = 4 << 20
+    ws = 2 << 20
     with state.session() as st:
         disk = devices.emulated_swap(st, "hdd5400-2008", disk_tmp / "dev", 64 << 20)
         assert str(disk.loop) in state.active_swaps() and str(disk.mountpoint) in state.mounts()
-        cg = st.cgroup("devtest", memory_limit=ws + (2 << 20))
+        cg = st.cgroup("devtest", memory_limit=ws + (1 << 20))
         for i in range(5):
             with Victim(ws, "ratio:0.5", i + 1, disk_tmp / f"v{i}", cg, retouch_order="random", timeout=300) as v:
                 # A hog in the same cgroup pushes the victim out to the emulated disk.
