@@ -96,3 +96,16 @@ def test_a_second_make_while_one_runs_is_refused(tmp_path):
     assert "another make is running" in out.stderr and "(results/.make.lock is held for 1 s)" in out.stderr
     assert waited >= 1, waited
     assert not (repo / ".snakemake").exists()
+
+
+@pytest.mark.parametrize("value", ["ten", "1.5", "-1", ""])
+def test_a_lock_wait_that_is_not_whole_seconds_is_refused_before_anything(tmp_path, value):
+    """PAGELAB_MAKE_LOCK_WAIT_S other than a whole number of seconds (set but empty included):
+    one line naming it, exit 2, and no results directory or lock made."""
+    repo = copy_repo(tmp_path / "repo")
+    out = subprocess.run(["bash", "workflow/scripts/run_pipeline.sh", "-n", "results/paper.pdf"], cwd=repo,
+                         capture_output=True, text=True, timeout=60,
+                         env={**os.environ, "PAGELAB_MAKE_LOCK_WAIT_S": value})
+    assert out.returncode == 2, out.stderr
+    assert out.stderr == f"make: PAGELAB_MAKE_LOCK_WAIT_S must be a whole number of seconds, not '{value}'\n"
+    assert not (repo / "results").exists() and not (repo / ".snakemake").exists()

@@ -6,11 +6,16 @@
 # state (pagelab state recover) and removes Snakemake's stale lock itself before it starts.
 set -euo pipefail
 if [ -z "${PAGELAB_MAKE_LOCKED:-}" ]; then
-    mkdir -p results
-    rc=0
     # the lock is waited for 10 s (PAGELAB_MAKE_LOCK_WAIT_S): the processes of a run killed a
     # moment ago may take a moment to finish dying
-    wait_s=${PAGELAB_MAKE_LOCK_WAIT_S:-10}
+    wait_s=${PAGELAB_MAKE_LOCK_WAIT_S-10}
+    case "$wait_s" in
+        ''|*[!0-9]*)
+            echo "make: PAGELAB_MAKE_LOCK_WAIT_S must be a whole number of seconds, not '$wait_s'" >&2
+            exit 2 ;;
+    esac
+    mkdir -p results
+    rc=0
     PAGELAB_MAKE_LOCKED=1 flock -w "$wait_s" -o -E 75 results/.make.lock bash "$0" "$@" || rc=$?
     if [ "$rc" = 75 ]; then
         echo "make: another make is running in $(pwd) (results/.make.lock is held for $wait_s s); wait for it" >&2
