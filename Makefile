@@ -109,9 +109,8 @@ $(STAMP): requirements.lock pyproject.toml
 config: venv
 	@$(BIN)/python $(CHECK) --pagelab $(BIN)/pagelab
 
-# the tools' objects compiled side by side, one job per CPU (about 3 s instead of 6 on two)
 native:
-	@$(MAKE) -s -C native -j$$(nproc)
+	@$(MAKE) -s -C native
 
 # The tests need the native tools and the test set of packages on every route.
 test check-flaky: PACKAGE_SET := test

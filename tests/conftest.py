@@ -129,7 +129,7 @@ def env() -> dict[str, str]:
 def build_native() -> Path:
     """`make -C native`, serialised by a lock so parallel test runs never race on objects."""
     lock = REPO / "native" / ".build.lock"
-    out = subprocess.run(["flock", str(lock), "make", "-s", "-C", str(REPO / "native"), f"-j{os.cpu_count() or 1}"],
+    out = subprocess.run(["flock", str(lock), "make", "-s", "-C", str(REPO / "native")],
                          capture_output=True, text=True, timeout=600)
     assert out.returncode == 0, out.stdout + out.stderr
     return REPO / "native" / "build"

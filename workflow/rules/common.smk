@@ -11,9 +11,8 @@ rule native:
         "results/logs/native.log",
     conda:
         "../../environment.yml"
-    # one compile per CPU of the machine it runs on, as `make native` does
     shell:
-        "flock native/.build.lock make -s -C native -j$(nproc) > {log} 2>&1"
+        "flock native/.build.lock make -s -C native > {log} 2>&1"
 
 
 rule experiment_config:
