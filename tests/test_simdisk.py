@@ -17,7 +17,7 @@ import shutil
 import signal
 import subprocess
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
@@ -155,6 +155,12 @@ def streamed_rate(rows: list[dict]) -> float:
     return (len(rows) - 1) * MiB / (done[-1] - done[0])
 
 
+def fio_seen(disk: Path, log_prefix: Path, *args: object) -> np.ndarray:
+    """One fio job on disk; the completion latency of each of its IOs (ms), in order."""
+    fio("--name=seen", f"--filename={disk}", f"--write_lat_log={log_prefix}", "--log_offset=1", *args)
+    return fio_latencies(log_prefix)[0]
+
+
 def fio_latencies(log_prefix: Path) -> tuple[np.ndarray, np.ndarray]:
     """Per-IO completion latencies (ms) and offsets from fio's --write_lat_log=PREFIX
     --log_offset=1 log, in completion order."""
@@ -162,24 +168,48 @@ def fio_latencies(log_prefix: Path) -> tuple[np.ndarray, np.ndarray]:
     return rows[:, 1] / 1e6, rows[:, 4].astype(np.int64)
 
 
-def assert_on_time(seen_ms: list[float] | np.ndarray, rows: list[dict]) -> None:
+def host_round_trip_ms(simdisk: Path, where: Path, reads: Callable[[Path], Sequence[float]],
+                       *args: object) -> float:
+    """What this host adds to a reply of its own accord, measured in the same test just before
+    the reads it is judged with: the same kind of reads through the same path, on the zero
+    profile (no device time, so no deadline: the daemon replies once its backing IO is done).
+    The median of what the client saw, less that backing IO (ms). reads(disk) spaces them out
+    so that the daemon and the client wake from idle, as they do when a device time passes."""
+    with mounted(simdisk, where, "zero", *args) as m:
+        seen = np.asarray(reads(m.disk), dtype=float)
+    backing = np.array([int(r["backing_ns"]) for r in read_rows(m.trace)]) / 1e6
+    assert len(seen) == len(backing) > 0
+    return float(np.median(seen - backing))
+
+
+def assert_on_time(seen_ms: list[float] | np.ndarray, rows: list[dict], round_trip_ms: float) -> None:
     """Every request as its client saw it, against the service time the daemon's trace gives
     that same request (one request at a time, so the orders agree). A working deadline puts
     nearly every reply within a millisecond of it; a shared host stalls a few replies by
     milliseconds (the hypervisor, the host disk; the daemon counts them as late), so the
     judgement is on the median and on the share on time, not on the mean, which one stall
     moves. A broken deadline (no sleep, a sleep twice, a relative sleep that drifts) moves
-    them all and fails both. The bounds against a machine's noise (measured on a 2-vCPU VM,
-    other jobs running beside the tests): over 72 runs of the 1 MiB sequential
-    reads the median error was 0.04-0.28 ms and the share on time at least 0.89; over 15 runs
-    of the 600 random 64 KiB reads, 0.065-0.074 ms and at least 0.99."""
+    them all and fails both (a sleep twice: median errors of 1-20 ms against bounds of
+    0.5-0.8 ms). The bounds against a machine's noise (measured on a 2-vCPU VM, other jobs
+    running beside the tests): over 72 runs of the 1 MiB sequential reads the median error was
+    0.04-0.28 ms and the share on time at least 0.89; over 15 runs of the 600 random 64 KiB
+    reads, 0.065-0.074 ms and at least 0.99. Lateness beyond them is allowed by the host's
+    own round trip for such reads, measured in the same test (host_round_trip_ms, an A/A
+    floor): it grows with the host's load as the replies' lateness does (with two memory
+    copying loops beside the tests, 0.02 to 0.12 ms for 64 KiB reads, whose median error went
+    from 0.01-0.05 to 0.09-0.14 ms); in slow hours of the shared VM the median 1 MiB reply
+    came 0.84-1.53 ms late and the median 64 KiB one 0.52-0.69 ms, beyond a quiet hour's
+    bound."""
     seen = np.asarray(seen_ms, dtype=float)
     service = service_ms(rows)
     assert len(seen) == len(service) > 0
+    assert round_trip_ms >= 0, round_trip_ms
     error = seen - service
-    assert -0.05 < np.median(error) < 0.5, (np.median(error), error)      # ms
-    on_time = np.mean(np.abs(error) <= np.maximum(1.0, 0.1 * service))
-    assert on_time >= 0.8, (on_time, error)
+    median = np.median(error)
+    assert -0.05 < median < 0.5 + round_trip_ms, (median, round_trip_ms, error)   # ms
+    allowed = np.maximum(1.0, 0.1 * service)
+    on_time = np.mean((error >= -allowed) & (error <= allowed + round_trip_ms))
+    assert on_time >= 0.8, (on_time, round_trip_ms, error)
 
 
 # --- command line and profiles ----------------------------------------------------------------
@@ -456,6 +486,8 @@ def test_hdd_random_read_matches_the_model(simdisk: Path, disk_tmp: Path) -> Non
     to ~1 %, and fio's fixed default seed makes it the same every run. What fio saw of each
     read is then compared with that read's service time in the daemon's trace."""
     expected = model(simdisk, "--profile", HDD, "--rw", "randread", "--bs", "64k")
+    round_trip = host_round_trip_ms(simdisk, disk_tmp / "zero", lambda disk: fio_seen(
+        disk, disk_tmp / "rt", "--rw=randread", "--bs=64k", "--number_ios=24", "--thinktime=15ms"))
     with mounted(simdisk, disk_tmp, HDD) as m:
         assert m.disk.stat().st_size == 120_000_000_000
         job = fio("--name=rr", f"--filename={m.disk}", "--rw=randread", "--bs=64k",
@@ -471,7 +503,7 @@ def test_hdd_random_read_matches_the_model(simdisk: Path, disk_tmp: Path) -> Non
     assert service_ms == pytest.approx(expected["mean_service_ms"], rel=0.03)
     seen_ms, offsets = fio_latencies(disk_tmp / "lat")
     assert list(offsets) == [int(r["offset"]) for r in rows]
-    assert_on_time(seen_ms, rows)
+    assert_on_time(seen_ms, rows, round_trip)
     assert stats["reads"] == 600 and stats["read_bytes"] == 600 * 64 * KiB
     assert stats["backing_io"] == "direct"
     times = stats["time_ns"]
@@ -493,6 +525,8 @@ def test_hdd_sequential_read_runs_at_the_zoned_rate(simdisk: Path, disk_tmp: Pat
     stays out), and fio sees every read when the model says (per read, against the trace)."""
     p = profile(HDD)
     jobs = []
+    round_trip = host_round_trip_ms(simdisk, disk_tmp / "zero", lambda disk: fio_seen(
+        disk, disk_tmp / "rt", "--rw=read", "--bs=1M", "--size=24M", "--thinktime=10ms"))
     with mounted(simdisk, disk_tmp, HDD) as m:
         for i, (fraction, size) in enumerate([(0.0, 48 * MiB), (0.75, 32 * MiB)]):
             offset = int(fraction * p["capacity_bytes"]) // MiB * MiB
@@ -515,7 +549,7 @@ def test_hdd_sequential_read_runs_at_the_zoned_rate(simdisk: Path, disk_tmp: Pat
         assert all(r["seek_ns"] == "0" for r in mine[1:])
         seen, offsets = fio_latencies(log)
         assert list(offsets) == [int(r["offset"]) for r in mine]
-        assert_on_time(seen, mine)
+        assert_on_time(seen, mine, round_trip)
     pieces = rows[-32:]
     assert first == len(rows) - 32
     assert int(pieces[0]["offset"]) == 1 << 30 and int(pieces[-1]["offset"]) == (1 << 30) + 31 * MiB
@@ -726,6 +760,8 @@ def test_tiered_cache_warm_cold_and_data_in_every_state(simdisk: Path, disk_tmp:
     # host page cache so that this machine's disk, which other jobs may keep busy, stays out
     # of the timing. Phase 4 uses O_DIRECT (the default) and checks data only.
     buffered = ("--backing-io", "buffered")
+    round_trip = host_round_trip_ms(simdisk, disk_tmp / "zero", lambda disk: read_blocks(
+        disk, offsets, CHUNK, pause_s=0.003), *buffered)
 
     # 1. on-write, cold start: writes enter the cache; reading them back hits the flash.
     with mounted(simdisk, disk_tmp / "1", "tiered-readyboost", "--cache-state", state, *buffered,
@@ -738,7 +774,7 @@ def test_tiered_cache_warm_cold_and_data_in_every_state(simdisk: Path, disk_tmp:
     assert stats["cache_hit_bytes"] == len(offsets) * CHUNK
     rows = read_rows(m.trace)
     assert np.median(service_ms(rows)) == pytest.approx(flash_ms, rel=0.25)
-    assert_on_time(hot, rows)
+    assert_on_time(hot, rows, round_trip)
     assert_hits_agree_with_trace(stats, m.trace)
     assert state.stat().st_size > 0
 
@@ -753,7 +789,7 @@ def test_tiered_cache_warm_cold_and_data_in_every_state(simdisk: Path, disk_tmp:
         stats = m.stats()
     rows = read_rows(m.trace)
     assert np.median(service_ms(rows[:len(warm)])) == pytest.approx(flash_ms, rel=0.25)
-    assert_on_time(warm + after, rows)
+    assert_on_time(warm + after, rows, round_trip)
     assert stats["device"]["invalidations"] == 4 * (CHUNK // 4096)
     assert stats["cache_hits"] == 2 * len(offsets) - 4 and stats["cache_misses"] == 4
     last = [r["hit"] for r in trace_rows(m.trace) if r["op"] == "read"][-len(offsets):]
@@ -769,7 +805,7 @@ def test_tiered_cache_warm_cold_and_data_in_every_state(simdisk: Path, disk_tmp:
     assert stats["cache_hits"] == 0 and stats["cache_misses"] == len(offsets)
     rows = read_rows(m.trace)
     assert np.mean(service_ms(rows)) == pytest.approx(disk_ms, rel=0.35)   # 24 random seeks
-    assert_on_time(cold, rows)
+    assert_on_time(cold, rows, round_trip)
     assert np.median(cold) > 4 * np.median(warm)
 
     # 4. a cache too small for the data: evictions, data still right, lz4 measures ~2:1 (policy
@@ -856,12 +892,14 @@ def test_readyboost_copy_queue_bounds_what_a_write_stream_caches(simdisk: Path, 
     assert implied_rate["slow"] < 0.7 * implied_rate["2008"], implied_rate
 
 
-def read_blocks(disk: Path, offsets: list[int], bs: int) -> list[float]:
+def read_blocks(disk: Path, offsets: list[int], bs: int, pause_s: float = 0.0) -> list[float]:
+    """Reads each block with O_DIRECT, pause_s apart; the latency of each in ms."""
     fd = os.open(disk, os.O_RDONLY | os.O_DIRECT)
     buf = mmap.mmap(-1, bs)
     times = []
     try:
         for o in offsets:
+            time.sleep(pause_s)
             t = time.perf_counter()
             assert os.preadv(fd, [buf], o) == bs
             times.append((time.perf_counter() - t) * 1e3)
@@ -874,6 +912,9 @@ def read_blocks(disk: Path, offsets: list[int], bs: int) -> list[float]:
 def test_readyboost_random_reads_hit_the_flash_sequential_reads_bail(simdisk: Path, disk_tmp: Path) -> None:
     cutoff = 256 * KiB
     a, b = 10 * 1000 * MiB, 50 * 1000 * MiB                    # two cached 1 MiB regions, far apart
+    order = [int(i) for i in np.random.default_rng(3).permutation(256)]
+    round_trip = host_round_trip_ms(simdisk, disk_tmp / "zero", lambda disk: read_blocks(
+        disk, [a + i * 4096 for i in order[:64]], 4096, pause_s=0.001), "--backing-io", "buffered")
     with mounted(simdisk, disk_tmp, "tiered-readyboost", "--backing-io", "buffered", "--set",
                  f"seq_cutoff_bytes={cutoff}") as m:
         write_stream(m.disk, a, MiB)
@@ -881,7 +922,6 @@ def test_readyboost_random_reads_hit_the_flash_sequential_reads_bail(simdisk: Pa
         write_stream(m.disk, b, MiB)
         time.sleep(0.3)                                       # the copies reach the flash
         before = m.stats()["device"]
-        order = [int(i) for i in np.random.default_rng(3).permutation(256)]
         random_ms = read_blocks(m.disk, [a + i * 4096 for i in order], 4096)
         seq_ms = read_blocks(m.disk, list(range(b, b + MiB, 64 * KiB)), 64 * KiB)
         dev = m.stats()["device"]
@@ -889,7 +929,7 @@ def test_readyboost_random_reads_hit_the_flash_sequential_reads_bail(simdisk: Pa
     rows = read_rows(m.trace)
     flash_ms = 0.8 + 4096 / 1.5 / 20e6 * 1e3                  # 0.94 ms: the stick, 1.5:1
     assert np.median(service_ms(rows[:256])) == pytest.approx(flash_ms, rel=0.1)
-    assert_on_time(random_ms, rows[:256])
+    assert_on_time(random_ms, rows[:256], round_trip)
     # the first 256 KiB of the stream are random-looking enough to hit; beyond the cutoff: the disk
     assert [r["hit"] for r in rows[256:]] == ["hit"] * 4 + ["miss"] * 12
     assert dev["bailed"] == 12 and dev["bailed_bytes"] == 12 * 64 * KiB
