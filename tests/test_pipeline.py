@@ -258,9 +258,9 @@ def test_readyboost_counted_trials_are_valid_and_the_mechanism_shows(built):
     for the victim's re-touch to read from swap (its major faults); and with the agent reading
     between the hog rounds the tier's flash left the platter fewer of the restore's bytes to read
     than with the agent waiting for the hogs to end (medians 11.0 MB against 17.8 MB in the
-    reference quick run). Not the flash's share of all reads: the
-    file set's refill is most of them, and a trial whose agent brought every page back in the
-    rounds has only the refill's share."""
+    reference quick run). Not the flash's share of all reads: the file set's refill is most of
+    them, and a trial whose agent brought every page back in the rounds has only the refill's
+    share."""
     import os
 
     import pandas as pd
