@@ -222,11 +222,24 @@ def test_the_full_profile_on_three_hosts_plans_readyboost_and_payoff_cell_by_cel
     assert lines[-1] == "within 1:00:00: yes", lines[-1]
 
 
+def test_a_recording_is_named_as_pagelab_time_names_it():
+    """--recording takes a recording by its name (MACHINE/PROFILE) as by its path: the same plan
+    (the title names the source as given)."""
+    name = f"{recorded_machine()}/full"
+    by_name = pagelab("--hosts", "3", "--profile", "full", "--recording", name)
+    by_path = pagelab("--hosts", "3", "--profile", "full", "--recording", f"data/recorded/{name}")
+    assert by_name.returncode == by_path.returncode == 0, by_name.stderr + by_path.stderr
+    assert by_name.stdout.splitlines()[1:] == by_path.stdout.splitlines()[1:]
+    assert "predicted wall time: 57:" in by_name.stdout
+
+
 @pytest.mark.parametrize("args, why", [
     (["--hosts", "0"], "--hosts must be at least 1, not 0"),
     (["--hosts", "2", "--profile", "huge"], "no profile named 'huge'"),
     (["--hosts", "2", "--machine", "no-such-machine"], "no recording of profile 'quick' on no-such-machine"),
     ([], "names no fleet hosts"),
+    (["--hosts", "2", "--recording", "no-such-machine/full"], "--recording no-such-machine/full: no such directory"),
+    (["--hosts", "2", "--recording", "docs"], "--recording docs: no experiment's trials.csv in docs"),
 ])
 def test_bad_input_is_one_line_and_exit_2(args, why):
     out = pagelab(*args)

@@ -285,7 +285,7 @@ def cmd_fleet_plan(args: argparse.Namespace) -> int:
     if args.hosts is not None:
         fleetplan.graham_bound(args.hosts)   # N < 1: refused before anything is read
         profile = args.profile or "quick"
-        source = args.recording or fleetplan.recording(profile, args.machine)
+        source = fleetplan.source(args.recording, profile, args.machine)
         experiments = [e for e in _config.experiments() if (Path(source) / e / "trials.csv").is_file()]
         # a run the fleet splits (Experiment.split) is planned cell by cell (Experiment.cell_of)
         split = {e: d.cell_of for e in experiments if (d := descriptor(e)).split and d.cell_of}
@@ -300,7 +300,7 @@ def cmd_fleet_plan(args: argparse.Namespace) -> int:
         if not hosts:
             raise fleetplan.PlanError("the config names no fleet hosts (fleet.hosts): give --hosts N")
         profile = args.profile or fleet.fleet_block(cfg)["profile"]
-        source = args.recording or fleetplan.recording(profile, args.machine)
+        source = fleetplan.source(args.recording, profile, args.machine)
         cells, split = fleetplan.job_cells(fleet.jobs(cfg), source, fleet.job_shares(cfg, descriptor),
                                            replay.kept), {}
         fewest = fleetplan.job_cells(fleet.jobs(cfg), source, fleet.job_shares(cfg, descriptor), replay.fewest)
@@ -689,7 +689,8 @@ def parser() -> argparse.ArgumentParser:
                     help="the profile's matrix on N identical hosts (default: the configured fleet's hosts)")
     fp.add_argument("--profile", default=None, help="default: quick, or the fleet's profile")
     fp.add_argument("--recording", default=None, type=Path, metavar="DIR",
-                    help="the durations' source (default: data/recorded/<this machine>/<profile>)")
+                    help="the durations' source: a results directory or a recording (data/recorded/MACHINE/PROFILE, "
+                         "or that name; default: data/recorded/<this machine>/<profile>)")
     fp.add_argument("--machine", default=None, help="the recording's machine (default: this one)")
     fp.add_argument("--within", type=float, default=3600.0, metavar="SECONDS",
                     help="say whether the prediction is within this, and if not what bounds it (default 3600)")

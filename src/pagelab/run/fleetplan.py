@@ -336,6 +336,26 @@ def recording(profile: str, machine: str | None = None) -> Path:
     return d
 
 
+def source(given: Path | str | None, profile: str, machine: str | None = None) -> Path:
+    """The durations' source: `given` (--recording) as a directory, a results directory or a
+    recording, or a recording by its name (<machine>/<profile>, as `pagelab time` takes it), else
+    this machine's recording of `profile` (`recording`). PlanError when it holds no experiment's
+    trials.csv: a plan of nothing would print a wall time of nothing."""
+    if given is None:
+        d = recording(profile, machine)
+    elif Path(given).is_dir():
+        d = Path(given)
+    elif (recorded_dir() / given).is_dir():
+        d = recorded_dir() / given
+    else:
+        raise PlanError(f"--recording {given}: no such directory, nor a recording of that name under "
+                        f"{recorded_dir()}")
+    if not any(d.glob("*/trials.csv")):
+        raise PlanError(f"--recording {given}: no experiment's trials.csv in {d}" if given is not None
+                        else f"{d}: no experiment's trials.csv in it")
+    return d
+
+
 def profile_cells(source: Path | str, experiments: Sequence[str],
                   cell_of: dict[str, Callable[[dict[str, Any]], str]] | None = None,
                   keep: Keep | None = None) -> list[Cell]:
