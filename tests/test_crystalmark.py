@@ -302,6 +302,42 @@ def test_crystalmark_validity_and_the_reuse_sentence_follow_the_data():
     assert meas["crystalmark.tiered_reused.rr64k_mbps"]["n"] == 5
 
 
+def test_the_emulators_timing_is_read_from_its_stats_and_said_from_the_trials():
+    """The judged test's reads, their mean service time and mean reply error come from the
+    emulator's by_op.read counters before and after it (50 reads, 10 ms of service each, 2 us
+    late each); the sequence's from its timing block; the sentence says the median of the
+    trials' means, their range and the worst p99. Trials without the counters (an older
+    recording) are said to lack them, and a local arm never has them."""
+    import pandas as pd
+
+    from pagelab.experiments import crystalmark as cm
+
+    def stats(ios, service, measured):
+        return {"by_op": {"read": {"ios": ios, "time_ns": {"service": service, "measured": measured}}}}
+
+    t = cm.judged_timing(stats(10, 1e8, 1e8), stats(60, 1e8 + 50e7, 1e8 + 50e7 + 50 * 2000))
+    assert t == {"rand_read_64k_emulator_reads": 50.0, "rand_read_64k_emulator_service_ms": 10.0,
+                 "rand_read_64k_emulator_error_us": 2.0}
+    assert all(math.isnan(v) for k, v in cm.judged_timing(stats(5, 1, 1), stats(5, 1, 1)).items() if "reads" not in k)
+    seq = cm.sequence_timing({"timing": {"ios": 200, "late_ios": 50, "error_ns": {"p99": 80000, "max": 900000}}})
+    assert seq == {"emulator_late_share": 0.25, "emulator_error_p99_us": 80.0, "emulator_error_max_us": 900.0}
+
+    rows = [{"arm": "hdd", "rand_read_64k_emulator_error_us": e, "rand_read_64k_emulator_service_ms": 12.0,
+             "emulator_late_share": 0.5, "emulator_error_p99_us": p99} for e, p99 in ((-3.0, 70.0), (5.0, 90.0),
+                                                                                        (9.0, 60.0))]
+    rows += [{"arm": "tiered", "rand_read_64k_emulator_error_us": 1.0, "rand_read_64k_emulator_service_ms": 2.0,
+              "emulator_late_share": 0.4, "emulator_error_p99_us": 40.0}, {"arm": "direct"}]
+    timing = cm.emulator_timing(pd.DataFrame(rows))
+    assert list(timing["arm"]) == ["hdd", "tiered"] and list(timing["n"]) == [3, 1]
+    assert list(timing["error_us"]) == [5.0, 1.0] and timing["p99_us"].max() == 90.0
+    text = cm.emulator_sentence(timing)
+    assert "a median of 3.00\\,\\textmu s after" in text, text   # the median of the arms' medians 5 and 1
+    assert "from -3.00 to 9.00\\,\\textmu s over 4 trials" in text and "a modelled 7.00\\,ms" in text, text
+    assert text.endswith("within 90.0\\,\\textmu s of the model in the worst trial"), text
+    assert cm.emulator_sentence(cm.emulator_timing(pd.DataFrame([{"arm": "hdd", "hdd_best": 1.0}]))) == \
+        "These trials do not record the emulator's timing"
+
+
 def test_the_span_the_disk_model_needs_for_a_score_is_read_off_its_curve():
     """A curve whose answer is known: 8 MB/s over 100 MB, 4 MB/s over 1 GB (64 KiB reads). 6 MB/s
     lies halfway in rate, so halfway in log(span): sqrt(1e8 * 1e9); 7 MB/s a quarter of the way,
@@ -527,3 +563,9 @@ def test_a_tier_trial_reads_the_tiers_counters_after_every_phase(journal, disk_t
     written = r["seq_write_best_mbps"] * 0.05e6 / 4096  # at least the best set's blocks
     assert delta("seq_write", "copies_offered") >= written * 0.5, (delta("seq_write", "copies_offered"), written)
     assert all(r[f"{t}_best_mbps"] > 0 for t in cm.TESTS)
+    # the emulator's timing: every read of Random Read 64K counted, each answered within 1 ms
+    # of its model on the mean, and the sequence's replies timed
+    assert r["rand_read_64k_emulator_reads"] >= reads("rand_read_64k") > 0
+    assert r["rand_read_64k_emulator_service_ms"] > 0
+    assert abs(r["rand_read_64k_emulator_error_us"]) < 1000, r["rand_read_64k_emulator_error_us"]
+    assert 0 <= r["emulator_late_share"] <= 1 and 0 < r["emulator_error_p99_us"] <= r["emulator_error_max_us"]

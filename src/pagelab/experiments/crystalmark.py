@@ -77,6 +77,11 @@ MODEL_SPAN_STEP = 2 ** 0.5  # the model's span curve: from the test file's size 
 
 
 REQUIRED_COLUMNS = [f"result.{t}_best_mbps" for t in TESTS]
+JUDGED_TEST = "rand_read_64k"   # the test CM1, CM3 and CMW score
+# The emulator's timing on an emulated arm's trial (judged_timing, sequence_timing); a record
+# from before they were kept has none.
+TIMING = (f"{JUDGED_TEST}_emulator_reads", f"{JUDGED_TEST}_emulator_service_ms", f"{JUDGED_TEST}_emulator_error_us",
+          "emulator_late_share", "emulator_error_p99_us", "emulator_error_max_us")
 
 
 def configurations(cfg: dict[str, Any]) -> list[dict[str, Any]]:
@@ -107,6 +112,34 @@ def tier_counters(disk: devices.EmulatedDisk) -> dict[str, float]:
     return {c: float(dev.get(c, float("nan"))) for c in TIER_COUNTERS}
 
 
+def judged_timing(before: dict[str, Any], after: dict[str, Any]) -> dict[str, float]:
+    """How the emulator kept time over the judged test (its stats before and after it): the
+    reads, their mean modelled service time, and their mean reply error, the time the emulator
+    took to answer a read less the model's service time for it (positive: late)."""
+    def read(doc: dict[str, Any], key: str) -> float:
+        op = doc.get("by_op", {}).get("read", {})
+        return float(op.get(key, 0) if key == "ios" else op.get("time_ns", {}).get(key, 0))
+
+    ios = read(after, "ios") - read(before, "ios")
+    service = read(after, "service") - read(before, "service")
+    measured = read(after, "measured") - read(before, "measured")
+    nan = float("nan")
+    return {f"{JUDGED_TEST}_emulator_reads": ios,
+            f"{JUDGED_TEST}_emulator_service_ms": service / ios / 1e6 if ios else nan,
+            f"{JUDGED_TEST}_emulator_error_us": (measured - service) / ios / 1e3 if ios else nan}
+
+
+def sequence_timing(doc: dict[str, Any]) -> dict[str, float]:
+    """How the emulator kept time over the trial's whole sequence (its mount is the trial's own,
+    so its stats since the mount): the share of replies later than the model's service time, and
+    the 99th percentile and the largest of the replies' absolute errors."""
+    t = doc.get("timing", {})
+    ios, err = float(t.get("ios", 0)), t.get("error_ns", {})
+    return {"emulator_late_share": float(t.get("late_ios", 0)) / ios if ios else float("nan"),
+            "emulator_error_p99_us": float(err.get("p99", float("nan"))) / 1e3,
+            "emulator_error_max_us": float(err.get("max", float("nan"))) / 1e3}
+
+
 def run_trial(st: state.State | None, cfg: dict[str, Any], trial: trials.Trial, scratch: Path) -> dict[str, Any]:
     arm = trial.params["arm"]
     _, reuse = ARMS[arm]
@@ -116,6 +149,7 @@ def run_trial(st: state.State | None, cfg: dict[str, Any], trial: trials.Trial, 
     own = (arm in EMULATED and arm != "tiered_reused") or (arm not in EMULATED and not reuse)
     work = harness.work_dir(scratch / f"{NAME}-{trial.trial_id}") if own else nullcontext(None)
     counters: dict[str, dict[str, float]] = {}
+    timing: dict[str, float] = {}
     docs: list[dict[str, Any]] = []
     cmds: list[list[str]] = []
     with work as work_path, st.scope() if st is not None else nullcontext(None):
@@ -136,19 +170,25 @@ def run_trial(st: state.State | None, cfg: dict[str, Any], trial: trials.Trial, 
             counters["start"] = tier_counters(disk)
         for test in TESTS:
             cmds.append(command(cfg, arm, file, trial.seed, test))
+            before = disk.stats() if disk and test == JUDGED_TEST else None
             out = subprocess.run(cmds[-1], capture_output=True, text=True, timeout=1800)
             if out.returncode != 0:
                 raise trials.TrialFailed(f"iobench crystalmark --tests {test} exited {out.returncode}: "
                                          f"{out.stderr.strip()}")
             docs.append(json.loads(out.stdout))
+            if before is not None:
+                timing.update(judged_timing(before, disk.stats()))
             if arm in TIERED:
                 counters[test] = tier_counters(disk)
+        if disk:
+            timing.update(sequence_timing(disk.stats()))
     result: dict[str, Any] = {"arm": arm, "command": cmds, "file_state": docs[0]["file"]["state"],
                               "fill_mb_s": (docs[0].get("fill") or {}).get("mb_s", float("nan")),
                               "tier_blocks_at_start": counters.get("start", {}).get("cache_blocks", float("nan")),
                               "file_blocks": size / 4096}
     for phase, values in counters.items():
         result.update({f"tier_{phase}_{c}": v for c, v in values.items()})
+    result.update(timing)
     for doc in docs:
         for t in doc["tests"]:
             result[f"{t['name']}_best_mbps"] = t["best_mb_s"]
@@ -167,7 +207,7 @@ def usable_arms(cfg: dict[str, Any]) -> tuple[list[str], str | None]:
 
 
 SCALARS = [f"{t}_{k}" for t in TESTS for k in ("best_mbps", "mean_mbps", "p99_us")] + [
-    "fill_mb_s", "tier_blocks_at_start", "file_state", "file_blocks"] + [
+    "fill_mb_s", "tier_blocks_at_start", "file_state", "file_blocks", *TIMING] + [
     f"tier_{p}_{c}" for p in PHASES for c in TIER_COUNTERS]
 
 
@@ -318,6 +358,40 @@ def tier_model_sentence(modelled: dict[str, Any] | None, summary: pd.DataFrame) 
     return text
 
 
+def emulator_timing(frame: pd.DataFrame) -> pd.DataFrame:
+    """Per emulated arm, how the emulator kept its model's time over the counted trials that
+    record it (TIMING): the trials, the median of their mean reply errors over the judged test
+    (positive: late) with the smallest and largest, the reads' median modelled service time, the
+    median share of late replies over the sequence, and the largest 99th-percentile error."""
+    col = f"{JUDGED_TEST}_emulator_error_us"
+    rows = []
+    if col in frame.columns:
+        for arm in [a for a in EMULATED if a in set(frame["arm"])]:
+            g = frame[(frame["arm"] == arm) & frame[col].notna()]
+            if len(g):
+                rows.append({"arm": arm, "n": len(g), "error_us": g[col].median(), "error_min_us": g[col].min(),
+                             "error_max_us": g[col].max(),
+                             "service_ms": g[f"{JUDGED_TEST}_emulator_service_ms"].median(),
+                             "late_share": g["emulator_late_share"].median(),
+                             "p99_us": g["emulator_error_p99_us"].max()})
+    return pd.DataFrame(rows, columns=["arm", "n", "error_us", "error_min_us", "error_max_us", "service_ms",
+                                       "late_share", "p99_us"])
+
+
+def emulator_sentence(timing: pd.DataFrame) -> str:
+    """How closely the emulator kept its model's time on the emulated arms, in words."""
+    if not len(timing):
+        return "These trials do not record the emulator's timing"
+    return (f"Over Random Read 64K the emulator answered a read a median of "
+            f"{fmt(timing['error_us'].median())}\\,\\textmu s after the time its model gives for it "
+            f"(each trial's mean; from {fmt(timing['error_min_us'].min())} to "
+            f"{fmt(timing['error_max_us'].max())}\\,\\textmu s over {int(timing['n'].sum())} trials; "
+            f"negative is early), "
+            f"against a modelled {fmt(timing['service_ms'].median())}\\,ms a read; over a trial's whole sequence, "
+            f"99\\,\\% of its replies were within {fmt(timing['p99_us'].max())}\\,\\textmu s of the model in the "
+            f"worst trial")
+
+
 def table(summary: pd.DataFrame) -> pd.DataFrame:
     """Laid out like CrystalMark's disk page: tests as rows, one column per arm (MB/s)."""
     cols: dict[str, list[str]] = {"Test": [TITLES[t] for t in TESTS]}
@@ -348,7 +422,7 @@ def measurements(summary: pd.DataFrame, rat: dict[str, Estimate], device: str = 
 
 def macros(summary: pd.DataFrame, rat: dict[str, Estimate], cfg: dict[str, Any], profile: str,
            rejected: pd.DataFrame | None = None, modelled: dict[str, Any] | None = None,
-           phases: pd.DataFrame | None = None) -> dict[str, str]:
+           phases: pd.DataFrame | None = None, timing: pd.DataFrame | None = None) -> dict[str, str]:
     """Every number and every comparative sentence of the section, from the data."""
     def get(arm: str, test: str) -> str:
         s = summary[(summary["arm"] == arm) & (summary["test"] == test)]
@@ -384,6 +458,8 @@ def macros(summary: pd.DataFrame, rat: dict[str, Estimate], cfg: dict[str, Any],
         "CrystalmarkModelSentence": model_sentence(summary, modelled, registry.value("CM1")),
         "CrystalmarkTierStick": escape(tier_stick(cfg) or "none"),
         "CrystalmarkPhaseSentence": phase_sentence(phases),
+        "CrystalmarkEmulatorSentence": emulator_sentence(timing if timing is not None else emulator_timing(
+            pd.DataFrame())),
         "CrystalmarkTierModelSentence": tier_model_sentence(modelled, summary),
         "CrystalmarkTierSentence": sentence(*pairs[0][:2]),
         "CrystalmarkPageCacheSentence": sentence(*pairs[1][:2]),
@@ -521,6 +597,7 @@ def analyse(results_dir: Path | str, profile: str) -> harness.Analysis:
     rejected = harness.rejected(out, ["arm"])
     rat = ratios(trials_)
     phases = tier_phases(trials_)
+    timing = emulator_timing(trials_)
     pt = phase_table(phases)
     tab = table(summary)
 
@@ -532,11 +609,12 @@ def analyse(results_dir: Path | str, profile: str) -> harness.Analysis:
 
     return harness.Analysis(
         res, res.describe(profile), summary, measurements(summary, rat),
-        macros(summary, rat, cfg, profile, rejected, harness.read_json(out, "modelled.json"), phases),
+        macros(summary, rat, cfg, profile, rejected, harness.read_json(out, "modelled.json"), phases, timing),
         harness.Table(tab, "l" * len(tab.columns)), {NAME: figure},
         tables={"phases.tex": harness.Table(pt, "l" * len(pt.columns))},
         shown={f"Random Read 64K, reused over fresh, per round ({harness.ROUNDED})": harness.rounded(rat),
                "the tier's counters after each phase (medians)": phases,
+               "the emulator's timing on the emulated arms (emulator_timing)": timing,
                "rejected trials": harness.rejected(out)[["trial_id", "arm", "invalid_reason"]],
                "outliers (Tukey)": harness.outliers(trials_, ["arm"], "rand_read_64k_best_mbps")
                if len(trials_) else trials_})
