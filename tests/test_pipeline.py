@@ -217,6 +217,25 @@ def test_trials_ran_in_the_recorded_seeded_order_with_provenance(built):
     assert not (built / scratch / "seekmodel.dat").exists()
 
 
+def test_pagelab_time_splits_every_experiments_trials_by_the_phases_its_code_reports(built):
+    """`pagelab time` on the run: each of the repository's experiments reports its trials'
+    phases (pagelab.run.progress.phase), so none of their time is "not split"; crystalmark's
+    sequence and seekmodel's job are `measure`. The trial jobs, the analysis and the paper come
+    from Snakemake's log. (The toy, a minimal new experiment, reports none.)"""
+    from pagelab.run import timing
+
+    rt = timing.run_time(built / "results")
+    by_name = {e.name: e for e in rt.experiments}
+    for name in config.experiments():
+        e = by_name[name]
+        assert e.trials > 0 and e.marked == e.trials, (name, e.marked, e.trials)
+        assert timing.NOT_SPLIT not in e.phases, (name, e.phases)
+        assert e.job is not None and e.job >= e.span - 2, (name, e.job, e.span)   # the log's whole seconds
+    for name in ("crystalmark", "seekmodel"):
+        assert by_name[name].phases.get("measure", 0) > 0, by_name[name].phases
+    assert rt.logs and rt.paper > 0
+
+
 def test_second_run_has_nothing_to_do(built, env):
     out = subprocess.run(["snakemake", "-n", "--workflow-profile", "workflow/profiles/default",
                           "results/paper.pdf"], cwd=built, env={**env, "PYTHONPATH": str(built / "src")},

@@ -43,7 +43,7 @@ from pagelab.core.stats import Estimate, interval_name, median_ci, paired_ratio_
 from pagelab.core.units import parse_size
 from pagelab.experiments import harness
 from pagelab.experiments.harness import entry
-from pagelab.run import sequential, trials
+from pagelab.run import progress, sequential, trials
 from pagelab.run.tools import iobench_job_cmd, pinned_to_one_cpu, run_json
 from pagelab.run.victim import Victim
 from pagelab.system import counters, state
@@ -148,12 +148,14 @@ def run_codec_trial(st: state.State, cfg: dict[str, Any], trial: trials.Trial, c
         c = counters.Counters(zram=[dev.name])
         write_cmd = iobench_job_cmd(dev, "write", bs, count=size // bs, data_file=corpus)
         read_cmd = iobench_job_cmd(dev, "read", bs, count=size // bs)
+        progress.phase("measure")   # the write and the read back; before them, the device's set-up
         with pinned_to_one_cpu():
             s0 = c.snapshot()
             w = run_json(write_cmd, timeout=600)
             s1 = c.snapshot()
             r = run_json(read_cmd, timeout=600)
         zs = s1[f"zram.{dev.name}"]
+        progress.phase("state restore")   # the device removed, on leaving
     wj, rj = w["jobs"][0]["write"], r["jobs"][0]["read"]
     orig, compr = zs.get("mm_orig_data_size", 0.0), zs.get("mm_compr_data_size", 0.0)
     return {

@@ -42,7 +42,7 @@ from pagelab.core.stats import Estimate, coverage_label, interval_name, median_c
 from pagelab.core.units import parse_duration, parse_size
 from pagelab.experiments import harness
 from pagelab.experiments.harness import entry
-from pagelab.run import devices, sequential, trials
+from pagelab.run import devices, progress, sequential, trials
 from pagelab.run.tools import iobench_crystalmark_cmd, run_json, schema_options, simdisk_model_cmd
 from pagelab.system import state
 from pagelab.system.config import TIER_MODEL
@@ -168,6 +168,7 @@ def run_trial(st: state.State | None, cfg: dict[str, Any], trial: trials.Trial, 
         file = disk.disk if disk else (scratch / f"{NAME}-{arm}.dat" if reuse else work_path / f"{NAME}.dat")
         if arm in TIERED:
             counters["start"] = tier_counters(disk)
+        progress.phase("measure")   # the sequence; before it, the trial's set-up (the mount)
         for test in TESTS:
             cmds.append(command(cfg, arm, file, trial.seed, test))
             before = disk.stats() if disk and test == JUDGED_TEST else None
@@ -182,6 +183,7 @@ def run_trial(st: state.State | None, cfg: dict[str, Any], trial: trials.Trial, 
                 counters[test] = tier_counters(disk)
         if disk:
             timing.update(sequence_timing(disk.stats()))
+        progress.phase("state restore")   # the unmount and the work directory, on leaving
     result: dict[str, Any] = {"arm": arm, "command": cmds, "file_state": docs[0]["file"]["state"],
                               "fill_mb_s": (docs[0].get("fill") or {}).get("mb_s", float("nan")),
                               "tier_blocks_at_start": counters.get("start", {}).get("cache_blocks", float("nan")),

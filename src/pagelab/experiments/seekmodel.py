@@ -26,7 +26,7 @@ from pagelab.core.stats import coverage_label, interval_name, median_ci
 from pagelab.core.units import format_size, parse_duration, parse_size
 from pagelab.experiments import harness
 from pagelab.experiments.harness import clean_dir
-from pagelab.run import devices, trials
+from pagelab.run import devices, progress, trials
 from pagelab.run.tools import iobench_job_cmd, run_json, summarise_job
 from pagelab.system import state
 from pagelab.system.config import renamed_columns
@@ -104,6 +104,7 @@ def run_trial(st: state.State | None, cfg: dict[str, Any], trial: trials.Trial, 
     path, size = target(st, cfg, trial.params["disk_profile"], scratch)
     cmd = iobench_job_cmd(path, "randread", trial.params["bs"], direct=True, runtime=runtime, seed=trial.seed,
                           size=size, span=trial.params.get("span") or None)
+    progress.phase("measure")   # the job; before it, the trial's set-up (a device's first mount)
     doc = run_json(cmd, timeout=runtime * 5 + parse_size(cfg["file_size"]) / 20e6 + 120)
     res = summarise_job(doc)
     res["seconds_per_io"] = 1.0 / res["iops"] if res["iops"] > 0 else float("nan")
