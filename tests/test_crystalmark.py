@@ -328,11 +328,11 @@ def test_the_emulators_timing_is_read_from_its_stats_and_said_from_the_trials():
     rows += [{"arm": "tiered", "rand_read_64k_emulator_error_us": 1.0, "rand_read_64k_emulator_service_ms": 2.0,
               "emulator_late_share": 0.4, "emulator_error_p99_us": 40.0}, {"arm": "direct"}]
     timing = cm.emulator_timing(pd.DataFrame(rows))
-    assert list(timing["arm"]) == ["hdd", "tiered"] and list(timing["n"]) == [3, 1]
-    assert list(timing["error_us"]) == [5.0, 1.0] and timing["p99_us"].max() == 90.0
+    assert list(timing["arm"]) == ["hdd", "tiered", "all"] and list(timing["n"]) == [3, 1, 4]
+    assert list(timing["error_us"]) == [5.0, 1.0, 3.0] and list(timing["p99_us"]) == [90.0, 40.0, 90.0]
     text = cm.emulator_sentence(timing)
-    assert "a median of 3.00\\,\\textmu s after" in text, text   # the median of the arms' medians 5 and 1
-    assert "from -3.00 to 9.00\\,\\textmu s over 4 trials" in text and "a modelled 7.00\\,ms" in text, text
+    assert "a median of 3.00\\,\\textmu s after" in text, text   # the four trials' -3, 1, 5 and 9
+    assert "from -3.00 to 9.00\\,\\textmu s over 4 trials" in text and "a modelled 12.0\\,ms" in text, text
     assert text.endswith("within 90.0\\,\\textmu s of the model in the worst trial"), text
     assert cm.emulator_sentence(cm.emulator_timing(pd.DataFrame([{"arm": "hdd", "hdd_best": 1.0}]))) == \
         "These trials do not record the emulator's timing"

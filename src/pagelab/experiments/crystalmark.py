@@ -364,18 +364,21 @@ def emulator_timing(frame: pd.DataFrame) -> pd.DataFrame:
     """Per emulated arm, how the emulator kept its model's time over the counted trials that
     record it (TIMING): the trials, the median of their mean reply errors over the judged test
     (positive: late) with the smallest and largest, the reads' median modelled service time, the
-    median share of late replies over the sequence, and the largest 99th-percentile error."""
+    median share of late replies over the sequence, and the largest 99th-percentile error; last,
+    the same over every emulated arm's trials together (arm "all")."""
     col = f"{JUDGED_TEST}_emulator_error_us"
+
+    def row(arm: str, g: pd.DataFrame) -> dict[str, Any]:
+        return {"arm": arm, "n": len(g), "error_us": g[col].median(), "error_min_us": g[col].min(),
+                "error_max_us": g[col].max(), "service_ms": g[f"{JUDGED_TEST}_emulator_service_ms"].median(),
+                "late_share": g["emulator_late_share"].median(), "p99_us": g["emulator_error_p99_us"].max()}
+
     rows = []
     if col in frame.columns:
-        for arm in [a for a in EMULATED if a in set(frame["arm"])]:
-            g = frame[(frame["arm"] == arm) & frame[col].notna()]
-            if len(g):
-                rows.append({"arm": arm, "n": len(g), "error_us": g[col].median(), "error_min_us": g[col].min(),
-                             "error_max_us": g[col].max(),
-                             "service_ms": g[f"{JUDGED_TEST}_emulator_service_ms"].median(),
-                             "late_share": g["emulator_late_share"].median(),
-                             "p99_us": g["emulator_error_p99_us"].max()})
+        timed = frame[frame["arm"].isin(EMULATED) & frame[col].notna()]
+        rows = [row(a, timed[timed["arm"] == a]) for a in EMULATED if (timed["arm"] == a).any()]
+        if rows:
+            rows.append(row("all", timed))
     return pd.DataFrame(rows, columns=["arm", "n", "error_us", "error_min_us", "error_max_us", "service_ms",
                                        "late_share", "p99_us"])
 
@@ -384,14 +387,13 @@ def emulator_sentence(timing: pd.DataFrame) -> str:
     """How closely the emulator kept its model's time on the emulated arms, in words."""
     if not len(timing):
         return "These trials do not record the emulator's timing"
+    t = timing[timing["arm"] == "all"].iloc[0]
     return (f"Over Random Read 64K the emulator answered a read a median of "
-            f"{fmt(timing['error_us'].median())}\\,\\textmu s after the time its model gives for it "
-            f"(each trial's mean; from {fmt(timing['error_min_us'].min())} to "
-            f"{fmt(timing['error_max_us'].max())}\\,\\textmu s over {int(timing['n'].sum())} trials; "
-            f"negative is early), "
-            f"against a modelled {fmt(timing['service_ms'].median())}\\,ms a read; over a trial's whole sequence, "
-            f"99\\,\\% of its replies were within {fmt(timing['p99_us'].max())}\\,\\textmu s of the model in the "
-            f"worst trial")
+            f"{fmt(t['error_us'])}\\,\\textmu s after the time its model gives for it "
+            f"(each trial's mean; from {fmt(t['error_min_us'])} to {fmt(t['error_max_us'])}\\,\\textmu s over "
+            f"{int(t['n'])} trials; negative is early), against a modelled {fmt(t['service_ms'])}\\,ms a read; "
+            f"over a trial's whole sequence, 99\\,\\% of its replies were within {fmt(t['p99_us'])}\\,\\textmu s "
+            f"of the model in the worst trial")
 
 
 def table(summary: pd.DataFrame) -> pd.DataFrame:
