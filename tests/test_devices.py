@@ -48,6 +48,10 @@ def test_swap_on_emulated_hdd_under_a_memcg_limited_hog_five_times(journal, disk
             assert rep["retouch"]["majflt"] > 0, "nothing came back from the emulated disk"
         stats = disk.stats()
         assert stats["reads"] > 0 and stats["writes"] > 0
+        # flat_stats: the counters a trial takes differences of, not the timing's summaries
+        flat = disk.flat_stats()
+        assert flat["by_op.read.ios"] > 0 and flat["timing.ios"] > 0 and "timing.late_ios" in flat
+        assert stats["timing"]["error_ns"]["p99"] >= 0 and not [k for k in flat if k.startswith(devices.SUMMARIES)]
     assert state.show() == before
 
 
