@@ -311,16 +311,20 @@ def test_the_emulators_timing_is_read_from_its_stats_and_said_from_the_trials():
     import pandas as pd
 
     from pagelab.experiments import crystalmark as cm
+    from pagelab.run import devices
 
-    def stats(ios, service, measured):
-        return {"by_op": {"read": {"ios": ios, "time_ns": {"service": service, "measured": measured}}}}
+    def flat(ios, service, measured):
+        return {"by_op.read.ios": ios, "by_op.read.time_ns.service": service, "by_op.read.time_ns.measured": measured}
 
-    t = cm.judged_timing(stats(10, 1e8, 1e8), stats(60, 1e8 + 50e7, 1e8 + 50e7 + 50 * 2000))
+    before, after = flat(10, 1e8, 1e8), flat(60, 1e8 + 50e7, 1e8 + 50e7 + 50 * 2000)
+    t = devices.timing_columns(cm.JUDGED_TEST, devices.read_timing({k: after[k] - before[k] for k in after}))
     assert t == {"rand_read_64k_emulator_reads": 50.0, "rand_read_64k_emulator_service_ms": 10.0,
                  "rand_read_64k_emulator_error_us": 2.0}
-    assert all(math.isnan(v) for k, v in cm.judged_timing(stats(5, 1, 1), stats(5, 1, 1)).items() if "reads" not in k)
-    seq = cm.sequence_timing({"timing": {"ios": 200, "late_ios": 50, "error_ns": {"p99": 80000, "max": 900000}}})
-    assert seq == {"emulator_late_share": 0.25, "emulator_error_p99_us": 80.0, "emulator_error_max_us": 900.0}
+    assert set(t) | {"emulator_late_share", "emulator_error_p99_us", "emulator_error_max_us"} == set(cm.TIMING)
+    assert all(math.isnan(v) for k, v in devices.read_timing({}).items() if k != "reads")
+    seq = devices.timing_summary({"timing": {"ios": 200, "late_ios": 50, "error_ns": {"p99": 80000, "max": 900000}}})
+    assert devices.timing_columns("", seq) == {"emulator_late_share": 0.25, "emulator_error_p99_us": 80.0,
+                                               "emulator_error_max_us": 900.0}
 
     rows = [{"arm": "hdd", "rand_read_64k_emulator_error_us": e, "rand_read_64k_emulator_service_ms": 12.0,
              "emulator_late_share": 0.5, "emulator_error_p99_us": p99} for e, p99 in ((-3.0, 70.0), (5.0, 90.0),

@@ -236,6 +236,24 @@ def test_pagelab_time_splits_every_experiments_trials_by_the_phases_its_code_rep
     assert rt.logs and rt.paper > 0
 
 
+def test_the_emulated_trials_record_how_the_emulator_kept_time(built):
+    """trials.csv of each experiment on the emulated disk holds the emulator's timing: over the
+    phase its claims read (crystalmark's Random Read 64K, pagein's re-touch, readyboost's
+    restore) the reads, their modelled service time and the mean reply error, within a
+    millisecond; since the trial's mount the late share and the 99th percentile error."""
+    import pandas as pd
+
+    for name, phase in (("crystalmark", "rand_read_64k"), ("pagein", "retouch"), ("readyboost", "restore")):
+        frame = pd.read_csv(built / "results" / name / "trials.csv")
+        frame = frame[frame["valid"].fillna(True).astype(bool) & (frame["status"] == "ok")]
+        assert len(frame), name
+        reads, service, error = (frame[f"{phase}_emulator_{k}"] for k in ("reads", "service_ms", "error_us"))
+        assert (reads > 0).all() and (service > 0).all(), (name, list(reads), list(service))
+        assert (error.abs() < 1000).all(), (name, list(error))
+        late, p99 = frame["emulator_late_share"], frame["emulator_error_p99_us"]
+        assert late.between(0, 1).all() and (p99 > 0).all(), (name, list(late), list(p99))
+
+
 def test_second_run_has_nothing_to_do(built, env):
     out = subprocess.run(["snakemake", "-n", "--workflow-profile", "workflow/profiles/default",
                           "results/paper.pdf"], cwd=built, env={**env, "PYTHONPATH": str(built / "src")},

@@ -339,6 +339,10 @@ def test_the_full_profiles_sizes_on_the_emulated_disk_behind_the_tier_kill_no_ta
     assert result["oom_kills"] == 0 and result["hogs_killed"] == 0, result["killed"]
     assert rb.validity({"arm": arm}, result) is None
     assert result["pswpout_hogs"] > 0 and result["evicted_share"] >= recovery.MIN_SHARE
+    # the emulator's timing over the restore's reads (the agent's page-ins) and since the mount
+    assert result["restore_emulator_reads"] > 0 and abs(result["restore_emulator_error_us"]) < 1000, result
+    assert 0 <= result["emulator_late_share"] <= 1
+    assert result["emulator_error_p99_us"] <= result["emulator_error_max_us"]
 
 
 def test_the_quick_profiles_hogs_push_the_working_set_out_under_zswap_every_time(tmp_path, monkeypatch, disk_tmp,

@@ -78,10 +78,9 @@ MODEL_SPAN_STEP = 2 ** 0.5  # the model's span curve: from the test file's size 
 
 REQUIRED_COLUMNS = [f"result.{t}_best_mbps" for t in TESTS]
 JUDGED_TEST = "rand_read_64k"   # the test CM1, CM3 and CMW score
-# The emulator's timing on an emulated arm's trial (judged_timing, sequence_timing); a record
-# from before they were kept has none.
-TIMING = (f"{JUDGED_TEST}_emulator_reads", f"{JUDGED_TEST}_emulator_service_ms", f"{JUDGED_TEST}_emulator_error_us",
-          "emulator_late_share", "emulator_error_p99_us", "emulator_error_max_us")
+# The emulator's timing on an emulated arm's trial: over the judged test's reads, and over the
+# sequence (devices.read_timing, timing_summary); a record from before they were kept has none.
+TIMING = (*devices.timing_names(JUDGED_TEST, devices.READ_TIMING), *devices.timing_names("", devices.SUMMARY_TIMING))
 
 
 def configurations(cfg: dict[str, Any]) -> list[dict[str, Any]]:
@@ -110,34 +109,6 @@ def tier_overrides(cfg: dict[str, Any]) -> dict[str, str]:
 def tier_counters(disk: devices.EmulatedDisk) -> dict[str, float]:
     dev = disk.stats().get("device", {})
     return {c: float(dev.get(c, float("nan"))) for c in TIER_COUNTERS}
-
-
-def judged_timing(before: dict[str, Any], after: dict[str, Any]) -> dict[str, float]:
-    """How the emulator kept time over the judged test (its stats before and after it): the
-    reads, their mean modelled service time, and their mean reply error, the time the emulator
-    took to answer a read less the model's service time for it (positive: late)."""
-    def read(doc: dict[str, Any], key: str) -> float:
-        op = doc.get("by_op", {}).get("read", {})
-        return float(op.get(key, 0) if key == "ios" else op.get("time_ns", {}).get(key, 0))
-
-    ios = read(after, "ios") - read(before, "ios")
-    service = read(after, "service") - read(before, "service")
-    measured = read(after, "measured") - read(before, "measured")
-    nan = float("nan")
-    return {f"{JUDGED_TEST}_emulator_reads": ios,
-            f"{JUDGED_TEST}_emulator_service_ms": service / ios / 1e6 if ios else nan,
-            f"{JUDGED_TEST}_emulator_error_us": (measured - service) / ios / 1e3 if ios else nan}
-
-
-def sequence_timing(doc: dict[str, Any]) -> dict[str, float]:
-    """How the emulator kept time over the trial's whole sequence (its mount is the trial's own,
-    so its stats since the mount): the share of replies later than the model's service time, and
-    the 99th percentile and the largest of the replies' absolute errors."""
-    t = doc.get("timing", {})
-    ios, err = float(t.get("ios", 0)), t.get("error_ns", {})
-    return {"emulator_late_share": float(t.get("late_ios", 0)) / ios if ios else float("nan"),
-            "emulator_error_p99_us": float(err.get("p99", float("nan"))) / 1e3,
-            "emulator_error_max_us": float(err.get("max", float("nan"))) / 1e3}
 
 
 def run_trial(st: state.State | None, cfg: dict[str, Any], trial: trials.Trial, scratch: Path) -> dict[str, Any]:
@@ -171,18 +142,20 @@ def run_trial(st: state.State | None, cfg: dict[str, Any], trial: trials.Trial, 
         progress.phase("measure")   # the sequence; before it, the trial's set-up (the mount)
         for test in TESTS:
             cmds.append(command(cfg, arm, file, trial.seed, test))
-            before = disk.stats() if disk and test == JUDGED_TEST else None
+            before = disk.flat_stats() if disk and test == JUDGED_TEST else None
             out = subprocess.run(cmds[-1], capture_output=True, text=True, timeout=1800)
             if out.returncode != 0:
                 raise trials.TrialFailed(f"iobench crystalmark --tests {test} exited {out.returncode}: "
                                          f"{out.stderr.strip()}")
             docs.append(json.loads(out.stdout))
             if before is not None:
-                timing.update(judged_timing(before, disk.stats()))
+                after = disk.flat_stats()
+                timing.update(devices.timing_columns(JUDGED_TEST, devices.read_timing(
+                    {k: v - before.get(k, 0.0) for k, v in after.items()})))
             if arm in TIERED:
                 counters[test] = tier_counters(disk)
-        if disk:
-            timing.update(sequence_timing(disk.stats()))
+        if disk:   # the trial's own mount: its timing since the mount is the sequence's
+            timing.update(devices.timing_columns("", devices.timing_summary(disk.stats())))
         progress.phase("state restore")   # the unmount and the work directory, on leaving
     result: dict[str, Any] = {"arm": arm, "command": cmds, "file_state": docs[0]["file"]["state"],
                               "fill_mb_s": (docs[0].get("fill") or {}).get("mb_s", float("nan")),

@@ -27,7 +27,7 @@ from pagelab.core.stats import interval_name, median_ci
 from pagelab.core.units import parse_size
 from pagelab.experiments import harness
 from pagelab.experiments.harness import entry
-from pagelab.run import sequential, trials
+from pagelab.run import devices, sequential, trials
 from pagelab.run.devices import emulated_swap
 from pagelab.run.victim import Victim, out_and_back_reason, push_out
 from pagelab.system import counters, mm, state
@@ -70,6 +70,8 @@ def run_trial(st: state.State, cfg: dict[str, Any], trial: trials.Trial, scratch
             rep = v.retouch()
             s2 = c.snapshot()
         d = c.delta(s1, s2)
+        # the trial's own mount: its timing since the mount is the trial's
+        summary = devices.timing_columns("", devices.timing_summary(disk.stats()))
         retouch_s = rep["retouch"]["ns"] / 1e9
         pswpin = d["vmstat"].get("pswpin", 0)
         result = {
@@ -87,13 +89,15 @@ def run_trial(st: state.State, cfg: dict[str, Any], trial: trials.Trial, scratch
             "pushout_rounds": len(hog.reports[0].get("rounds", [])) if hog.reports else 0,
             "oom_kills": hog.oom_kills, "killed": hog.invalid_reason(),
             "device": {k.replace(".", "_"): v for k, v in d["device"].items()},
+            **devices.timing_columns("retouch", devices.read_timing(d["device"])), **summary,
             "counters": {"pushout": c.delta(s0, s1), "retouch": d},
         }
     return result
 
 
 SCALARS = ["retouch_s", "pswpin", "pagein_mbps", "majflt", "minflt", "ms_per_fault", "swap_ra",
-           "swap_ra_hit", "pswpout_pushout", "evicted_share", "pagein_share", "working_set", "oom_kills"]
+           "swap_ra_hit", "pswpout_pushout", "evicted_share", "pagein_share", "working_set", "oom_kills",
+           *devices.timing_names("retouch", devices.READ_TIMING), *devices.timing_names("", devices.SUMMARY_TIMING)]
 MIN_SHARE = 0.9
 
 

@@ -21,7 +21,7 @@ from typing import Any
 
 from pagelab.core.units import parse_size
 from pagelab.experiments import harness
-from pagelab.run import progress, trials
+from pagelab.run import devices, progress, trials
 from pagelab.run.devices import EmulatedDisk, profile_value, tier_overrides
 from pagelab.run.superfetch import Agent, swap_devices
 from pagelab.run.systemdisk import IMAGE, SystemDisk, layout, prepare_image, system_disk
@@ -61,7 +61,8 @@ SCALARS = ["recovery_s", "settle_s", "cached_s", "back_s", "file_back_s", "retou
            "tier_hit_share_rounds", "tier_hit_share_restore", "tier_prefetches",
            "device_read_bytes_restore", "device_cache_hit_bytes_restore",
            "working_set", "ram", "hog_size", "file_cache", "intended_share", "cache_before_hogs",
-           "cache_dropped_share"]
+           "cache_dropped_share", *devices.timing_names("restore", devices.READ_TIMING),
+           *devices.timing_names("retouch", devices.READ_TIMING), *devices.timing_names("", devices.SUMMARY_TIMING)]
 MIN_SHARE = 0.9          # the manipulation's threshold: 90 % of what the design asks for
 MAX_REWRITTEN = 0.01     # of the pages the agent asked for while the hogs ran
 BUSY_THRESHOLD = 0.3     # seed 000: "average disk time <= 30%"
@@ -483,6 +484,11 @@ def run_trial(st: state.State, cfg: dict[str, Any], trial: trials.Trial, scratch
             in3 = swapin()
             s3 = c.snapshot()
         hogs, restore, retouch = c.delta(s0, s1), c.delta(s1, s2), c.delta(s2, s3)
+        # the emulator's timing over the restore's and the re-touch's reads, and since the
+        # trial's own mount
+        timing = {**devices.timing_columns("restore", devices.read_timing(restore["device"])),
+                  **devices.timing_columns("retouch", devices.read_timing(retouch["device"])),
+                  **devices.timing_columns("", devices.timing_summary(disk.stats()))} if disk else {}
         settle = settle_time(sampler.samples.get("busy", []), window) if window else float("nan")
         cached = cached_time(sampler.samples["cached"], ram)
         back = back_time(sampler.samples["out"], ws)
@@ -529,6 +535,7 @@ def run_trial(st: state.State, cfg: dict[str, Any], trial: trials.Trial, scratch
                                   * PAGE / ws),
             **agent_columns(report, out_end, agent_s),
             **tier_columns(arm, tier0, hogs, restore, disk),
+            **timing,
             "counters": {"hogs": hogs, "restore": restore, "retouch": retouch},
             "samples": {k: [[round(t, 3), v_] for t, v_ in s] for k, s in sampler.samples.items()},
             "agent_report": report,

@@ -104,6 +104,45 @@ class EmulatedDisk:
                 if isinstance(v, int | float) and not isinstance(v, bool) and not k.startswith(SUMMARIES)}
 
 
+def read_timing(delta: dict[str, float]) -> dict[str, float]:
+    """How the emulator kept time over a phase's reads, from the difference of its counters
+    (flat_stats) across the phase: the reads, their mean modelled service time (ms), and their
+    mean reply error (us), the time the emulator took to answer a read less the model's service
+    time for it (positive: late). NaN where the phase read nothing."""
+    ios = delta.get("by_op.read.ios", 0.0)
+    service = delta.get("by_op.read.time_ns.service", 0.0)
+    measured = delta.get("by_op.read.time_ns.measured", 0.0)
+    nan = float("nan")
+    return {"reads": ios, "service_ms": service / ios / 1e6 if ios else nan,
+            "error_us": (measured - service) / ios / 1e3 if ios else nan}
+
+
+def timing_summary(stats: dict[str, Any]) -> dict[str, float]:
+    """How the emulator kept time since its mount (its stats): the share of replies later than
+    the model's service time, and the 99th percentile and the largest of the replies' absolute
+    errors (us). A trial that mounts its own device gets the trial's."""
+    t = stats.get("timing", {})
+    ios, err = float(t.get("ios", 0)), t.get("error_ns", {})
+    nan = float("nan")
+    return {"late_share": float(t.get("late_ios", 0)) / ios if ios else nan,
+            "error_p99_us": float(err.get("p99", nan)) / 1e3, "error_max_us": float(err.get("max", nan)) / 1e3}
+
+
+def timing_columns(prefix: str, values: dict[str, float]) -> dict[str, float]:
+    """read_timing's or timing_summary's values as a trial's result columns: `<prefix>_emulator_<key>`
+    (`retouch_emulator_error_us`), or `emulator_<key>` for the prefix ""."""
+    return {f"{prefix + '_' if prefix else ''}emulator_{k}": v for k, v in values.items()}
+
+
+# The result columns of read_timing (per phase) and timing_summary (per trial)
+READ_TIMING = ("reads", "service_ms", "error_us")
+SUMMARY_TIMING = ("late_share", "error_p99_us", "error_max_us")
+
+
+def timing_names(prefix: str, keys: tuple[str, ...]) -> list[str]:
+    return list(timing_columns(prefix, dict.fromkeys(keys, 0.0)))
+
+
 class BusySampler:
     """While open, reads the emulator's busy time (the sum of its requests' service times,
     MOUNTPOINT/stats time_ns.service) every `period_s` seconds: `samples` are (seconds since
