@@ -97,7 +97,7 @@ def run_trial(st: state.State, cfg: dict[str, Any], trial: trials.Trial, scratch
 
 SCALARS = ["retouch_s", "pswpin", "pagein_mbps", "majflt", "minflt", "ms_per_fault", "swap_ra",
            "swap_ra_hit", "pswpout_pushout", "evicted_share", "pagein_share", "working_set", "oom_kills",
-           *devices.timing_names("retouch", devices.READ_TIMING), *devices.timing_names("", devices.SUMMARY_TIMING)]
+           *devices.timing_names("retouch")]
 MIN_SHARE = 0.9
 
 

@@ -61,8 +61,7 @@ SCALARS = ["recovery_s", "settle_s", "cached_s", "back_s", "file_back_s", "retou
            "tier_hit_share_rounds", "tier_hit_share_restore", "tier_prefetches",
            "device_read_bytes_restore", "device_cache_hit_bytes_restore",
            "working_set", "ram", "hog_size", "file_cache", "intended_share", "cache_before_hogs",
-           "cache_dropped_share", *devices.timing_names("restore", devices.READ_TIMING),
-           *devices.timing_names("retouch", devices.READ_TIMING), *devices.timing_names("", devices.SUMMARY_TIMING)]
+           "cache_dropped_share", *devices.timing_names("restore", "retouch")]
 MIN_SHARE = 0.9          # the manipulation's threshold: 90 % of what the design asks for
 MAX_REWRITTEN = 0.01     # of the pages the agent asked for while the hogs ran
 BUSY_THRESHOLD = 0.3     # seed 000: "average disk time <= 30%"

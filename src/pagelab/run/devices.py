@@ -134,13 +134,11 @@ def timing_columns(prefix: str, values: dict[str, float]) -> dict[str, float]:
     return {f"{prefix + '_' if prefix else ''}emulator_{k}": v for k, v in values.items()}
 
 
-# The result columns of read_timing (per phase) and timing_summary (per trial)
-READ_TIMING = ("reads", "service_ms", "error_us")
-SUMMARY_TIMING = ("late_share", "error_p99_us", "error_max_us")
-
-
-def timing_names(prefix: str, keys: tuple[str, ...]) -> list[str]:
-    return list(timing_columns(prefix, dict.fromkeys(keys, 0.0)))
+def timing_names(*phases: str) -> list[str]:
+    """The result columns of read_timing for each phase, then of timing_summary (the mount's),
+    as timing_columns names them: an experiment's trials.csv columns."""
+    return [*(c for p in phases for c in timing_columns(p, read_timing({}))),
+            *timing_columns("", timing_summary({}))]
 
 
 class BusySampler:
