@@ -236,6 +236,22 @@ def test_pagelab_time_splits_every_experiments_trials_by_the_phases_its_code_rep
     assert rt.logs and rt.paper > 0
 
 
+def test_the_trials_run_back_to_back_before_the_analysis(built):
+    """Rule trial's priority: every experiment's trial job ran before any notebook, table or the
+    paper started, so no analysis job sat between two measurements (the log's whole seconds)."""
+    from pagelab.run import timing
+
+    (log,) = sorted((built / ".snakemake" / "log").glob("*.snakemake.log"))
+    spans = timing.snakemake_spans(log)
+    trials = [(exp, t0, t1) for rule, exp, t0, t1 in spans if rule == "trial"]
+    analysis = [(rule, exp, t0) for rule, exp, t0, _ in spans if rule in (*timing.ANALYSIS_RULES, "paper")]
+    assert {exp for exp, _, _ in trials} == {*config.experiments(), "toy"}, trials
+    assert analysis, spans
+    last = max(t1 for _, _, t1 in trials)
+    early = [(rule, exp) for rule, exp, t0 in analysis if t0 < last]
+    assert not early, (early, trials)
+
+
 def test_the_emulated_trials_record_how_the_emulator_kept_time(built):
     """trials.csv of each experiment on the emulated disk holds the emulator's timing in every
     trial: over the phase its claims read (crystalmark's Random Read 64K, pagein's re-touch,

@@ -29,10 +29,14 @@ rule trial:
     benchmark:
         "results/benchmarks/{experiment}.tsv"
     # every core Snakemake was given: no other job (a notebook, a table, the paper) runs beside a
-    # measurement, while those jobs share the cores between and after the trials
+    # measurement
     threads: lambda wildcards: workflow.cores
     resources:
         machine=1,  # measurements never overlap each other
+    # the trials first, back to back: a notebook ready between two experiments' trials waits,
+    # and the notebooks, tables and paper then share the cores after the last trial, two at a
+    # time here, rather than one at a time between the trials
+    priority: 1
     conda:
         "../../environment.yml"
     shell:

@@ -140,24 +140,32 @@ def experiment_time(name: str, recs: list[dict[str, Any]]) -> ExperimentTime:
     return et
 
 
+def snakemake_spans(log: Path) -> list[tuple[str, str | None, float, float]]:
+    """(rule, experiment or None, start, end) of every job that finished in one Snakemake log,
+    in the order they finished (the log's whole seconds)."""
+    when, started, current, spans = None, {}, None, []
+    for line in log.read_text(errors="replace").splitlines():
+        if m := _STAMP.match(line):
+            when = _dt.datetime.strptime(" ".join(m["when"].split()), "%a %b %d %H:%M:%S %Y").timestamp()
+        elif (m := _RULE.match(line)) and when is not None:
+            current = [m["rule"], None, when]
+        elif current is not None and (m := _EXPERIMENT.match(line)):
+            current[1] = m["name"]
+        elif current is not None and (m := _JOBID.match(line)):
+            started[m["id"]] = current
+        elif (m := _FINISHED.match(line)) and when is not None and m["id"] in started:
+            rule, exp, t0 = started.pop(m["id"])
+            spans.append((rule, exp, t0, when))
+    return spans
+
+
 def snakemake_jobs(log_dir: Path) -> list[tuple[str, str | None, float]]:
     """(rule, experiment or None, seconds) of every finished job in Snakemake's logs, oldest log
     first; a job run again by a later log counts once, as last run."""
     jobs: dict[tuple[str, str | None], float] = {}
     for log in sorted(log_dir.glob("*.snakemake.log")):
-        when, started, current = None, {}, None
-        for line in log.read_text(errors="replace").splitlines():
-            if m := _STAMP.match(line):
-                when = _dt.datetime.strptime(" ".join(m["when"].split()), "%a %b %d %H:%M:%S %Y").timestamp()
-            elif (m := _RULE.match(line)) and when is not None:
-                current = [m["rule"], None, when, None]
-            elif current is not None and (m := _EXPERIMENT.match(line)):
-                current[1] = m["name"]
-            elif current is not None and (m := _JOBID.match(line)):
-                started[m["id"]] = current
-            elif (m := _FINISHED.match(line)) and when is not None and m["id"] in started:
-                rule, exp, t0, _ = started.pop(m["id"])
-                jobs[(rule, exp)] = when - t0
+        for rule, exp, t0, t1 in snakemake_spans(log):
+            jobs[(rule, exp)] = t1 - t0
     return [(rule, exp, s) for (rule, exp), s in jobs.items()]
 
 
