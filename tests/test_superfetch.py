@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import os
 import subprocess
+import sys
 import time
 from pathlib import Path
 from typing import Any
@@ -253,6 +254,15 @@ def test_the_agent_stops_within_one_poll_interval_when_a_hog_allocates(session, 
         assert int(cg.stat()["swap"]) <= 0.02 * (24 << 20)
 
 
+# A process that touches every page of `size` bytes over and over (in a small memory cgroup: its
+# pages go out to swap and come back in).
+RETOUCH = """b = bytearray({size})
+while True:
+    for i in range(0, len(b), {page}):
+        b[i] = (b[i] + 1) & 255
+"""
+
+
 def nice19(then):
     """A preexec_fn: `then` (joining a cgroup), and nice 19."""
     def run():
@@ -262,7 +272,7 @@ def nice19(then):
 
 
 @root_only
-def test_a_swap_out_outside_the_agents_group_does_not_stop_its_reads(session, disk_tmp):
+def test_a_swap_out_or_in_outside_the_agents_group_neither_stops_nor_holds_its_reads(session, disk_tmp):
     """The agent's pressure check is its own memory cgroup's: 16 MiB of a victim out on the
     emulated 2008 disk (a restore of some seconds), while two hogs in another memory cgroup
     (16 MiB for 2 x 128 MiB of allocations, round after round) swap out to a faster swap file.
@@ -272,7 +282,13 @@ def test_a_swap_out_outside_the_agents_group_does_not_stop_its_reads(session, di
     machine's /proc/vmstat pswpout) would stop the agent at most looks and read at the few others
     (an agent with that check read none of its 128 groups in a minute here); the agent's own
     group does not swap out, so its restore runs to the end, with no look that found its group
-    swapping out and no pressure stop."""
+    swapping out and no pressure stop.
+    A third process in the other group re-touches 24 MiB over and over, so its pages come back
+    in from the swap file all the while. The agent counts its own reads by the machine's pswpin,
+    which these raise too, and no watched device completes them: it takes them back out once its
+    devices are idle (the report's swapins_elsewhere), so its restore's active time stays within
+    3x the emulated disk's time for the reads plus a second (an agent that kept them waited on
+    them at every group: 32 s active against 1.3 s of the disk's)."""
     from pagelab.run.devices import emulated_swap
     from pagelab.run.tools import hog_run_cmd
 
@@ -289,12 +305,15 @@ def test_a_swap_out_outside_the_agents_group_does_not_stop_its_reads(session, di
         st.swap_file(disk_tmp / "swapfile", 512 << 20, priority=10)
         hogs = [subprocess.Popen(hog_run_cmd(128 << 20, 1_000_000), stdout=subprocess.DEVNULL,
                                  stderr=subprocess.DEVNULL, preexec_fn=nice19(other.preexec())) for _ in range(2)]
+        hogs.append(subprocess.Popen([sys.executable, "-c", RETOUCH.format(size=24 << 20, page=PAGE)],
+                                     preexec_fn=nice19(other.preexec())))
         try:
             out0 = vm("pswpout")
             deadline = time.monotonic() + 30
             while vm("pswpout") - out0 < (32 << 20) // PAGE and time.monotonic() < deadline:
                 time.sleep(0.05)
             assert vm("pswpout") - out0 >= (32 << 20) // PAGE, "the other group's hog swapped out too little"
+            in0 = vm("pswpin")
             dev0 = disk.flat_stats()
             with Agent(v.pid, cg.path("memory"), disk_tmp / "agent",
                        agent_options(mode="after", devices=",".join(swap_devices(disk.loop)), poll=poll_s)) as agent:
@@ -309,6 +328,7 @@ def test_a_swap_out_outside_the_agents_group_does_not_stop_its_reads(session, di
                 done = agent.is_done()
                 still_swapping = all(h.poll() is None for h in hogs)
                 report = agent.stop()
+                swapins = vm("pswpin") - in0
             # what the emulated disk did meanwhile (requests, modelled and backing time, late
             # replies), for a restore that did not finish
             dev = {k: round(x, 3) for k, x in
@@ -319,7 +339,7 @@ def test_a_swap_out_outside_the_agents_group_does_not_stop_its_reads(session, di
                 h.wait()
         left = int(cg.stat()["swap"])   # the victim's pages still only in swap
     assert still_swapping, "a hog of the other group ended before the restore did"
-    assert done, (f"the agent did not finish its restore while another group swapped out: {report['restore']}; "
+    assert done, (f"the agent did not finish its restore while another group swapped out and in: {report['restore']}; "
                   f"the emulated disk meanwhile: {dev}")
     # the machine swapped out in most poll intervals of the restore: a machine-wide check stops
     assert len(samples) >= 10 and sum(samples) >= 0.8 * len(samples), (sum(samples), len(samples))
@@ -327,6 +347,12 @@ def test_a_swap_out_outside_the_agents_group_does_not_stop_its_reads(session, di
     assert restore["swapins"] >= 0.9 * out and restore["pressure_looks"] > 0, restore
     assert restore["swapping_looks"] == 0 and restore["pressure_stops"] == 0, restore
     assert left <= 0.02 * ws, left
+    # the other group's swap-ins (the machine's less the emulated disk's reads, the victim's):
+    # at least a MiB while the agent read, and some within its reads' count, taken back out
+    elsewhere = swapins - dev.get("by_op.read.bytes", 0) // PAGE
+    assert elsewhere >= (1 << 20) // PAGE and restore["swapins_elsewhere"] > 0, (swapins, elsewhere, restore)
+    disk_s = dev.get("by_op.read.time_ns.measured", 0) / 1e9
+    assert restore["active_s"] <= 3 * disk_s + 1, (restore, dev)
 
 
 def test_bad_options_are_refused_with_the_key_named(native_build: Path, tmp_path):

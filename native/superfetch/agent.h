@@ -18,6 +18,7 @@ struct counts {
 	uint64_t groups, pages, pswpin, active_ns, windows, stops, idle_waits;
 	uint64_t looks, swapping_looks, low_free_looks;   /* pressure checks; found the group
 							     swapping out; found its free memory low */
+	uint64_t elsewhere;   /* pages pswpin counted that no watched device read (wait_outstanding) */
 };
 
 struct window {

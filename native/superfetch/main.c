@@ -178,9 +178,16 @@ static bool wait_idle(const struct agent *a)
 	}
 }
 
+static struct counts *phase(struct agent *a)
+{
+	return a->went ? &a->restore : &a->rounds;
+}
+
 /* The agent's reads not yet completed, in 512-byte sectors: what it submitted (pswpin counts a
  * page when its read is submitted) less what the devices completed since it started (the
- * hogs write, they do not read). */
+ * hogs write, they do not read). pswpin is the machine's: a read from another swap area (a
+ * process outside the group swapping in from its own swap file) counts there too, and no
+ * watched device ever completes it; wait_outstanding takes such reads back out. */
 static int64_t outstanding(const struct agent *a)
 {
 	int64_t done = host_read_sectors(&a->h) - a->read_base;
@@ -189,20 +196,26 @@ static int64_t outstanding(const struct agent *a)
 }
 
 /* Waits until at most `sectors` of the agent's reads are outstanding, at most
- * COMPLETION_LIMIT_NS. Without watched devices (zram, zswap: synchronous) nothing waits. */
-static void wait_outstanding(const struct agent *a, int64_t sectors)
+ * COMPLETION_LIMIT_NS. Without watched devices (zram, zswap: synchronous) nothing waits.
+ * When the devices have had nothing in flight at two looks a nap apart, every read the agent
+ * submitted to them is complete whatever the count says: what is left was read elsewhere, and
+ * is taken out of `submitted` and counted (the phase's `elsewhere`), or the count would never
+ * come back down and every later group would wait on it. */
+static void wait_outstanding(struct agent *a, int64_t sectors)
 {
 	uint64_t until = monotonic_ns() + COMPLETION_LIMIT_NS;
+	int idle = 0;
 
 	if (a->read_base < 0)
 		return;
-	while (outstanding(a) > sectors && monotonic_ns() < until)
-		nap(NS_PER_MS);
-}
-
-static struct counts *phase(struct agent *a)
-{
-	return a->went ? &a->restore : &a->rounds;
+	for (int64_t left; (left = outstanding(a)) > sectors && monotonic_ns() < until; nap(NS_PER_MS)) {
+		idle = host_inflight(&a->h) == 0 ? idle + 1 : 0;
+		if (idle == 2) {
+			a->submitted -= left;
+			phase(a)->elsewhere += (uint64_t)left / (a->page / 512);
+			return;
+		}
+	}
 }
 
 static void window_open(struct agent *a, uint64_t now)

@@ -15,6 +15,7 @@ static void json_counts(struct json *j, const char *key, const struct counts *c,
 	json_kv_uint(j, "requested_pages", c->pages);
 	json_kv_uint(j, "requested_bytes", c->pages * page);
 	json_kv_uint(j, "swapins", c->pswpin);
+	json_kv_uint(j, "swapins_elsewhere", c->elsewhere);
 	json_kv_double(j, "active_s", (double)c->active_ns / 1e9);
 	json_kv_uint(j, "windows", c->windows);
 	json_kv_uint(j, "pressure_stops", c->stops);
