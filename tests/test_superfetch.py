@@ -287,8 +287,8 @@ def test_a_swap_out_or_in_outside_the_agents_group_neither_stops_nor_holds_its_r
     in from the swap file all the while. The agent counts its own reads by the machine's pswpin,
     which these raise too, and no watched device completes them: it takes them back out once its
     devices are idle (the report's swapins_elsewhere), so its restore's active time stays within
-    3x the emulated disk's time for the reads plus a second (an agent that kept them waited on
-    them at every group: 32 s active against 1.3 s of the disk's)."""
+    3x the emulated disk's time for the reads plus a second. An agent that kept them waited on
+    them at every later group (up to 10 s each): 9 of 128 groups in 70 s."""
     from pagelab.run.devices import emulated_swap
     from pagelab.run.tools import hog_run_cmd
 
@@ -347,10 +347,11 @@ def test_a_swap_out_or_in_outside_the_agents_group_neither_stops_nor_holds_its_r
     assert restore["swapins"] >= 0.9 * out and restore["pressure_looks"] > 0, restore
     assert restore["swapping_looks"] == 0 and restore["pressure_stops"] == 0, restore
     assert left <= 0.02 * ws, left
-    # the other group's swap-ins (the machine's less the emulated disk's reads, the victim's):
-    # at least a MiB while the agent read, and some within its reads' count, taken back out
+    # the other group's swap-ins (the machine's less the emulated disk's reads, the victim's): at
+    # least a MiB while the agent read. Whether some fell inside the agent's count (the report's
+    # swapins_elsewhere) is chance: with two busy loops beside, none did in one run of three.
     elsewhere = swapins - dev.get("by_op.read.bytes", 0) // PAGE
-    assert elsewhere >= (1 << 20) // PAGE and restore["swapins_elsewhere"] > 0, (swapins, elsewhere, restore)
+    assert elsewhere >= (1 << 20) // PAGE, (swapins, elsewhere, restore)
     disk_s = dev.get("by_op.read.time_ns.measured", 0) / 1e9
     assert restore["active_s"] <= 3 * disk_s + 1, (restore, dev)
 
