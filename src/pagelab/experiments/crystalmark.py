@@ -155,7 +155,7 @@ def run_trial(st: state.State | None, cfg: dict[str, Any], trial: trials.Trial, 
             if arm in TIERED:
                 counters[test] = tier_counters(disk)
         if disk:   # the trial's own mount: its timing since the mount is the sequence's
-            timing.update(devices.timing_columns("", devices.timing_summary(disk.stats())))
+            timing.update(devices.mount_timing(disk))
         progress.phase("state restore")   # the unmount and the work directory, on leaving
     result: dict[str, Any] = {"arm": arm, "command": cmds, "file_state": docs[0]["file"]["state"],
                               "fill_mb_s": (docs[0].get("fill") or {}).get("mb_s", float("nan")),

@@ -71,7 +71,7 @@ def run_trial(st: state.State, cfg: dict[str, Any], trial: trials.Trial, scratch
             s2 = c.snapshot()
         d = c.delta(s1, s2)
         # the trial's own mount: its timing since the mount is the trial's
-        summary = devices.timing_columns("", devices.timing_summary(disk.stats()))
+        summary = devices.mount_timing(disk)
         retouch_s = rep["retouch"]["ns"] / 1e9
         pswpin = d["vmstat"].get("pswpin", 0)
         result = {

@@ -487,7 +487,7 @@ def run_trial(st: state.State, cfg: dict[str, Any], trial: trials.Trial, scratch
         # trial's own mount
         timing = {**devices.timing_columns("restore", devices.read_timing(restore["device"])),
                   **devices.timing_columns("retouch", devices.read_timing(retouch["device"])),
-                  **devices.timing_columns("", devices.timing_summary(disk.stats()))} if disk else {}
+                  **devices.mount_timing(disk)} if disk else {}
         settle = settle_time(sampler.samples.get("busy", []), window) if window else float("nan")
         cached = cached_time(sampler.samples["cached"], ram)
         back = back_time(sampler.samples["out"], ws)

@@ -134,6 +134,12 @@ def timing_columns(prefix: str, values: dict[str, float]) -> dict[str, float]:
     return {f"{prefix + '_' if prefix else ''}emulator_{k}": v for k, v in values.items()}
 
 
+def mount_timing(disk: EmulatedDisk) -> dict[str, float]:
+    """timing_summary of the disk's stats as result columns (`emulator_late_share`, ...): the
+    trial's own where the trial mounted the disk."""
+    return timing_columns("", timing_summary(disk.stats()))
+
+
 def timing_names(*phases: str) -> list[str]:
     """The result columns of read_timing for each phase, then of timing_summary (the mount's),
     as timing_columns names them: an experiment's trials.csv columns."""
