@@ -56,13 +56,15 @@ def _take(experiment: str, directory: Path | str, recs: list[dict[str, Any]], fe
     by: dict[str, list[dict[str, Any]]] = {}
     for r in counted:
         by.setdefault(desc.conf_name(r["params"]), []).append(r)
+    # each counted trial's metric, once: the looks below read every prefix of a configuration's list
+    metrics = {conf: [desc.metric(r["result"]) for r in mine] for conf, mine in by.items()}
+
     def stops(conf: str, n: int) -> bool:
         """Whether `conf` stops at its n-th counted trial (trials.stop_reason)."""
         def settled() -> bool:
             return bool(rule.judges_of(conf)) and sequential.verdict_known(
                 conf, n, rule, sequential.frame([r for other in by.values() for r in other[:n]], desc.conf_name))
-        values = [desc.metric(r["result"]) for r in by[conf][:n]]
-        return trials.stop_reason(values, rule.n_max, rule.ci_pct, settled)[0] is not None
+        return trials.stop_reason(metrics[conf][:n], rule.n_max, rule.ci_pct, settled)[0] is not None
 
     def stop_n(conf: str, mine: list[dict[str, Any]]) -> int:
         if fewest:
