@@ -16,6 +16,7 @@ import re
 import shutil
 import signal
 import subprocess
+import sys
 import time
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
@@ -39,6 +40,27 @@ needs_fio = pytest.mark.skipif(shutil.which("fio") is None, reason="fio is not o
 @pytest.fixture(scope="session")
 def simdisk(native_build: Path) -> Path:
     return native_build / "simdisk"
+
+
+@pytest.fixture
+def cpus_awake() -> Iterator[None]:
+    """A busy loop at nice 19 on every CPU for the whole test, for the tests whose replies
+    assert_on_time judges: a halted vCPU runs again only when the hypervisor wakes it, and in a
+    slow hour of the shared 2-vCPU VM some replies then came 2-5 ms late, the daemon's wake-up
+    (its trace: late_cause wakeup) or fio's (no trace sees it), up to a fifth of them; a running
+    vCPU is taken at once by the daemon (nice -20) and the client (nice 0). In one slow hour, 1 MiB
+    sequential reads: on time 0.85-1.0 in six runs without the loops, 1.0 in six with them.
+    Each loop ends when the test does, or, should pytest be killed, when it sees its parent gone."""
+    loop = "import os, sys\nwhile os.getppid() == int(sys.argv[1]):\n    pass"
+    loops = [subprocess.Popen(["nice", "-n", "19", sys.executable, "-c", loop, str(os.getpid())])
+             for _ in os.sched_getaffinity(0)]
+    try:
+        yield
+    finally:
+        for p in loops:
+            p.kill()
+        for p in loops:
+            p.wait()
 
 
 def run(simdisk: Path, *args: object, timeout: float = 60) -> subprocess.CompletedProcess[str]:
@@ -192,6 +214,9 @@ def assert_on_time(seen_ms: list[float] | np.ndarray, rows: list[dict], round_tr
     beside the tests): over 72 runs of the 1 MiB sequential reads the median error was
     0.04-0.28 ms and the share on time at least 0.89; over 15 runs of the 600 random 64 KiB
     reads, 0.065-0.074 ms and at least 0.99.
+
+    The tests that call it keep every CPU awake while they read (cpus_awake): a halted vCPU's
+    wake-up is the hypervisor's time, not the daemon's.
 
     Lateness beyond them is allowed by round_trip_ms, what the host adds to such a reply on
     its own, measured in the same test (host_round_trip_ms, an A/A floor). It grows with the
@@ -483,7 +508,7 @@ def test_setup_mode_runs_the_model_on_its_own_clock(simdisk: Path, disk_tmp: Pat
 
 @needs_fuse
 @needs_fio
-def test_hdd_random_read_matches_the_model(simdisk: Path, disk_tmp: Path) -> None:
+def test_hdd_random_read_matches_the_model(simdisk: Path, disk_tmp: Path, cpus_awake: None) -> None:
     """64K random reads, QD1, O_DIRECT, across the whole 120 GB (sparse) disk. 600 reads: the
     per-read standard deviation is ~5 ms (seek and rotation), so the mean service time is known
     to ~1 %, and fio's fixed default seed makes it the same every run. What fio saw of each
@@ -522,7 +547,7 @@ def test_hdd_random_read_matches_the_model(simdisk: Path, disk_tmp: Path) -> Non
 
 @needs_fuse
 @needs_fio
-def test_hdd_sequential_read_runs_at_the_zoned_rate(simdisk: Path, disk_tmp: Path) -> None:
+def test_hdd_sequential_read_runs_at_the_zoned_rate(simdisk: Path, disk_tmp: Path, cpus_awake: None) -> None:
     """1 MiB sequential reads at the outer edge and three quarters in: the model streams at the
     zone's rate (from the spacing of the completions in its trace, so this machine's own noise
     stays out), and fio sees every read when the model says (per read, against the trace)."""
@@ -751,7 +776,7 @@ def assert_hits_agree_with_trace(stats: dict, trace: Path) -> None:
 
 
 @needs_fuse
-def test_tiered_cache_warm_cold_and_data_in_every_state(simdisk: Path, disk_tmp: Path) -> None:
+def test_tiered_cache_warm_cold_and_data_in_every_state(simdisk: Path, disk_tmp: Path, cpus_awake: None) -> None:
     state = disk_tmp / "cache.state"
     backing = disk_tmp / "backing"
     capacity = 120_000_000_000
@@ -912,7 +937,8 @@ def read_blocks(disk: Path, offsets: list[int], bs: int, pause_s: float = 0.0) -
 
 
 @needs_fuse
-def test_readyboost_random_reads_hit_the_flash_sequential_reads_bail(simdisk: Path, disk_tmp: Path) -> None:
+def test_readyboost_random_reads_hit_the_flash_sequential_reads_bail(simdisk: Path, disk_tmp: Path,
+                                                                    cpus_awake: None) -> None:
     cutoff = 256 * KiB
     a, b = 10 * 1000 * MiB, 50 * 1000 * MiB                    # two cached 1 MiB regions, far apart
     order = [int(i) for i in np.random.default_rng(3).permutation(256)]
