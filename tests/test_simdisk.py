@@ -42,6 +42,9 @@ def simdisk(native_build: Path) -> Path:
     return native_build / "simdisk"
 
 
+AWAKE: list[subprocess.Popen] = []   # cpus_awake's loops while a test holds them
+
+
 @pytest.fixture
 def cpus_awake() -> Iterator[None]:
     """A busy loop at nice 19 on every CPU for the whole test, for the tests whose replies
@@ -52,15 +55,16 @@ def cpus_awake() -> Iterator[None]:
     sequential reads: on time 0.85-1.0 in six runs without the loops, 1.0 in six with them.
     Each loop ends when the test does, or, should pytest be killed, when it sees its parent gone."""
     loop = "import os, sys\nwhile os.getppid() == int(sys.argv[1]):\n    pass"
-    loops = [subprocess.Popen(["nice", "-n", "19", sys.executable, "-c", loop, str(os.getpid())])
-             for _ in os.sched_getaffinity(0)]
+    AWAKE.extend(subprocess.Popen(["nice", "-n", "19", sys.executable, "-c", loop, str(os.getpid())])
+                 for _ in os.sched_getaffinity(0))
     try:
         yield
     finally:
-        for p in loops:
+        for p in AWAKE:
             p.kill()
-        for p in loops:
+        for p in AWAKE:
             p.wait()
+        AWAKE.clear()
 
 
 def run(simdisk: Path, *args: object, timeout: float = 60) -> subprocess.CompletedProcess[str]:
@@ -228,6 +232,7 @@ def assert_on_time(seen_ms: list[float] | np.ndarray, rows: list[dict], round_tr
     A broken deadline moves every reply: with no sleep, or with the service time slept twice,
     every test that calls this fails (median errors of -0.9 to -21 ms, and of 0.9 to 20 ms,
     against bounds of 0.5-0.8 ms)."""
+    assert AWAKE, "a test whose replies assert_on_time judges takes the cpus_awake fixture"
     seen = np.asarray(seen_ms, dtype=float)
     service = service_ms(rows)
     assert len(seen) == len(service) > 0
