@@ -98,6 +98,19 @@ def state_lock():
         pytest.skip(str(exc))
 
 
+@pytest.fixture
+def journal(tmp_path, monkeypatch, state_lock):
+    """The path of a journal of the test's own (PAGELAB_JOURNAL), with the machine-wide state
+    lock held for the whole test (its before-and-after snapshots of the machine see no other
+    test's changes); after it, whatever the test left in that journal is undone."""
+    from pagelab.system import state
+
+    path = tmp_path / "journal.jsonl"
+    monkeypatch.setenv("PAGELAB_JOURNAL", str(path))
+    yield path
+    state.restore()
+
+
 def no_real_run() -> None:
     """For a test whose paging state is changed by processes that are not its descendants (the
     jobs a cluster executor or Slurm starts): they cannot run under a lock the test holds (they

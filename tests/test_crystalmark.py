@@ -521,17 +521,6 @@ def test_seed_003s_stick_and_the_tiers_model(native_build: Path, tmp_path: Path,
     assert "picoturbo-2006" in text and "can take at most 16.7--50.0\\,\\% of the copies" in text
 
 
-@pytest.fixture
-def journal(tmp_path, monkeypatch, state_lock):
-    """A journal of the test's own, with the machine-wide state lock held for the whole test
-    (its before-and-after snapshots of the machine see no other test's changes)."""
-    from pagelab.system import state
-
-    monkeypatch.setenv("PAGELAB_JOURNAL", str(tmp_path / "journal.jsonl"))
-    yield
-    state.restore()
-
-
 @pytest.mark.skipif(os.geteuid() != 0 or not os.path.exists("/dev/fuse"), reason="needs root and FUSE")
 def test_a_tier_trial_reads_the_tiers_counters_after_every_phase(journal, disk_tmp: Path, native_build: Path) -> None:
     """One trial of the fresh-tier arm on a small emulated disk: six iobench runs, one per test,

@@ -17,15 +17,6 @@ from pagelab.system import state
 pytestmark = pytest.mark.skipif(os.geteuid() != 0, reason="needs root (FUSE mount, loop, swap)")
 
 
-@pytest.fixture
-def journal(tmp_path, monkeypatch, state_lock):
-    """A journal of the test's own, with the machine-wide state lock held for the whole test
-    (its before-and-after snapshots of the machine see no other test's changes)."""
-    monkeypatch.setenv("PAGELAB_JOURNAL", str(tmp_path / "journal.jsonl"))
-    yield
-    state.restore()
-
-
 def test_swap_on_emulated_hdd_under_a_memcg_limited_hog_five_times(journal, disk_tmp, native_build):
     """Five rounds in one session on one emulated disk (about 2 s each): every round's victim is
     pushed out by a hog in its memory cgroup and comes back from the disk intact. The victim's 2 MiB

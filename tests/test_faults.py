@@ -226,15 +226,6 @@ def test_a_stalled_daemon_still_stops_at_once(simdisk: Path, disk_tmp: Path) -> 
     assert result and result[0] in (errno.EIO, errno.ENOTCONN)
 
 
-@pytest.fixture
-def journal(tmp_path, monkeypatch, state_lock):
-    """A journal of the test's own, with the machine-wide state lock held for the whole test
-    (its before-and-after snapshots of the machine see no other test's changes)."""
-    monkeypatch.setenv("PAGELAB_JOURNAL", str(tmp_path / "journal.jsonl"))
-    yield
-    state.restore()
-
-
 def into_a_down_interval(armed_lo: float, armed_hi: float, min_left: float = 0.3) -> None:
     """Sleeps into a down interval of the up/down schedule the device armed between armed_lo
     and armed_hi (the control write's call and return), with at least min_left s of it left;

@@ -21,13 +21,6 @@ pytestmark = [
 ]
 
 
-@pytest.fixture
-def journal(tmp_path, monkeypatch):
-    monkeypatch.setenv("PAGELAB_JOURNAL", str(tmp_path / "journal.jsonl"))
-    yield
-    state.restore()
-
-
 def test_the_kernel_kills_when_asked_and_the_kill_is_counted(journal):
     """on_oom="kill", no swap for the group (swappiness 0): a hog of twice the limit is killed by
     the memory cgroup's OOM killer, and push_out reports it instead of raising."""

@@ -23,15 +23,6 @@ SCENARIO = [str(VENV_BIN / "python"), str(REPO / "tests" / "state_scenario.py")]
 
 
 @pytest.fixture
-def journal(tmp_path, monkeypatch, state_lock):
-    """A journal of the test's own, with the machine-wide state lock held for the whole test."""
-    path = tmp_path / "journal.jsonl"
-    monkeypatch.setenv("PAGELAB_JOURNAL", str(path))
-    yield path
-    state.restore()  # whatever a failing test left
-
-
-@pytest.fixture
 def own_journal(tmp_path, monkeypatch):
     """A journal of the test's own, the lock not held: for the tests of the lock itself, whose
     subprocesses take it. Skips while a real run holds the lock."""

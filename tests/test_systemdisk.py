@@ -118,14 +118,6 @@ def test_the_premise_table_names_each_arms_rate_and_seek_share_or_none():
 # --------------------------------------------------------------------------------------------
 # The state changes (root).
 
-@pytest.fixture
-def journal(tmp_path, monkeypatch, state_lock):
-    path = tmp_path / "journal.jsonl"
-    monkeypatch.setenv("PAGELAB_JOURNAL", str(path))
-    yield path
-    state.restore()
-
-
 def ext4_at(path: Path, offset: int, size: int) -> None:
     with open(path, "wb") as f:
         f.truncate(offset + size + MiB)
