@@ -103,6 +103,11 @@ def test_make_profile_recorded_builds_the_paper_as_an_unprivileged_user(tmp_path
     assert f"Every number, table and figure here was measured on the reference machine {machine}" in flat
     assert "measured on the machine that built this document" not in flat
     assert "This machine against the reference machine" not in flat  # the run is the reference
+    # Every font is an outline font (Type 1 or the figures' TrueType): no METAFONT bitmap (Type 3),
+    # which TeX Live makes, on first use and per user, for a family the preamble leaves to EC.
+    fonts = subprocess.run(["pdffonts", str(repo / "results/paper.pdf")], capture_output=True, text=True,
+                           check=True).stdout
+    assert len(fonts.splitlines()) > 3 and "Type 3" not in fonts, fonts
     # `make report`: the run is made (nothing left to do), then Snakemake's report of it, from
     # the run's own metadata (the paper's rule and runtime)
     report = subprocess.run(as_user + ["make", "report", "PROFILE=recorded"], cwd=repo, env=user_env,
