@@ -211,6 +211,27 @@ def copy_repo(dest: Path) -> Path:
     return dest
 
 
+def check_paper_layout(repo: Path) -> str:
+    """The built paper (repo/results/paper.pdf) prints every claim's row of its verdict table and
+    loses nothing off a page: no float taller than the page in LaTeX's log (LaTeX sets it anyway,
+    cut at the page's foot), and each id of results/claims/verdicts.csv begins a row between the
+    verdict table's caption and the next section. Returns the PDF's text (pdftotext -layout)."""
+    import csv
+    import re
+
+    log = (repo / "results/paper-build/main.log").read_text(errors="replace")
+    assert "Float too large for page" not in log, re.findall(r".*Float too large for page.*", log)
+    text = subprocess.run(["pdftotext", "-layout", str(repo / "results/paper.pdf"), "-"],
+                          capture_output=True, text=True, check=True).stdout
+    start = text.index("Published values against this run")
+    table = text[start:text.index("Threats to validity", start)]
+    with open(repo / "results/claims/verdicts.csv") as fh:
+        ids = [row["id"] for row in csv.DictReader(fh)]
+    rows = set(re.findall(r"^\s*(\S+)\s", table, re.M))
+    assert ids and [i for i in ids if i not in rows] == [], (sorted(set(ids) - rows), table[-2000:])
+    return text
+
+
 # tests/toy's experiment, added as a new experiment is: its own files (a file of tests/toy -> its
 # place in the repository), and its claims, rows appended to the one claims table.
 TOY_FILES = {"toy.py": "src/pagelab/experiments/toy.py", "schema.yaml": "config/schema/toy.yaml",

@@ -18,7 +18,7 @@ import subprocess
 
 import pytest
 
-from conftest import add_toy_experiment, copy_repo
+from conftest import add_toy_experiment, check_paper_layout, copy_repo
 from pagelab.experiments import seekmodel
 from pagelab.system import config
 
@@ -121,8 +121,7 @@ def test_paper_prints_the_access_time_the_notebook_fitted(built):
     value = float(m.group(1))
     assert 0 < value < 1e6  # microseconds: a real disk, not a placeholder
     assert float(m.group(2)) <= value <= float(m.group(3))
-    text = subprocess.run(["pdftotext", "-layout", str(built / "results/paper.pdf"), "-"],
-                          capture_output=True, text=True, check=True).stdout
+    text = check_paper_layout(built)
     assert f"{m.group(1)} µs" in text.replace("\u03bc", "\u00b5"), text
     assert "Profile: quick" in text
     # Every claim id appears in the verdict table with a computed verdict.

@@ -15,7 +15,7 @@ import time
 import pytest
 
 from conftest import REFERENCE_RECORDING as REFERENCE
-from conftest import REPO, add_toy_experiment, copy_repo, recorded_params
+from conftest import REPO, add_toy_experiment, check_paper_layout, copy_repo, recorded_params
 from pagelab.analysis import compare
 from pagelab.data.recording import holds, recorded_dir
 from pagelab.system import config
@@ -94,8 +94,7 @@ def test_make_profile_recorded_builds_the_paper_as_an_unprivileged_user(tmp_path
         if holds(REFERENCE, exp):  # a new experiment, not recorded yet, is left out (named)
             assert "replayed from" in logs[f"{exp}.log"], exp
     assert not (repo / "scratch").exists() or not any((repo / "scratch").iterdir())
-    text = subprocess.run(["pdftotext", "-layout", str(repo / "results/paper.pdf"), "-"],
-                          capture_output=True, text=True, check=True).stdout
+    text = check_paper_layout(repo)
     flat = " ".join(text.split())
     assert REFERENCE.split("/")[0] in flat and "without running a trial" in flat
     # the abstract and the appendix say where the numbers were measured: not on this machine

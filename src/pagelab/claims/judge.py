@@ -428,6 +428,13 @@ def macros(table: pd.DataFrame) -> dict[str, str]:
             "VerdictSummary": escape(summary_sentence(table))}
 
 
+VERDICTS_CAPTION = (
+    "Published values against this run's measurements: the window (per step for an order), ours with its "
+    "interval and, in parentheses, that interval's own coverage at its number of trials, ours over the "
+    "published value, the counted trials behind it (each per step for an order) and the computed verdict. "
+    "Profile: \\AppendixProfile; \\AppendixDataSource.")
+
+
 def write_verdicts(results_dir: Path | str, out_tex: Path | str, out_csv: Path | str, claims: pd.DataFrame,
                    profile: str = "quick", out_macros: Path | str | None = None) -> pd.DataFrame:
     table = verdicts(results_dir, claims, profile)
@@ -446,9 +453,13 @@ def write_verdicts(results_dir: Path | str, out_tex: Path | str, out_csv: Path |
         "Verdict": table["verdict"],
         "Note": table["note"].map(escape),
     })
+    # A longtable, so that every claim's row is printed whatever their number (a float longer
+    # than the page loses its last rows), its columns within the text width at the paper's
+    # \\scriptsize with 3pt column gaps (paper/sections/claims.tex).
     rag = ">{\\raggedright\\arraybackslash}p"
-    write_table(out_tex, tex, column_format=f"l {rag}{{0.11\\linewidth}} {rag}{{0.1\\linewidth}} "
-                                            f"{rag}{{0.15\\linewidth}} l l l {rag}{{0.27\\linewidth}}")
+    write_table(out_tex, tex, caption=VERDICTS_CAPTION, label="tab:verdicts", environment="longtable",
+                column_format=f"{rag}{{0.08\\linewidth}} {rag}{{0.1\\linewidth}} {rag}{{0.1\\linewidth}} "
+                              f"{rag}{{0.15\\linewidth}} l l {rag}{{0.08\\linewidth}} {rag}{{0.3\\linewidth}}")
     if out_macros is not None:
         write_macros(out_macros, macros(table))
     return table
