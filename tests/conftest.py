@@ -214,13 +214,17 @@ def copy_repo(dest: Path) -> Path:
 def check_paper_layout(repo: Path) -> str:
     """The built paper (repo/results/paper.pdf) prints every claim's row of its verdict table and
     loses nothing off a page: no float taller than the page in LaTeX's log (LaTeX sets it anyway,
-    cut at the page's foot), and each id of results/claims/verdicts.csv begins a row between the
-    verdict table's caption and the next section. Returns the PDF's text (pdftotext -layout)."""
+    cut at the page's foot), no line more than 10 pt wider than its box, and each id of
+    results/claims/verdicts.csv begins a row between the verdict table's caption and the next
+    section. Returns the PDF's text (pdftotext -layout)."""
     import csv
     import re
 
     log = (repo / "results/paper-build/main.log").read_text(errors="replace")
     assert "Float too large for page" not in log, re.findall(r".*Float too large for page.*", log)
+    # nothing runs visibly into a margin or the next column (a point or two is kerning's)
+    wide = [float(x) for x in re.findall(r"Overfull \\hbox \(([0-9.]+)pt too wide\)", log)]
+    assert max(wide, default=0) <= 10, re.findall(r"Overfull \\hbox .*\n.*\n.*", log)
     text = subprocess.run(["pdftotext", "-layout", str(repo / "results/paper.pdf"), "-"],
                           capture_output=True, text=True, check=True).stdout
     start = text.index("Published values against this run")

@@ -2,7 +2,7 @@ import pandas as pd
 import pytest
 
 from pagelab.claims.registry import load_claims, write_claims_table
-from pagelab.core.latex import escape, fmt, macros_text, write_table
+from pagelab.core.latex import escape, escape_breakable, fmt, macros_text, write_table
 
 
 def test_fmt_significant_figures():
@@ -49,3 +49,9 @@ def test_claims_file_errors_name_the_problem(tmp_path):
     p.write_text("id,claim,value\nX,c,1\n")
     with pytest.raises(ValueError, match="missing column"):
         load_claims(p)
+
+
+def test_escape_breakable_allows_a_break_in_a_dotted_key_but_not_in_a_number():
+    assert escape_breakable("readyboost.tier_warm.recovery_s") == (
+        r"readyboost.\allowbreak{}tier\_\allowbreak{}warm.\allowbreak{}recovery\_\allowbreak{}s")
+    assert escape_breakable("2.5 MB/s, 50% of x1.4") == r"2.5 MB/s, 50\% of x1.4"

@@ -26,6 +26,14 @@ def escape(text: str) -> str:
     return "".join(_TEX_SPECIAL.get(c, c) for c in str(text))
 
 
+def escape_breakable(text: str) -> str:
+    """escape(), with a line break allowed after each underscore and after each dot between two
+    letters: a dotted key such as readyboost.tier_warm.recovery_s wraps inside a narrow column
+    instead of running into the next one (a number's decimal point stays whole)."""
+    text = re.sub(r"(?<=[A-Za-z])\.(?=[A-Za-z])", ".\x00", str(text))
+    return escape(text.replace("_", "_\x00")).replace("\x00", r"\allowbreak{}")
+
+
 def fmt(value: float, digits: int = 3) -> str:
     """A number with `digits` significant figures, no exponent for everyday magnitudes."""
     if value is None or (isinstance(value, float) and not math.isfinite(value)):

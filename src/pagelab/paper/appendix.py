@@ -17,7 +17,7 @@ import yaml
 
 from pagelab.claims.changelog import changelog_problems, load_changelog
 from pagelab.claims.registry import load_claims
-from pagelab.core.latex import escape, fmt, macros_text, write_table
+from pagelab.core.latex import escape, escape_breakable, fmt, macros_text, write_table
 from pagelab.core.paths import root
 from pagelab.core.records import write_text_atomic
 from pagelab.data.recording import source
@@ -170,14 +170,15 @@ def write_changelog(out_dir: Path) -> dict[str, str]:
 
     def cell(text: str) -> str:
         text = text or "(empty)"
-        return escape(text if len(text) <= CHANGELOG_CELL else text[:CHANGELOG_CELL].rsplit(" ", 1)[0] + " [...]")
+        return escape_breakable(text if len(text) <= CHANGELOG_CELL
+                                else text[:CHANGELOG_CELL].rsplit(" ", 1)[0] + " [...]")
 
     rag = ">{\\raggedright\\arraybackslash}p"
     write_table(out_dir / "changelog.tex", pd.DataFrame({
         "Date": log["date"],
-        "Claim": [f"{escape(c)}\\newline\\texttt{{{escape(col)}}}"
+        "Claim": [f"{escape(c)}\\newline\\texttt{{{escape_breakable(col)}}}"
                   for c, col in zip(log["claim"], log["column"], strict=True)],
-        "Old": log["old"].map(cell), "New": log["new"].map(cell), "Reason": log["reason"].map(escape),
+        "Old": log["old"].map(cell), "New": log["new"].map(cell), "Reason": log["reason"].map(escape_breakable),
         "Verdicts before": log["verdicts_before"].map(escape), "Verdicts after": log["verdicts_after"].map(escape),
     }), column_format=f"l {rag}{{0.1\\linewidth}} {rag}{{0.13\\linewidth}} {rag}{{0.13\\linewidth}} "
                       f"{rag}{{0.22\\linewidth}} {rag}{{0.11\\linewidth}} {rag}{{0.11\\linewidth}}",
