@@ -146,3 +146,33 @@ def test_an_experiment_of_this_checkout_is_grouped_by_its_descriptors_configurat
     (tmp_path / "B" / "pagein" / "config.json").write_text("{}")
     with pytest.raises(ValueError, match=r"B/pagein/config.json: no key"):
         compare.compare(tmp_path / "A", tmp_path / "B")
+
+
+def test_the_largest_changes_table_fits_the_text_width_whatever_the_names(tmp_path):
+    """The paper's comparison section, its changes table full of long configuration and metric
+    names (206 pt too wide unshrunk), built with the paper's own packages: no line of it runs
+    into the margin."""
+    import re
+    import shutil
+    import subprocess
+
+    from conftest import REPO
+
+    if shutil.which("pdflatex") is None:
+        pytest.skip("pdflatex missing: run `make setup`")
+    config = "hog_rounds=10 ram=24M stick=usbstick-enhanced-2008"
+    rows = [compare.Row("readyboost", f"arm=tier_between_with_agent_{i} {config}",
+                        "restore_window_s.recovery_criterion_seed", 5, 12.3, 11.2, 13.4, 5, 20.1, 19.2, 21.3,
+                        1.63, 1.5, 1.7, 0.001, 0.002, "slower") for i in range(10)]
+    (tmp_path / "compare").mkdir()
+    (tmp_path / "compare/section.tex").write_text(compare.section(rows, "epyc-2c-linux6.18-virtio/quick", "here"))
+    compare.write_figure(rows, tmp_path / "compare/compare.pdf")
+    packages = [ln for ln in (REPO / "paper/main.tex").read_text().splitlines()
+                if ln.startswith(("\\documentclass", "\\usepackage"))]
+    (tmp_path / "doc.tex").write_text("\n".join(packages) + "\n\\begin{document}\n\\input{compare/section.tex}\n"
+                                      "\\end{document}\n")
+    out = subprocess.run(["pdflatex", "-interaction=nonstopmode", "-halt-on-error", "doc.tex"], cwd=tmp_path,
+                         capture_output=True, text=True, timeout=120)
+    assert out.returncode == 0, out.stdout[-3000:]
+    log = (tmp_path / "doc.log").read_text(errors="replace")
+    assert max([float(x) for x in re.findall(r"Overfull \\hbox \(([0-9.]+)pt", log)], default=0) <= 10, log[-3000:]

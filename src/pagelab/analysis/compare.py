@@ -257,8 +257,9 @@ def section(rows: list[Row], reference: str, this: str, limit: int = 15) -> str:
             "Ratio": [_ci(r.ratio, r.ratio_low, r.ratio_high) for r in changed.itertuples()],
             "": changed["word"],
         })
-        out += ("\\begin{table*}[htbp]\n\\centering\\scriptsize\n"
-                + detail.style.hide(axis="index").to_latex(hrules=True, column_format="lllllll")
+        # its width follows the data (configuration and metric names): shrunk to the text width
+        out += ("\\begin{table*}[htbp]\n\\centering\\scriptsize\n\\adjustbox{max width=\\linewidth}{"
+                + detail.style.hide(axis="index").to_latex(hrules=True, column_format="lllllll") + "}\n"
                 + f"\\caption{{The largest changes (at most {limit}): the medians with their "
                   f"order-statistic intervals (coverage "
                   f"{stats.interval_name(list(changed['n_a']) + list(changed['n_b']), latex=True)}), "

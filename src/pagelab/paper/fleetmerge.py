@@ -192,7 +192,9 @@ def section(frame: pd.DataFrame, plan_: dict[str, Any], figure: str | None = Non
     tex = show[cols].astype(str).map(escape)
     tex.columns = [escape(c.split(":", 1)[-1]) for c in cols]
     body = tex.style.hide(axis="index").to_latex(hrules=True, column_format="l" * len(cols))
-    return out + ("\\begin{table*}[htbp]\n\\centering\\scriptsize\n" + body +
+    # one column per label and headline median, one row per host: shrunk to the text width
+    return out + ("\\begin{table*}[htbp]\n\\centering\\scriptsize\n\\adjustbox{max width=\\linewidth}{"
+                  + body + "}\n" +
                   "\\caption{The fleet by host: status, headline medians with their intervals and, in "
                   "parentheses, each interval's coverage at its n, the comparison with the baseline host and "
                   "the verdict counts.}\n\\label{tab:fleet}\n\\end{table*}\n")
