@@ -211,6 +211,13 @@ def copy_repo(dest: Path) -> Path:
     return dest
 
 
+def widest_overfull(log: str) -> float:
+    """How far, in pt, the widest overfull box of a LaTeX log runs past its width (0 if none)."""
+    import re
+
+    return max((float(x) for x in re.findall(r"Overfull \\hbox \(([0-9.]+)pt too wide\)", log)), default=0.0)
+
+
 def check_paper_layout(repo: Path) -> str:
     """The built paper (repo/results/paper.pdf) prints every claim's row of its verdict table and
     loses nothing off a page: no float taller than the page in LaTeX's log (LaTeX sets it anyway,
@@ -223,8 +230,7 @@ def check_paper_layout(repo: Path) -> str:
     log = (repo / "results/paper-build/main.log").read_text(errors="replace")
     assert "Float too large for page" not in log, re.findall(r".*Float too large for page.*", log)
     # nothing runs visibly into a margin or the next column (a point or two is kerning's)
-    wide = [float(x) for x in re.findall(r"Overfull \\hbox \(([0-9.]+)pt too wide\)", log)]
-    assert max(wide, default=0) <= 10, re.findall(r"Overfull \\hbox .*\n.*\n.*", log)
+    assert widest_overfull(log) <= 10, re.findall(r"Overfull \\hbox .*\n.*\n.*", log)
     text = subprocess.run(["pdftotext", "-layout", str(repo / "results/paper.pdf"), "-"],
                           capture_output=True, text=True, check=True).stdout
     start = text.index("Published values against this run")

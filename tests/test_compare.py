@@ -152,11 +152,10 @@ def test_the_largest_changes_table_fits_the_text_width_whatever_the_names(tmp_pa
     """The paper's comparison section, its changes table full of long configuration and metric
     names (206 pt too wide unshrunk), built with the paper's own packages: no line of it runs
     into the margin."""
-    import re
     import shutil
     import subprocess
 
-    from conftest import REPO
+    from conftest import REPO, widest_overfull
 
     if shutil.which("pdflatex") is None:
         pytest.skip("pdflatex missing: run `make setup`")
@@ -175,4 +174,4 @@ def test_the_largest_changes_table_fits_the_text_width_whatever_the_names(tmp_pa
                          capture_output=True, text=True, timeout=120)
     assert out.returncode == 0, out.stdout[-3000:]
     log = (tmp_path / "doc.log").read_text(errors="replace")
-    assert max([float(x) for x in re.findall(r"Overfull \\hbox \(([0-9.]+)pt", log)], default=0) <= 10, log[-3000:]
+    assert widest_overfull(log) <= 10, log[-3000:]
