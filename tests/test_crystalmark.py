@@ -462,7 +462,7 @@ def test_a_set_cut_short_is_said_with_its_time() -> None:
     from pagelab.experiments import crystalmark as cm
 
     assert cm.set_cut({"set_time": "5s"}) == \
-        "each set stopped after at most 5\\,s where CrystalMark's transfer the whole file"
+        "each set stopped after at most 5\\,s where CrystalMark's own sets transfer the whole file"
     assert "at most 0.2\\,s" in cm.set_cut({"set_time": "0.2s"})
     assert cm.set_cut({"set_time": 0}) == "each set transferring the whole file, as CrystalMark's do"
 

@@ -452,7 +452,7 @@ def set_cut(cfg: dict[str, Any]) -> str:
     seconds = parse_duration(cfg.get("set_time", 0))
     if not seconds:
         return "each set transferring the whole file, as CrystalMark's do"
-    return f"each set stopped after at most {seconds:g}\\,s where CrystalMark's transfer the whole file"
+    return f"each set stopped after at most {seconds:g}\\,s where CrystalMark's own sets transfer the whole file"
 
 
 def tier_stick(cfg: dict[str, Any]) -> str:
