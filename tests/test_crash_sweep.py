@@ -58,6 +58,12 @@ FRACTIONS = {"start": (0.3, 0.8), "setup": (0.3, 0.7), "measure": (0.2, 0.45, 0.
 SIGNALS = ("TERM", "KILL")
 POLL_S = 0.002
 RUN_LINES = 2  # the journal lines a run makes before its trials: its process group, its scratch files
+# The sweep's settings over quick's (the explicit stops run quick's own). A stop aims at a
+# fraction of a phase, so a phase's length adds only time: these shorten the two longest
+# (crystalmark's three sets of each test, on its own-disk arms in start and its emulated arm in
+# measure; pagein's random re-touch, 1024 pages one seek at a time) and keep every arm, step and
+# change of state each experiment's trials make.
+SWEEP_SETTINGS = {"crystalmark": {"sets": 1}, "pagein": {"retouch_orders": ["seq"]}}
 NATIVE = REPO / "native" / "build"
 
 
@@ -71,8 +77,9 @@ def _journal_len(path: Path) -> int:
 class Sweep:
     """One scratch area (journal, scratch directory, configs, outputs) for a series of stops."""
 
-    def __init__(self, base: Path):
+    def __init__(self, base: Path, settings: dict[str, dict] | None = None):
         self.base = base
+        self.settings = settings or {}  # per experiment, over quick's configuration
         self.journal = base / "journal.jsonl"
         self.scratch = base / "scratch"
         self.env = {**os.environ, "PAGELAB_JOURNAL": str(self.journal), "PATH": f"{VENV_BIN}:{os.environ['PATH']}"}
@@ -82,7 +89,7 @@ class Sweep:
         path = self.base / f"{name}.json"
         if not path.exists():
             cfg = config.load(overrides={"profile": "quick"})[name]
-            path.write_text(json.dumps({**cfg, "scratch_dir": str(self.scratch)}))
+            path.write_text(json.dumps({**cfg, **self.settings.get(name, {}), "scratch_dir": str(self.scratch)}))
         return path
 
     def start(self, name: str, env: dict[str, str] | None = None) -> subprocess.Popen[str]:
@@ -307,7 +314,7 @@ def run_stops(base: Path, plan: list[tuple[str, str, str, float]], explicit: boo
     build_native()
     shutil.rmtree(base, ignore_errors=True)
     base.mkdir(parents=True)
-    sweep = Sweep(base)
+    sweep = Sweep(base, None if explicit else SWEEP_SETTINGS)
     before = machine()
     assert not state.orphans(), "the machine holds state no journal explains before the sweep"
     timelines: dict[str, Timeline] = {}
@@ -418,3 +425,15 @@ def test_the_sweep_plan_aims_at_every_phase_the_journal_has():
         f"{phase} SIG{sig}" for phase in PHASES if phase != "measure" for sig in SIGNALS]
     no_kill_in_teardown = [s for s in landed_everywhere if (s.landed, s.signal) != ("teardown", "KILL")]
     assert missed_phases(no_kill_in_teardown) == ["teardown SIGKILL"]
+
+
+def test_the_sweeps_settings_only_shorten_quicks_trials():
+    """Each of the sweep's settings names a key of its experiment's quick configuration (a renamed
+    key would otherwise be ignored, and the sweep would run quick's sizes without saying so), and
+    only shortens it: fewer sets, a subset of the re-touch orders (no trial is run)."""
+    quick = config.load(overrides={"profile": "quick"})
+    for name, settings in SWEEP_SETTINGS.items():
+        for key, value in settings.items():
+            assert key in quick[name], (name, key)
+            mine = quick[name][key]
+            assert (set(value) < set(mine)) if isinstance(value, list) else 0 < value < mine, (name, key, value, mine)
