@@ -4,6 +4,7 @@ real disk (O_DIRECT needs a real file system, so never tmpfs)."""
 from __future__ import annotations
 
 import os
+import re
 import shutil
 import subprocess
 import sys
@@ -213,8 +214,6 @@ def copy_repo(dest: Path) -> Path:
 
 def widest_overfull(log: str) -> float:
     """How far, in pt, the widest overfull box of a LaTeX log runs past its width (0 if none)."""
-    import re
-
     return max((float(x) for x in re.findall(r"Overfull \\hbox \(([0-9.]+)pt too wide\)", log)), default=0.0)
 
 
@@ -225,7 +224,6 @@ def check_paper_layout(repo: Path) -> str:
     results/claims/verdicts.csv begins a row between the verdict table's caption and the next
     section. Returns the PDF's text (pdftotext -layout)."""
     import csv
-    import re
 
     log = (repo / "results/paper-build/main.log").read_text(errors="replace")
     assert "Float too large for page" not in log, re.findall(r".*Float too large for page.*", log)

@@ -28,7 +28,7 @@ import numpy as np
 import pandas as pd
 
 from pagelab.core import stats
-from pagelab.core.latex import escape, fmt
+from pagelab.core.latex import escape, fmt, wide_table
 from pagelab.core.records import write_text_atomic
 from pagelab.data import recording
 from pagelab.experiments import harness
@@ -257,14 +257,12 @@ def section(rows: list[Row], reference: str, this: str, limit: int = 15) -> str:
             "Ratio": [_ci(r.ratio, r.ratio_low, r.ratio_high) for r in changed.itertuples()],
             "": changed["word"],
         })
-        # its width follows the data (configuration and metric names): shrunk to the text width
-        out += ("\\begin{table*}[htbp]\n\\centering\\scriptsize\n\\adjustbox{max width=\\linewidth}{"
-                + detail.style.hide(axis="index").to_latex(hrules=True, column_format="lllllll") + "}\n"
-                + f"\\caption{{The largest changes (at most {limit}): the medians with their "
-                  f"order-statistic intervals (coverage "
-                  f"{stats.interval_name(list(changed['n_a']) + list(changed['n_b']), latex=True)}), "
-                  f"the ratio with its {escape(RATIO_INTERVAL)}.}}\n\\label{{tab:compare-changes}}\n"
-                  "\\end{table*}\n")
+        # its width follows the data (configuration and metric names)
+        out += wide_table(detail.style.hide(axis="index").to_latex(hrules=True, column_format="lllllll"),
+                          f"The largest changes (at most {limit}): the medians with their order-statistic "
+                          f"intervals (coverage "
+                          f"{stats.interval_name(list(changed['n_a']) + list(changed['n_b']), latex=True)}), "
+                          f"the ratio with its {escape(RATIO_INTERVAL)}.", "tab:compare-changes")
     return out
 
 

@@ -59,6 +59,13 @@ def write_macros(path: Path | str, macros: Mapping[str, str]) -> None:
     write_text_atomic(path, macros_text(macros))
 
 
+def wide_table(tabular: str, caption: str, label: str) -> str:
+    """A full-width table float around a generated tabular whose width follows its data (names,
+    one column per label): shrunk to the text width when wider, as is (adjustbox) when not."""
+    return ("\\begin{table*}[htbp]\n\\centering\\scriptsize\n\\adjustbox{max width=\\linewidth}{" + tabular
+            + f"}}\n\\caption{{{caption}}}\n\\label{{{label}}}\n\\end{{table*}}\n")
+
+
 def write_table(path: Path | str, frame: pd.DataFrame, caption: str | None = None,
                 label: str | None = None, column_format: str | None = None, environment: str | None = None) -> None:
     """A booktabs tabular (inside a table float when a caption is given; `environment`

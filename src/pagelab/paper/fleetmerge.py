@@ -22,7 +22,7 @@ import pandas as pd
 from pagelab.analysis import compare
 from pagelab.claims import judge
 from pagelab.core import plots
-from pagelab.core.latex import escape, fmt
+from pagelab.core.latex import escape, fmt, wide_table
 from pagelab.core.records import write_text_atomic
 from pagelab.core.stats import coverage_label
 from pagelab.experiments.harness import load_claims
@@ -192,12 +192,10 @@ def section(frame: pd.DataFrame, plan_: dict[str, Any], figure: str | None = Non
     tex = show[cols].astype(str).map(escape)
     tex.columns = [escape(c.split(":", 1)[-1]) for c in cols]
     body = tex.style.hide(axis="index").to_latex(hrules=True, column_format="l" * len(cols))
-    # one column per label and headline median, one row per host: shrunk to the text width
-    return out + ("\\begin{table*}[htbp]\n\\centering\\scriptsize\n\\adjustbox{max width=\\linewidth}{"
-                  + body + "}\n" +
-                  "\\caption{The fleet by host: status, headline medians with their intervals and, in "
-                  "parentheses, each interval's coverage at its n, the comparison with the baseline host and "
-                  "the verdict counts.}\n\\label{tab:fleet}\n\\end{table*}\n")
+    # one column per label and headline median, one row per host
+    return out + wide_table(body, "The fleet by host: status, headline medians with their intervals and, in "
+                            "parentheses, each interval's coverage at its n, the comparison with the baseline "
+                            "host and the verdict counts.", "tab:fleet")
 
 
 def write_merge(plan_path: Path | str, results: Path | str, csv_path: Path | str, tex_path: Path | str,
