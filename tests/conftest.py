@@ -222,7 +222,9 @@ def check_paper_layout(repo: Path) -> str:
     loses nothing off a page: no float taller than the page in LaTeX's log (LaTeX sets it anyway,
     cut at the page's foot), no line more than 10 pt wider than its box, and each id of
     results/claims/verdicts.csv begins a row between the verdict table's caption and the next
-    section. Returns the PDF's text (pdftotext -layout)."""
+    section; and every seed article the text calls by number ("seed 003") is keyed to its
+    citation where the introduction names them ("seed 003 [14]"). Returns the PDF's text
+    (pdftotext -layout)."""
     import csv
 
     log = (repo / "results/paper-build/main.log").read_text(errors="replace")
@@ -237,6 +239,10 @@ def check_paper_layout(repo: Path) -> str:
         ids = [row["id"] for row in csv.DictReader(fh)]
     rows = set(re.findall(r"^\s*(\S+)\s", table, re.M))
     assert ids and [i for i in ids if i not in rows] == [], (sorted(set(ids) - rows), table[-2000:])
+    flat = " ".join(text.split())
+    called = set(re.findall(r"\b[Ss]eeds? (\d{3})\b", flat)) | set(re.findall(r"\b[Ss]eeds \d{3} and (\d{3})\b", flat))
+    keyed = set(re.findall(r"\bseed (\d{3}) \[\d+\]", flat))
+    assert called and called <= keyed, (sorted(called - keyed), flat[:3000])
     return text
 
 

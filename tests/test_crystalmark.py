@@ -339,7 +339,7 @@ def test_the_emulators_timing_is_read_from_its_stats_and_said_from_the_trials():
     assert "from -3.00 to 9.00\\,\\textmu s over 4 trials" in text and "a modelled 12.0\\,ms" in text, text
     assert text.endswith("within 90.0\\,\\textmu s of the model in the worst trial"), text
     assert cm.emulator_sentence(cm.emulator_timing(pd.DataFrame([{"arm": "hdd", "hdd_best": 1.0}]))) == \
-        "These trials do not record the emulator's timing"
+        "These trials do not record how closely the emulator kept its model's time"
 
 
 def test_the_span_the_disk_model_needs_for_a_score_is_read_off_its_curve():

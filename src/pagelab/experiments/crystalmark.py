@@ -359,7 +359,7 @@ def emulator_timing(frame: pd.DataFrame) -> pd.DataFrame:
 def emulator_sentence(timing: pd.DataFrame) -> str:
     """How closely the emulator kept its model's time on the emulated arms, in words."""
     if not len(timing):
-        return "These trials do not record the emulator's timing"
+        return "These trials do not record how closely the emulator kept its model's time"
     t = timing[timing["arm"] == "all"].iloc[0]
     return (f"Over Random Read 64K the emulator answered a read a median of "
             f"{fmt(t['error_us'])}\\,\\textmu s after the time its model gives for it "
