@@ -762,6 +762,11 @@ def test_the_findings_say_in_words_which_claims_held_and_which_did_not():
                  "trials: D and G. Of the rest, one holds by construction and one could not be judged in this "
                  "run."), s
     assert s != judge.summary_sentence(t) and "AS" not in s   # a sensitivity row is not a claim
+    # items with commas of their own are kept apart by semicolons, the last one too
+    two = judge.findings_sentence(t.assign(verdict=[judge.NOT_REPRODUCED] * 3 + list(t["verdict"][3:])))
+    assert ("did not hold (not reproduced): observed page-in rate (A: at most 2 MB/s); recovery, no cache "
+            "(B: 155 s); and a ratio of two rates (C).") in two, two
+    assert judge._listed(["a", "b", "c"]) == "a, b and c" and judge._listed(["a"]) == "a"
     mac = judge.macros(t)
     assert mac["VerdictsSources"] == "three" and mac["VerdictFindings"] == s
     none = judge.findings_sentence(t[t["verdict"] != judge.REPRODUCED])

@@ -361,9 +361,13 @@ def _described(row: pd.Series) -> str:
 
 
 def _listed(items: list[str]) -> str:
-    """Items joined as English: "a, b and c", or "a; b and c" where the items hold commas."""
-    sep = "; " if any("," in i for i in items) else ", "
-    return items[0] if len(items) == 1 else sep.join(items[:-1]) + " and " + items[-1]
+    """Items joined as English: "a, b and c", or "a; b; and c" where the items hold commas (the
+    last item's own comma would otherwise read as part of the one before)."""
+    if len(items) == 1:
+        return items[0]
+    if any("," in i for i in items):
+        return "; ".join(items[:-1]) + "; and " + items[-1]
+    return ", ".join(items[:-1]) + " and " + items[-1]
 
 
 def findings_sentence(table: pd.DataFrame) -> str:
