@@ -678,6 +678,9 @@ def test_a_measurement_censored_in_more_than_half_its_trials_is_not_measurable(t
     assert t.loc["A", "verdict"] == judge.NOT_MEASURABLE
     assert t.loc["A", "note"] == "a: 3 of 5 censored (tier between: met at the hogs' end in 3 of 5 trials)"
     assert t.loc["A", "ours"] == "censored 3/5"
+    # nothing of the placeholder value is shown: no value, interval, coverage or ratio
+    assert t.loc["A", ["value", "ci_low", "ci_high", "ratio"]].isna().all() and t.loc["A", "interval"] == ""
+    assert t.loc["B", "interval"] == "93.75 %" and t.loc["O", "interval"] == "-; 93.75 %"
     assert t.loc["B", "verdict"] == judge.REPRODUCED
     assert t.loc["O", "verdict"] == judge.NOT_MEASURABLE
     assert "measured: step 2 (c): not reproduced, ours lies above the window" in t.loc["O", "note"]

@@ -236,8 +236,11 @@ def judge(claim: dict[str, str], measurements: dict[str, dict[str, Any]], skippe
     ns = [int(m.get("n", 0) or 0) for m in ms]
     row["n"] = "/".join(str(n) for n in ns)
     row["ours"] = "; ".join(_ours(m) for m in ms)
-    row["interval"] = "; ".join(coverage_label(coverage(m)) for m in ms)
-    if k != "order":
+    # a censored measurement has no value to show: no coverage, no value, no ratio to the
+    # published one (its stored value is a placeholder: 0 or inf); an order's censored step is "-"
+    labels = ["" if is_censored(m) else coverage_label(coverage(m)) for m in ms]
+    row["interval"] = "; ".join(label or "-" for label in labels) if any(labels) else ""
+    if k != "order" and not is_censored(ms[0]):
         lo, hi = _ci(ms[0])
         row.update(value=float(ms[0]["value"]), ci_low=lo, ci_high=hi)
         pub = published_number(claim)
