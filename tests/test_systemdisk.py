@@ -2,7 +2,7 @@
 changes it needs (a loop device over part of a file, a file system mounted on it), undone by a
 scope and after SIGKILL; and, on the emulated disk, a file read and a page-in that land on the
 same device, whose busy time counts both; readyboost's trial of each arm family on it, one real
-trial each, read by the tests of the criteria and of the tier's prefetching (`quick_trials`)."""
+trial each, read by the test of the criteria (`quick_trials`)."""
 
 import os
 import shutil
@@ -250,7 +250,9 @@ def test_a_file_read_and_a_page_in_land_on_one_emulated_device_whose_busy_time_c
 # --------------------------------------------------------------------------------------------
 # readyboost's trials on the system disk (root, FUSE, zram).
 
-QUICK_ARMS = ("hdd", "hdd_between", "tier_after", "tier_between", "zram")
+# The tier with the agent between the rounds runs five times in the pipeline test's quick run
+# (test_pipeline: its counters against the tier with the agent after the hogs), not here.
+QUICK_ARMS = ("hdd", "hdd_between", "tier_after", "zram")
 
 
 @pytest.fixture(scope="module")
@@ -259,9 +261,8 @@ def quick_trials(tmp_path_factory):
     (recovery.run_trial, what `pagelab trial readyboost` runs for each trial) at the quick
     profile's sizes, re-touch in address order, one trial of each arm family in one state session
     with the machine-wide state lock held: no agent, the agent between the hog rounds on the bare
-    disk and behind the tier, the tier with the agent after the hogs, zram. The tests below read
-    the same trials (about 40 s of them). Skips without root, FUSE or zram0; the machine's paging
-    state is as before afterwards."""
+    disk, the tier with the agent after the hogs, zram. The test below reads them. Skips without
+    root, FUSE or zram0; the machine's paging state is as before afterwards."""
     import uuid
 
     from conftest import REPO, build_native
@@ -338,43 +339,3 @@ def test_quick_readyboost_trials_of_each_arm_family_measure_every_criterion_and_
             "restore_window_s", "fs_area_read_bytes_restore", "pagein_mbps", "swap_area_read_bytes_restore",
             "pagein_mbps_retouch", "back_s", "restore_share"}
     assert read <= set(rb.EXPERIMENT.columns), read - set(rb.EXPERIMENT.columns)
-
-
-@root_only
-def test_behind_the_tier_prefetching_between_the_rounds_fills_the_flash(quick_trials):
-    """The real kernel and the emulated tier (FUSE) at the quick profile's sizes, one trial of
-    each tier arm: with the agent reading between the hog rounds, its reads pass through the tier,
-    which copies them; the pages it read were dropped, not written again; and so at the end of the
-    rounds the flash holds more of the victim's swap blocks than when the agent waits for the hogs
-    to end (the flash then holds only the page-out copies its queue took); the restore, which
-    reads each block out of RAM once, has the flash serve at least half the bytes it pages in, and
-    leaves the platter fewer bytes to read than the tier with the agent after the hogs. When
-    the agent's reads already brought the whole working set back, the restore pages nothing in and
-    the trial says so in its counters."""
-    from pagelab.experiments import readyboost as rb
-
-    _, results = quick_trials
-    between, after = results["tier_between"], results["tier_after"]
-    assert rb.validity({"arm": "tier_between"}, between) is None, rb.validity({"arm": "tier_between"}, between)
-    assert rb.validity({"arm": "tier_after"}, after) is None, rb.validity({"arm": "tier_after"}, after)
-    assert between["agent_rounds_swapins"] > 0 and between["agent_rewritten"] == 0
-    assert after["agent_rounds_requested"] == 0
-    assert between["tier_blocks_end_rounds"] > after["tier_blocks_end_rounds"]
-    assert after["swap_area_read_bytes_restore"] > 0, after
-    if between["swap_area_read_bytes_restore"] == 0:
-        # the agent's reads in the rounds brought the whole working set back (about one quick
-        # trial in five): the restore paged nothing in, so its reads are only the file set's
-        # refill and the shares below say nothing about the flash
-        assert between["restore_share"] == 0 and between["agent_restore_swapins"] == 0, between
-        return
-    # the restore's reads are the page-ins and the file set's refill (sequential: the disk serves
-    # them), all from the one system disk; the flash served at least half the bytes paged in
-    assert between["device_cache_hit_bytes_restore"] >= 0.5 * between["swap_area_read_bytes_restore"], between
-
-    # and the platter, the part that seeks, read fewer of the restore's bytes. Not the flash's share
-    # of all reads: the file set's refill is most of them, so when the agent already brought most
-    # pages back that share falls to the refill's and says nothing about the page-ins.
-    def platter(r):
-        return r["device_read_bytes_restore"] - r["device_cache_hit_bytes_restore"]
-
-    assert platter(between) < platter(after), (between, after)
