@@ -223,8 +223,9 @@ def check_paper_layout(repo: Path) -> str:
     cut at the page's foot), no line more than 10 pt wider than its box, and each id of
     results/claims/verdicts.csv begins a row between the verdict table's caption and the next
     section; and every seed article the text calls by number ("seed 003") is keyed to its
-    citation where the introduction names them ("seed 003 [14]"); and the tables come in their
-    numbers' order (a longtable set in place does not jump ahead of floats still pending).
+    citation where the introduction names them ("seed 003 [14]"); and the tables, and the
+    figures, come in their numbers' order (a longtable set in place does not jump ahead of
+    floats still pending).
     Returns the PDF's text (pdftotext -layout)."""
     import csv
 
@@ -244,14 +245,15 @@ def check_paper_layout(repo: Path) -> str:
     called = set(re.findall(r"\b[Ss]eeds? (\d{3})\b", flat)) | set(re.findall(r"\b[Ss]eeds \d{3} and (\d{3})\b", flat))
     keyed = set(re.findall(r"\bseed (\d{3}) \[\d+\]", flat))
     assert called and called <= keyed, (sorted(called - keyed), flat[:3000])
-    assert tables_in_order(text), list(dict.fromkeys(re.findall(r"\bTable (\d+): ", text)))
+    for kind in ("Table", "Figure"):
+        assert in_order(text, kind), (kind, list(dict.fromkeys(re.findall(rf"\b{kind} (\d+): ", text))))
     return text
 
 
-def tables_in_order(text: str) -> bool:
-    """Whether each table's caption ("Table 7: ...", the first of a longtable's repeats) comes
+def in_order(text: str, kind: str) -> bool:
+    """Whether each caption of `kind` ("Table 7: ...", the first of a longtable's repeats) comes
     after the one numbered before it."""
-    first = [int(n) for n in dict.fromkeys(re.findall(r"\bTable (\d+): ", text))]
+    first = [int(n) for n in dict.fromkeys(re.findall(rf"\b{kind} (\d+): ", text))]
     return bool(first) and first == sorted(first)
 
 
