@@ -124,6 +124,12 @@ def test_paired_ratios_interaction_and_sentences_follow_the_data():
     assert {"Disk quiet (s)", "Cached (s)", "Back in RAM (s)", "Hogs (s)", "Total (s)"} <= set(tab.columns)
     s = rb.summarise(f).set_index("arm")
     assert s.loc["hdd_after", "total_s"] == pytest.approx(30.0 + 12.0)
+    # the paper sets it in two parts: every column in one of them, the arm and its rows in both
+    top, bottom = rb.table_parts(tab)
+    assert list(top.columns[:3]) == ["Arm", "Trials", "Rejected"] and "Files back (s)" in top
+    assert list(bottom.columns[:2]) == ["Arm", "Hogs (s)"] and "Tier hit share" in bottom
+    assert sorted([*top.columns, *bottom.columns[1:]]) == sorted(tab.columns)
+    assert list(top["Arm"]) == list(bottom["Arm"]) == list(tab["Arm"])
 
 
 def test_censored_criteria_are_named_never_a_zero_or_nan_in_a_median():

@@ -516,6 +516,16 @@ def table(summary: pd.DataFrame, rejected: pd.DataFrame | None = None) -> pd.Dat
     })
 
 
+def table_parts(table: pd.DataFrame) -> tuple[pd.DataFrame, pd.DataFrame]:
+    """The factorial table as the paper sets it, in two parts that each fit the text width at
+    a legible size (in one, its 13 columns printed at about 4 pt): the arms' trials and the
+    recovery criteria (table.tex), then the arms' hogs, total, re-touch and the agent's and
+    tier's counters (phases.tex). Every column is in one part, the arm in both."""
+    first = ["Arm", "Trials", "Rejected", *(HEADERS[c] for c in ("settle_s", "cached_s", "recovery_s", "back_s",
+                                                                   "file_back_s"))]
+    return table[first], table[["Arm", *(c for c in table.columns if c not in first)]]
+
+
 def table_format(table: pd.DataFrame) -> str:
     """The table's column alignment: text columns left, counts and shares right."""
     text = ("Arm", *HEADERS.values())
@@ -734,11 +744,12 @@ def figure(summary: pd.DataFrame, profile: str) -> plots.plt.Figure:
     """One panel per criterion (disk quiet, cached, working set back, file cache back, the hogs,
     the total), the arms along x: the median with its interval; a value censored in more than
     half its trials is drawn hollow at its bound (0 for "at the start", the watch for "> watch", with an arrow up),
-    never as a measured point."""
+    never as a measured point. Two rows of three: at the paper's text width each panel's labels
+    stay legible (in one row of six they printed at about 4 pt)."""
     plots.theme()
-    fig, axes = plots.plt.subplots(1, len(FIGURE_TIMES), figsize=(2.6 * len(FIGURE_TIMES), 3.4), sharey=False)
+    fig, axes = plots.plt.subplots(2, 3, figsize=(8.4, 6.4), sharey=False)
     xs = np.arange(len(summary))
-    for ax, col in zip(axes, FIGURE_TIMES, strict=True):
+    for ax, col in zip(axes.flat, FIGURE_TIMES, strict=True):
         for x, (_, r) in zip(xs, summary.iterrows(), strict=True):
             n, cens = int(r[f"{col}_n"]), int(r[f"{col}_censored"])
             if not n:
@@ -778,7 +789,7 @@ def analyse(results_dir: Path | str, profile: str) -> harness.Analysis:
     summary = summarise(trials_) if len(trials_) else trials_
     rat = ratios(trials_) if len(trials_) else {}
     rejected = harness.rejected(out, ["arm"]) if not skipped else None
-    tab = table(summary, rejected) if len(summary) else None
+    tab, phases = table_parts(table(summary, rejected)) if len(summary) else (None, None)
 
     def figure_() -> plots.plt.Figure:
         return figure(summary, profile)
@@ -788,7 +799,10 @@ def analyse(results_dir: Path | str, profile: str) -> harness.Analysis:
         measurements(summary, rat, trials_) if len(summary) else {},
         macros(summary, rat, cfg, profile, skipped, rejected, trials_ if len(trials_) else None),
         harness.Table(tab, table_format(tab)) if tab is not None else None, {NAME: figure_},
-        tables={"premise.tex": harness.Table(premise_table(summary), "l" + "r" * len(PREMISE))} if len(summary) else {},
+        tables={"premise.tex": harness.Table(premise_table(summary), "l" + "r" * len(PREMISE)),
+                "phases.tex": harness.Table(phases, table_format(phases))} if phases is not None else
+        # without counted trials the table's second part says why, as table.tex does
+        {"phases.tex": harness.Table(pd.DataFrame({"Status": [escape(skipped or "no counted trials")]}))},
         shown={"ratios and the factorial's interaction (value, CI named by its coverage, n, censored rounds)":
                pd.DataFrame([{"ratio": k, "value": e.value, "ci_low": e.ci_low, "ci_high": e.ci_high,
                               "interval": e.label, "n": e.n, "censored": e.censored} for k, e in rat.items()]),
