@@ -246,15 +246,15 @@ def check_paper_layout(repo: Path) -> str:
     keyed = set(re.findall(r"\bseed (\d{3}) \[\d+\]", flat))
     assert called and called <= keyed, (sorted(called - keyed), flat[:3000])
     for kind in ("Table", "Figure"):
-        assert in_order(text, kind), (kind, list(dict.fromkeys(re.findall(rf"\b{kind} (\d+): ", text))))
+        numbers = caption_numbers(text, kind)
+        assert numbers and numbers == sorted(numbers), (kind, numbers)
     return text
 
 
-def in_order(text: str, kind: str) -> bool:
-    """Whether each caption of `kind` ("Table 7: ...", the first of a longtable's repeats) comes
-    after the one numbered before it."""
-    first = [int(n) for n in dict.fromkeys(re.findall(rf"\b{kind} (\d+): ", text))]
-    return bool(first) and first == sorted(first)
+def caption_numbers(text: str, kind: str) -> list[int]:
+    """The numbers of the captions of `kind` ("Table 7: ...") in the order they first appear (a
+    longtable's caption repeats on each of its pages)."""
+    return [int(n) for n in dict.fromkeys(re.findall(rf"\b{kind} (\d+): ", text))]
 
 
 # tests/toy's experiment, added as a new experiment is: its own files (a file of tests/toy -> its

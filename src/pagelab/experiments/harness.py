@@ -374,13 +374,18 @@ def open_results(results_dir: Path | str,
                    rejected(out) if (out / "trials.csv").exists() else pd.DataFrame())
 
 
+def status_table(skipped: str | None) -> pd.DataFrame:
+    """A table's place where an experiment has no counted trials: one line that says why."""
+    return pd.DataFrame({"Status": [latex.escape(skipped or "no counted trials")]})
+
+
 def write_outputs(out: Path | str, macros: dict[str, str], table: pd.DataFrame | None, column_format: str | None,
                   measurements: dict[str, Any], skipped: str | None = None) -> None:
     """A notebook's outputs: table.tex (its status line when there is no table), macros.tex and
     measurements.json, each written atomically."""
     out = Path(out)
     if table is None or table.empty:
-        latex.write_table(out / "table.tex", pd.DataFrame({"Status": [latex.escape(skipped or "no counted trials")]}))
+        latex.write_table(out / "table.tex", status_table(skipped))
     else:
         latex.write_table(out / "table.tex", table, column_format=column_format)
     latex.write_macros(out / "macros.tex", macros)

@@ -802,7 +802,7 @@ def analyse(results_dir: Path | str, profile: str) -> harness.Analysis:
         tables={"premise.tex": harness.Table(premise_table(summary), "l" + "r" * len(PREMISE)),
                 "phases.tex": harness.Table(phases, table_format(phases))} if phases is not None else
         # without counted trials the table's second part says why, as table.tex does
-        {"phases.tex": harness.Table(pd.DataFrame({"Status": [escape(skipped or "no counted trials")]}))},
+        {"phases.tex": harness.Table(harness.status_table(skipped))},
         shown={"ratios and the factorial's interaction (value, CI named by its coverage, n, censored rounds)":
                pd.DataFrame([{"ratio": k, "value": e.value, "ci_low": e.ci_low, "ci_high": e.ci_high,
                               "interval": e.label, "n": e.n, "censored": e.censored} for k, e in rat.items()]),
