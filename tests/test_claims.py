@@ -474,6 +474,9 @@ def test_bad_changelog_rows_are_named(tmp_path):
         changelog.load_changelog(p)
     p.write_text(",".join(changelog.CHANGELOG_COLUMNS) + "\n2026-11-29,RBX,recording,80cd332,ff92c4f,why,q,q\n")
     assert changelog.load_changelog(p)["column"].tolist() == ["recording"]
+    p.write_text(",".join(changelog.CHANGELOG_COLUMNS) + "\n2026-12-03,RBX,rule,,half or more,why,q,q\n")
+    with pytest.raises(ValueError, match=r"'rule' row's old and new say the rule before and after"):
+        changelog.load_changelog(p)
 
 
 def test_every_judging_change_since_a_recording_is_in_the_changelog():
@@ -484,8 +487,8 @@ def test_every_judging_change_since_a_recording_is_in_the_changelog():
         pytest.skip(skip)
     assert problems == []
     log = changelog.load_changelog()
-    assert set(log["column"]) <= (set(changelog.JUDGING) | {changelog.CLAIM_ROW, changelog.RECORDING_ROW}
-                                  | set(changelog.STOPPING_COLUMNS))
+    assert set(log["column"]) <= (set(changelog.JUDGING) | {changelog.CLAIM_ROW, changelog.RECORDING_ROW,
+                                                            changelog.RULE_ROW} | set(changelog.STOPPING_COLUMNS))
     for text in list(log["verdicts_before"]) + list(log["verdicts_after"]):
         assert re.fullmatch(r"quick: .+; full: .+; seed: .+", text), text
 
@@ -665,10 +668,11 @@ def test_each_source_article_has_a_title_and_says_what_it_does_not_give():
 
 
 # --------------------------------------------------------------------------- censoring, sizes, sensitivity
-def test_a_measurement_censored_in_more_than_half_its_trials_is_not_measurable(tmp_path):
+def test_a_measurement_censored_in_half_or_more_of_its_trials_is_not_measurable(tmp_path):
     """Censored in 3 of 5 trials (met when the clock started): not measurable here, with the
-    reason, never reproduced or not reproduced; 2 of 5 is judged as usual; an order with one
-    censored step is not measurable and its note gives the other step's verdict."""
+    reason, never reproduced or not reproduced; 2 of 5 is judged as usual; exactly half (5 of
+    10) is not measurable, its median a censored value; an order with one censored step is not
+    measurable and its note gives the other step's verdict."""
     cens = {**m(0.0, 0.0, 0.0), "censored": 3, "censoring": "tier between: met at the hogs' end in 3 of 5 trials"}
     few = {**m(0.7, 0.65, 0.75), "censored": 2}
     t = setup(tmp_path, [row("A", "0.7", "x.a", "0.56", "0.875", kind="ratio"),
@@ -684,6 +688,10 @@ def test_a_measurement_censored_in_more_than_half_its_trials_is_not_measurable(t
     assert t.loc["B", "verdict"] == judge.REPRODUCED
     assert t.loc["O", "verdict"] == judge.NOT_MEASURABLE
     assert "measured: step 2 (c): not reproduced, ours lies above the window" in t.loc["O", "note"]
+    half = {**m(0.0, 0.0, 0.4, n=10), "censored": 5}
+    (tmp_path / "half").mkdir()
+    t = setup(tmp_path / "half", [row("H", "0.7", "x.h", "0.56", "0.875", kind="ratio")], {"x": {"x.h": half}})
+    assert t.loc["H", "verdict"] == judge.NOT_MEASURABLE and t.loc["H", "ours"] == "censored 5/10"
 
 
 def test_a_value_the_sizes_make_is_by_construction(tmp_path):

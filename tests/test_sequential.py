@@ -129,23 +129,25 @@ def test_without_judges_every_arm_stops_on_width_as_before(tmp_path):
     assert all((s.reason, s.n) == ("n_max", 20) for s in stops)
 
 
-def test_a_step_censored_in_more_than_half_of_n_max_is_settled_for_good():
-    """judge.is_censored makes a claim "not measurable here" when its step is censored in more
-    than half its trials: once that holds for n_max trials already, no further trial can change
+def test_a_step_censored_in_half_or_more_of_n_max_is_settled_for_good():
+    """judge.is_censored makes a claim "not measurable here" when its step is censored in half or
+    more of its trials: once that holds for n_max trials already, no further trial can change
     it."""
     inf = math.inf
-    assert sequential.censored_for_good([inf] * 11 + [1.0] * 4, 20)        # 11 of at most 20
-    assert not sequential.censored_for_good([inf] * 10 + [1.0] * 5, 20)    # 10 of 20 is half
+    assert sequential.censored_for_good([inf] * 10 + [1.0] * 5, 20)        # 10 of at most 20: half
+    assert not sequential.censored_for_good([inf] * 9 + [1.0] * 6, 20)     # 9 of 20: 11 may be measured
+    assert sequential.censored_for_good([inf] * 8 + [1.0] * 4, 15)         # 8 of at most 15
+    assert not sequential.censored_for_good([inf] * 7 + [1.0] * 7, 15)
     assert sequential.censored_for_good([-inf, inf, math.nan] * 3 + [-inf, 2.0], 15)  # NaN: a censored pair
     assert not sequential.censored_for_good([1.0] * 15, 15)
-    m = {"censored": 11, "n": 20}
-    assert judge.is_censored(m)  # the verdict the stop anticipates
+    assert judge.is_censored({"censored": 10, "n": 20})  # the verdict the stop anticipates
 
 
 def test_an_arm_censored_for_good_stops_at_the_look_where_it_is(tmp_path):
     """An arm whose values are censored both ways (met at the start, or never within the watch)
     has the interval [-inf, inf] at every look: on the interval alone it runs to n_max (20); it
-    stops at the look where its censored share can no longer fall to half (15: 15 of 20)."""
+    stops at the first look (10), where 10 of at most 20 are censored: its median is censored
+    whatever follows."""
     import random
 
     gen = random.Random(11)
@@ -160,25 +162,28 @@ def test_an_arm_censored_for_good_stops_at_the_look_where_it_is(tmp_path):
     _, stops = trials.run_adaptive("toy", conf, lambda c: c["arm"], run_one, lambda r: r["wide"], tmp_path,
                                    {"config_hash": "h"}, seed=3, n_min=10, n_max=20, ci_pct=0.1,
                                    log=lambda s: None, verdicts=rule)
-    assert [(s.reason, s.n) for s in stops] == [("verdict", 15)]
+    assert [(s.reason, s.n) for s in stops] == [("verdict", 10)]
 
 
 def test_an_arm_whose_metric_is_censored_for_good_stops_on_width_too(tmp_path):
     """No claim judges these arms. The metric of `always` is censored (met at the start) in every
-    trial: its median is censored whatever follows once 11 of at most 20 are, so it stops at 11
-    ("censored"), not at n_max. `half` is censored in every other trial, never in more than half
-    of 20: its median may still be measured, so it runs to n_max."""
+    trial: its median is censored whatever follows once 10 of at most 20 are, so it stops at the
+    first look, 10 ("censored"), not at n_max. `half` is censored in every other trial: its tenth
+    censored trial is its 19th, and then the median of any 20 is censored. `third`, censored in
+    every third trial (7 of 20), may still have a measured median, so it runs to n_max."""
     def run_one(t):
-        censored = t.params["arm"] == "always" or t.repetition % 2 == 0
-        return {"value": -math.inf if censored else 1.0 + 0.5 * (t.repetition % 3)}
+        every = {"always": 1, "half": 2, "third": 3}[t.params["arm"]]
+        censored = t.repetition % every == 0
+        return {"value": -math.inf if censored else 1.0 + 0.5 * (t.repetition % 5)}
 
-    conf = [{"arm": "always"}, {"arm": "half"}]
+    conf = [{"arm": "always"}, {"arm": "half"}, {"arm": "third"}]
     _, stops = trials.run_adaptive("toy", conf, lambda c: c["arm"], run_one, lambda r: r["value"], tmp_path,
                                    {"config_hash": "h"}, seed=3, n_min=10, n_max=20, ci_pct=0.1,
                                    log=lambda s: None)
     by = {s.config: (s.reason, s.n, s.median) for s in stops}
-    assert by["always"] == ("censored", 11, None)  # stopping.json holds no -inf
-    assert by["half"][:2] == ("n_max", 20)
+    assert by["always"] == ("censored", 10, None)  # stopping.json holds no -inf
+    assert by["half"][:2] == ("censored", 19)
+    assert by["third"][:2] == ("n_max", 20)
 
 
 def test_readyboosts_metric_codes_a_recovery_met_at_the_start_or_never():
@@ -200,7 +205,7 @@ def test_readyboosts_metric_codes_a_recovery_met_at_the_start_or_never():
 def test_the_recorded_full_readyboost_run_stopped_its_bare_between_arm_where_the_rule_says():
     """The recorded full run (under today's rule), replayed in its order: hdd_between's recovery
     was met at the start (censored) in 8 of its 14 counted trials. At the first look (10) its
-    claims' verdicts were not yet known, and through 13 trials at most 7 were censored, not more
+    claims' verdicts were not yet known, and through 13 trials at most 7 were censored, fewer
     than half of n_max (15); the 14th made 8, so the median is censored whatever a 15th gives, and
     the run stopped there ('censored', the recording's stopping.json)."""
     import gzip

@@ -1,3 +1,4 @@
+import math
 import re
 
 import numpy as np
@@ -8,6 +9,7 @@ from pagelab.core.stats import (
     OVER_WATCH,
     censored_median_ci,
     censored_ratio,
+    median_censored,
     ci_label,
     compare,
     coverage_label,
@@ -137,6 +139,19 @@ def test_censored_values_keep_their_place_in_the_order():
     assert censored_ratio(AT_START, 2.0) == AT_START and censored_ratio(2.0, AT_START) == OVER_WATCH
     assert censored_ratio(OVER_WATCH, 2.0) != censored_ratio(OVER_WATCH, 2.0)      # NaN: no certain place
     assert censored_ratio(3.0, 2.0) == 1.5 and censored_ratio(AT_START, AT_START) != 0
+
+
+def test_a_median_is_censored_once_half_its_values_are():
+    """With half or more of the values censored a middle value is a censored one: 5 of 10 at the
+    start puts the median between a bound and the smallest measured value (-inf averaged in), so
+    it is censored; 4 of 10, or 5 of 11, leave both middle values measured."""
+    assert [median_censored(c, 10) for c in (4, 5, 6)] == [False, True, True]
+    assert [median_censored(c, 11) for c in (5, 6)] == [False, True]
+    assert not median_censored(0, 0) and median_censored(1, 1) and median_censored(1, 2)
+    for n in range(1, 16):
+        for c in range(n + 1):
+            values = [AT_START] * c + [float(i + 1) for i in range(n - c)]
+            assert median_censored(c, n) == (not math.isfinite(censored_median_ci(values).value)), (c, n)
 
 
 def test_every_interval_label_is_computed_by_the_function_that_computes_the_interval():

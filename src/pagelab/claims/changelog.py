@@ -34,6 +34,11 @@ SCHEMA_ROW = "schema"
 # names the claim, the recording (<profile>/<experiment>) in `reason`, and old and new the commits
 # the two recordings were made at (their provenance.json).
 RECORDING_ROW = "recording"
+# A verdict moved by a rule of the judging code rather than by claims.csv or the schema (e.g.
+# stats.median_censored: when a median counts as censored): one row per claim whose verdict it
+# moves on a recording, and one with claim SCHEMA_ROW where the rule is also the stopping rule's
+# (pagelab.run.sequential); old and new say the rule in words.
+RULE_ROW = "rule"
 
 
 def changelog_path() -> Path:
@@ -55,9 +60,12 @@ def load_changelog(path: Path | str | None = None) -> pd.DataFrame:
     for i, r in enumerate(frame.to_dict("records"), start=2):
         if not re.fullmatch(r"\d{4}-\d{2}-\d{2}", r["date"]):
             problems.append(f"line {i}: date {r['date']!r} is not YYYY-MM-DD")
-        if r["column"] not in JUDGING + [CLAIM_ROW, RECORDING_ROW] + STOPPING_COLUMNS:
+        if r["column"] not in JUDGING + [CLAIM_ROW, RECORDING_ROW, RULE_ROW] + STOPPING_COLUMNS:
             problems.append(f"line {i}: column {r['column']!r} is not a judging column ({', '.join(JUDGING)}), "
-                            f"{CLAIM_ROW!r}, {RECORDING_ROW!r} or a stopping rule's ({', '.join(STOPPING_COLUMNS)})")
+                            f"{CLAIM_ROW!r}, {RECORDING_ROW!r}, {RULE_ROW!r} or a stopping rule's "
+                            f"({', '.join(STOPPING_COLUMNS)})")
+        if r["column"] == RULE_ROW and not (r["old"].strip() and r["new"].strip()):
+            problems.append(f"line {i}: a {RULE_ROW!r} row's old and new say the rule before and after")
         if r["column"] == RECORDING_ROW and not all(re.fullmatch(r"[0-9a-f]{7,40}", r[c]) for c in ("old", "new")):
             problems.append(f"line {i}: a {RECORDING_ROW!r} row's old and new are the recordings' commits")
         if r["column"] == CLAIM_ROW and r["new"] not in ("added", "removed"):

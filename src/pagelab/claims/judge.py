@@ -16,7 +16,7 @@ judged in (see pagelab.claims.registry). Six verdicts:
   ours is shown beside it and never counted as reproduced;
   a value the sizes make (a measurement that carries `construction`: nothing was pushed out
   where the working set and the hogs fit in the RAM) is by construction too;
-- not measurable here: the measurement (any step of an order) is censored in more than half
+- not measurable here: the measurement (any step of an order) is censored in half or more of
   its trials or rounds: the criterion was met when the clock started ("at the start") or not
   within the watch ("> watch"), so no median of measured values stands behind it; never
   reproduced or not reproduced, the note says which arm's criterion and how often;
@@ -72,7 +72,7 @@ from pagelab.core.notebooks import notebook as experiment_notebook
 from pagelab.core.pages import render
 from pagelab.core.paths import root
 from pagelab.core.records import write_text_atomic
-from pagelab.core.stats import coverage_label, median_rank
+from pagelab.core.stats import coverage_label, median_censored, median_rank
 from pagelab.data.recording import recorded_dir, replay
 from pagelab.system.config import MIN_TRIALS, PROFILES
 
@@ -140,7 +140,7 @@ def more_trials(n: int, point: float, lo: float, hi: float, edge: float) -> str:
 
 def _ours(m: dict[str, Any]) -> str:
     """Ours as the table shows it: "1.56 [1.00, 2.02]", an unbounded edge "inf"; a measurement
-    censored in more than half its trials as its count ("censored 5/5"), never a number."""
+    censored in half or more of its trials as its count ("censored 5/5"), never a number."""
     if is_censored(m):
         return f"censored {int(m['censored'])}/{int(m['n'])}"
     lo, hi = _ci(m)
@@ -191,8 +191,9 @@ def judge_window(m: dict[str, Any], lo_w: float, hi_w: float) -> tuple[str, str]
 
 
 def is_censored(m: dict[str, Any]) -> bool:
-    """A measurement censored in more than half its trials (or rounds): not measurable here."""
-    return 2 * int(m.get("censored", 0) or 0) > int(m.get("n", 0) or 0)
+    """A measurement whose median is censored (half or more of its trials or rounds censored,
+    stats.median_censored): not measurable here."""
+    return median_censored(int(m.get("censored", 0) or 0), int(m.get("n", 0) or 0))
 
 
 def censored_steps(keys: list[str], ms: list[dict[str, Any]]) -> list[str]:

@@ -7,7 +7,7 @@ from __future__ import annotations
 import math
 
 from pagelab.core.latex import fmt
-from pagelab.core.stats import Estimate, coverage_label
+from pagelab.core.stats import Estimate, coverage_label, median_censored
 
 
 def bound(x: float) -> str:
@@ -53,14 +53,14 @@ def finding(est: Estimate, subject: str, above: str, below: str, than: str, unch
 
 def comparison_rows(rows: list[tuple[str, Estimate | None, str]]) -> str:
     """A comparison table's body: per row its label, the median of the paired ratios, its
-    interval with the coverage it has at its n, and the rounds behind it; where more than half
+    interval with the coverage it has at its n, and the rounds behind it; where half or more of
     the rounds are censored, "not measurable" and how many, never a median. The third item of
     a row is what a censored row says (e.g. "met at the hogs' end"), or ""."""
     out = []
     for label, est, censored in rows:
         if est is None:
             out.append(f"{label} & \\multicolumn{{3}}{{l}}{{no round had both arms}} \\\\")
-        elif est.censored * 2 > est.n:
+        elif median_censored(est.censored, est.n):
             why = f": {censored}" if censored else ""
             out.append(f"{label} & \\multicolumn{{2}}{{l}}{{not measurable ({est.censored} of {est.n} "
                        f"censored{why})}} & {est.n} \\\\")

@@ -112,7 +112,7 @@ def censored_median_ci(values: Sequence[float] | np.ndarray, level: float = 0.95
     order statistics, so they stay exact while they fall on measured values; where one falls on
     a censored value it is that value (-inf, +inf: the reader shows "at the start", "> watch").
     `censored` counts every non-finite value; `n` counts them all, `coverage` is of the placed
-    ones. A measurement censored in more than half its values is not measurable (the judge)."""
+    ones. A measurement whose median is censored (median_censored) is not measurable (the judge)."""
     x = np.asarray(values, dtype=float)
     if x.size == 0:
         raise ValueError("no values")
@@ -128,6 +128,14 @@ def censored_median_ci(values: Sequence[float] | np.ndarray, level: float = 0.95
     k, coverage = median_rank(m, level)
     return Estimate(point, float(placed[k - 1]), float(placed[m - k]), int(x.size), "order statistics, censored",
                     coverage, censored)
+
+
+def median_censored(censored: int, n: int) -> bool:
+    """Whether the median of n values of which `censored` are censored is itself censored: with
+    half or more censored, a middle value (one of the two for an even n) is a censored one, so
+    the median is a bound or has no place, not a number. Every reader of a censored median
+    (the judge, the sequential rule, the tables and the text) asks this one question."""
+    return n > 0 and 2 * censored >= n
 
 
 def censored_ratio(a: float, b: float) -> float:

@@ -40,7 +40,7 @@ import pandas as pd
 from pagelab.core import plots
 from pagelab.core.latex import escape, fmt
 from pagelab.core.prose import finding
-from pagelab.core.stats import Estimate, censored_median_ci, censored_ratio, interval_name
+from pagelab.core.stats import Estimate, censored_median_ci, censored_ratio, interval_name, median_censored
 from pagelab.core.units import parse_size
 from pagelab.experiments import harness, readyboost, recovery
 from pagelab.run import trials
@@ -448,7 +448,7 @@ def axis_sentence(factor: str, rows: pd.DataFrame) -> str:
 def _entry(v: float, lo: float, hi: float, unit: str, n: int, method: str, coverage: float, censored: int,
            why: str, construction: str = "") -> dict[str, Any]:
     """A measurements.json entry with its interval's coverage, its censoring (the judge calls a
-    claim censored in more than half its trials not measurable here) and, where the sizes make the
+    claim censored in half or more of its trials not measurable here) and, where the sizes make the
     value, why it is by construction."""
     out = readyboost.censored_entry(Estimate(v, lo, hi, n, method, coverage, censored), unit, method, why)
     if construction:
@@ -495,12 +495,12 @@ def measurements(summary: pd.DataFrame, adv: dict[str, Estimate], frame: pd.Data
 
 def time_text(v: float, lo: float, hi: float, n: int, censored: int, built_: bool) -> str:
     """A table cell: "1.2 [1.0, 1.4]", "0 (by construction)" where the sizes push nothing out,
-    "censored k/n" where more than half the trials are, a censored bound named."""
+    "censored k/n" where half or more of the trials are, a censored bound named."""
     if built_:
         return "0 (by construction)"
     if not n or (v != v and not censored):
         return "--"
-    if censored * 2 > n:
+    if median_censored(censored, n):
         return f"censored {censored}/{n}"
 
     def one(x: float) -> str:
@@ -522,7 +522,7 @@ def table(summary: pd.DataFrame) -> pd.DataFrame:
         col = "recovery_s"
         return ["0 (constr.)" if r[f"{arm}_built"] else
                 f"cens. {int(r[f'{arm}_{col}_censored'])}/{int(r[f'{arm}_n'])}"
-                if 2 * r[f"{arm}_{col}_censored"] > r[f"{arm}_n"] else
+                if median_censored(r[f"{arm}_{col}_censored"], r[f"{arm}_n"]) else
                 ("at the start" if r[f"{arm}_{col}"] == readyboost.AT_START else fmt(r[f"{arm}_{col}"]))
                 for _, r in summary.iterrows()]
 
@@ -533,7 +533,7 @@ def table(summary: pd.DataFrame) -> pd.DataFrame:
         "RAM": summary["ram_x"].map(lambda x: f"{float(x):g}x"), "Agent": summary["agent_mode"],
         "Trials": [f"{int(a)}/{int(b)}" for a, b in zip(summary["bare_n"], summary["tier_n"], strict=True)],
         "Bare back (s)": times("bare", METRIC), "Tier back (s)": times("tier", METRIC), "Tier / bare": ratio,
-        "Tier": [pays(lo, hi) if not (c * 2 > n) else "n/a" for lo, hi, c, n in
+        "Tier": [pays(lo, hi) if not median_censored(c, n) else "n/a" for lo, hi, c, n in
                  zip(summary["ratio_lo"], summary["ratio_hi"], summary["ratio_censored"], summary["ratio_n"],
                      strict=True)],
         "Recovery bare/tier (s)": [f"{a}/{b}" for a, b in zip(medians("bare"), medians("tier"), strict=True)],
@@ -591,7 +591,7 @@ def macros(summary: pd.DataFrame, adv: dict[str, Estimate], cfg: dict[str, Any] 
                    f"{lead}, the ratio is 0 by construction: the working set and both hogs fit "
                    "in that RAM, so nothing was pushed out" if key == "ram_first" and ram_built else
                    f"{lead}, the ratio is not measurable here: {e.censored} of {e.n} rounds "
-                   "censored" if e.censored * 2 > e.n else
+                   "censored" if median_censored(e.censored, e.n) else
                    finding(e, f"{subject} came back", "more slowly", "faster", than,
                            f"{subject} was not shown to come back faster or more slowly {than}"))
     return m

@@ -55,7 +55,7 @@ the victim re-touches its whole working set (`retouch_s`, what a user returning 
 waits, every page verified). The analysis adds `total_s`, the hogs' rounds plus `back_s`. A
 criterion already met when the clock starts (0 s) is censored "at the start", one not met within
 the watch (NaN) "> watch" (`coded`): neither is a value inside a median, and a claim censored in
-more than half its trials is not measurable here.
+half or more of its trials is not measurable here (stats.median_censored).
 
 A trial is valid only when its manipulation happened (`validity`): the hogs pushed out at least
 90 % of the share of the working set the design pushes out (smaps_rollup Swap) without being
@@ -87,6 +87,7 @@ from pagelab.core.stats import (
     censored_median_ci,
     censored_ratio,
     interval_name,
+    median_censored,
 )
 from pagelab.core.units import parse_size
 from pagelab.experiments import harness, recovery
@@ -308,7 +309,7 @@ def ended_sentence(row: pd.Series) -> str:
     counts = sorted(row["ended_by"].items(), key=lambda kv: -kv[1])
     parts = [f"{what} in {k} of {int(row['n'])} trial{'s' if row['n'] != 1 else ''}" for what, k in counts]
     tail = ""
-    if any("at the start" in w for w, _ in counts) and row["recovery_s_censored"] * 2 > row["recovery_s_n"]:
+    if any("at the start" in w for w, _ in counts) and median_censored(row["recovery_s_censored"], row["recovery_s_n"]):
         tail = " (censored)"   # the section says once what that means for the arm
     return f"{escape(row['arm'].replace('_', ' '))}: recovery ended by " + ", ".join(parts) + tail
 
@@ -400,7 +401,7 @@ def _bound(x: float) -> float:
 
 def censored_entry(e: Estimate, unit: str, method: str, why: str) -> dict[str, Any]:
     """A measurements.json entry with its censoring: `censored` of `n`, and why in words; the
-    judge calls a claim whose measurement is censored in more than half its trials not
+    judge calls a claim whose measurement is censored in half or more of its trials not
     measurable here."""
     out = entry(_bound(e.value), _bound(e.ci_low), _bound(e.ci_high), unit, e.n, method)
     out["coverage"] = e.coverage
@@ -458,10 +459,10 @@ def measurements(summary: pd.DataFrame, rat: dict[str, Estimate], frame: pd.Data
 
 def time_text(v: float, lo: float, hi: float, n: int, censored: int, start: int, over: int, watch: float) -> str:
     """One cell of the table: "22.5 [20.5, 23.8]", a censored bound named ("at the start", "> 36
-    s"); a value censored in more than half its trials is named by its censoring, never a number."""
+    s"); a value censored in half or more of its trials is named by its censoring, never a number."""
     if not n:
         return "--"
-    if censored * 2 > n:
+    if median_censored(censored, n):
         parts = ([f"at the start {start}/{n}"] if start else []) + \
             ([f"> {fmt(watch)} {over}/{n}"] if over else [])
         return "; ".join(parts) or f"censored {censored}/{n}"
@@ -474,12 +475,12 @@ def time_text(v: float, lo: float, hi: float, n: int, censored: int, start: int,
 
 
 def value_text(row: pd.Series, col: str) -> str:
-    """One arm's median of `col` for the text, with its unit: "22.5\\,s"; censored in more than
-    half its trials, what happened instead ("censored: met at the hogs' end in 5 of 5 trials")."""
+    """One arm's median of `col` for the text, with its unit: "22.5\\,s"; censored in half or
+    more of its trials, what happened instead ("censored: met at the hogs' end in 5 of 5 trials")."""
     n, cens = int(row[f"{col}_n"]), int(row[f"{col}_censored"])
     if not n:
         return "n/a"
-    if cens * 2 > n:
+    if median_censored(cens, n):
         watch = row["watch_s"] + (row["hog_s"] if col == "total_s" else 0.0)
         parts = ([f"met at the hogs' end in {int(row[f'{col}_start'])}"] if row[f"{col}_start"] else []) + \
             ([f"not met within {fmt(watch)}\\,s in {int(row[f'{col}_over'])}"] if row[f"{col}_over"] else [])
@@ -539,8 +540,8 @@ def arm_row(summary: pd.DataFrame, arm: str) -> pd.Series | None:
 
 
 def measurable(e: Estimate | None) -> bool:
-    """An estimate the text may compare: present, censored in at most half its rounds."""
-    return e is not None and e.censored * 2 <= e.n and np.isfinite(e.value)
+    """An estimate the text may compare: present, its median not censored (median_censored)."""
+    return e is not None and not median_censored(e.censored, e.n) and np.isfinite(e.value)
 
 
 def not_measurable_text(key: str, e: Estimate | None, frame: pd.DataFrame | None) -> str:
@@ -667,7 +668,7 @@ def macros(summary: pd.DataFrame, rat: dict[str, Estimate], cfg: dict[str, Any] 
             m[name] = interaction_sentence(inter, what)
         else:
             start = [arm.replace("_", " ") for arm in FACTORIAL
-                     if (row := arm_row(summary, arm)) is not None and row[f"{col}_start"] * 2 > row[f"{col}_n"]]
+                     if (row := arm_row(summary, arm)) is not None and median_censored(row[f"{col}_start"], row[f"{col}_n"])]
             m[name] = (f"for {what}, the interaction of tier and prefetching between the rounds is not measurable "
                        "here" + (f": {inter.censored} of {inter.n} rounds had an arm censored" if inter else "")
                        + (f" (met at the hogs' end in most trials of {' and '.join(start)})" if start else ""))
@@ -742,8 +743,8 @@ FIGURE_TIMES = ("settle_s", "cached_s", "back_s", "file_back_s", "hog_s", "total
 
 def figure(summary: pd.DataFrame, profile: str) -> plots.plt.Figure:
     """One panel per criterion (disk quiet, cached, working set back, file cache back, the hogs,
-    the total), the arms along x: the median with its interval; a value censored in more than
-    half its trials is drawn hollow at its bound (0 for "at the start", the watch for "> watch", with an arrow up),
+    the total), the arms along x: the median with its interval; a value censored in half or
+    more of its trials is drawn hollow at its bound (0 for "at the start", the watch for "> watch", with an arrow up),
     never as a measured point. Two rows of three: at the paper's text width each panel's labels
     stay legible (in one row of six they printed at about 4 pt)."""
     plots.theme()
@@ -754,7 +755,7 @@ def figure(summary: pd.DataFrame, profile: str) -> plots.plt.Figure:
             n, cens = int(r[f"{col}_n"]), int(r[f"{col}_censored"])
             if not n:
                 continue
-            if cens * 2 > n:
+            if median_censored(cens, n):
                 over = r[f"{col}_over"] >= r[f"{col}_start"]
                 y = (r["watch_s"] + (r["hog_s"] if col == "total_s" else 0.0)) if over else 0.0
                 ax.plot([x], [y], "^" if over else "o", mfc="none", color="0.4")

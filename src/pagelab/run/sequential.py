@@ -161,7 +161,7 @@ def frame(records: list[dict[str, Any]], name: Callable[[dict[str, Any]], str]) 
 
 def censored_for_good(values: list[float], n_max: int) -> bool:
     """Whether a step's values are censored (+-inf: met at the start or never; NaN: a paired
-    ratio of two censored trials, as pagelab.claims.judge counts it) in more than half of n_max
+    ratio of two censored trials, as pagelab.claims.judge counts it) in half or more of n_max
     already: then no further trial can make the step measurable, and its claim's verdict is
     "not measurable here" whatever the rest of the run gives (judge.is_censored). A fact of the
     count, not an estimate: stopping on it costs no coverage."""

@@ -189,7 +189,7 @@ class Stopping:
 
     config: str
     n: int
-    # "ci" (precise enough), "censored" (its metric censored in more than half of n_max: the
+    # "ci" (precise enough), "censored" (its metric censored in half or more of n_max: the
     # median is censored whatever follows), "verdict" (every claim that judges it settled at a
     # look: sequential), "n_max" (cap reached), "failed" (a trial failed)
     reason: str
@@ -214,7 +214,7 @@ def precise_enough(values: list[float], ci_pct: float) -> tuple[bool, float, flo
 def stop_reason(values: list[float], n_max: int, ci_pct: float,
                 settled: Callable[[], bool]) -> tuple[str | None, float, float]:
     """Whether a configuration with these counted metric values stops now, and why: "ci" (precise
-    enough), "censored" (censored in more than half of n_max: sequential.censored_for_good),
+    enough), "censored" (censored in half or more of n_max: sequential.censored_for_good),
     "verdict" (`settled()`: its claims' verdicts settled at a look), "n_max"; None when it goes
     on. With the median and the half-width of its interval (precise_enough)."""
     ok, med, hw = precise_enough(values, ci_pct)
@@ -254,7 +254,7 @@ def run_adaptive(
     With `verdicts` (sequential.Rule, of the same n_min and n_max), a configuration that a
     published claim judges also stops at one of the rule's looks once every such claim's
     interval lies wholly inside its window or wholly outside it by the rule's margin ("verdict").
-    A configuration whose metric (coded: +-inf where censored) is censored in more than half of
+    A configuration whose metric (coded: +-inf where censored) is censored in half or more of
     n_max trials already stops too ("censored", sequential.censored_for_good): its median is
     censored whatever the remaining trials give, so more of them cannot narrow it.
 
