@@ -769,9 +769,9 @@ def test_the_findings_say_in_words_which_claims_held_and_which_did_not():
     s = judge.findings_sentence(t)
     assert s == ("One claim held (reproduced here): observed page-in rate (A: at most 2 MB/s). One did not hold "
                  "(not reproduced): recovery, no cache (B: 155 s). One remains open (inconclusive; more trials "
-                 "could settle it): a ratio of two rates (C). Two were not measurable here, censored in most "
-                 "trials: D and G. Of the rest, one holds by construction and one could not be judged in this "
-                 "run."), s
+                 "could settle it): a ratio of two rates (C). Two were not measurable here, censored in half "
+                 "or more of the trials: D and G. Of the rest, one holds by construction and one could not be "
+                 "judged in this run."), s
     assert s != judge.summary_sentence(t) and "AS" not in s   # a sensitivity row is not a claim
     # items with commas of their own are kept apart by semicolons, the last one too
     two = judge.findings_sentence(t.assign(verdict=[judge.NOT_REPRODUCED] * 3 + list(t["verdict"][3:])))

@@ -111,7 +111,7 @@ def test_paired_ratios_interaction_and_sentences_follow_the_data():
     s0 = rb.macros(rb.summarise(f0), rat0, None, "quick", None, frame=f0)["ReadyboostInteractionSentence"]
     assert s0.startswith("for recovery, the interaction of tier and prefetching between the rounds is not "
                          "measurable here: 5 of 5 rounds had an arm censored"), s0
-    assert "(met at the hogs' end in most trials of hdd between and tier between)" in s0, s0
+    assert "(met at the hogs' end in half or more of the trials of hdd between and tier between)" in s0, s0
     meas = rb.measurements(rb.summarise(f), rat, f)
     assert meas["readyboost.ratio.tier_after_vs_hdd_between"]["n"] == 5
     assert meas["readyboost.ratio.tier_after_vs_hdd_between"]["coverage"] == 0.9375

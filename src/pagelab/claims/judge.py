@@ -343,7 +343,8 @@ def summary_sentence(table: pd.DataFrame) -> str:
              f"{_num(c[BY_CONSTRUCTION])} {verb(c[BY_CONSTRUCTION], 'holds', 'hold')} by construction "
              "(the value was an input of our device models, follows from the sizes, or is arithmetic)",
              *([f"{_num(c[NOT_MEASURABLE])} {verb(c[NOT_MEASURABLE], 'is', 'are')} not measurable here (the "
-                "criterion was met when the clock started, or not within the watch, in most trials)"]
+                "criterion was met when the clock started, or not within the watch, in half or more of the "
+                "trials)"]
                if c[NOT_MEASURABLE] else []),
              last]
     return f"Of the {len(table)} published claims, " + ", ".join(parts[:-1]) + " and " + parts[-1] + "."
@@ -408,7 +409,7 @@ def findings_sentence(table: pd.DataFrame) -> str:
                    f"{listed(INCONCLUSIVE)}.")
     if n_(NOT_MEASURABLE):
         out.append(f"{_num(n_(NOT_MEASURABLE)).capitalize()} {one(NOT_MEASURABLE, 'was', 'were')} not measurable "
-                   f"here, censored in most trials: {_listed(list(by[NOT_MEASURABLE]['id']))}.")
+                   f"here, censored in half or more of the trials: {_listed(list(by[NOT_MEASURABLE]['id']))}.")
     rest = ([f"{_num(n_(BY_CONSTRUCTION))} {one(BY_CONSTRUCTION, 'holds', 'hold')} by construction"]
             if n_(BY_CONSTRUCTION) else []) + \
            ([f"{_num(n_(NOT_APPLICABLE))} could not be judged in this run"] if n_(NOT_APPLICABLE) else [])

@@ -667,11 +667,12 @@ def macros(summary: pd.DataFrame, rat: dict[str, Estimate], cfg: dict[str, Any] 
             assert inter is not None
             m[name] = interaction_sentence(inter, what)
         else:
-            start = [arm.replace("_", " ") for arm in FACTORIAL
-                     if (row := arm_row(summary, arm)) is not None and median_censored(row[f"{col}_start"], row[f"{col}_n"])]
+            start = [arm.replace("_", " ") for arm in FACTORIAL if (row := arm_row(summary, arm)) is not None
+                     and median_censored(row[f"{col}_start"], row[f"{col}_n"])]
             m[name] = (f"for {what}, the interaction of tier and prefetching between the rounds is not measurable "
                        "here" + (f": {inter.censored} of {inter.n} rounds had an arm censored" if inter else "")
-                       + (f" (met at the hogs' end in most trials of {' and '.join(start)})" if start else ""))
+                       + (f" (met at the hogs' end in half or more of the trials of {' and '.join(start)})"
+                          if start else ""))
     for key, label in (("interaction", "interaction, recovery (RBX)"),
                        ("back.interaction", "interaction, working set back")):
         e = rat.get(key)
@@ -684,7 +685,8 @@ def explanation_held(inter: Estimate | None, enough: Estimate | None) -> str:
     """Whether the seed's explanation held by one measure, as RBX judges it: the interaction and
     the tier with the agent between the rounds over the no-ReadyBoost twin, both below 1."""
     if not (measurable(inter) and measurable(enough)):
-        return "could not be judged, as that measure was already met when the clock started in most rounds"
+        return ("could not be judged, as that measure was already met when the clock started in half or more "
+                "of the rounds")
     assert inter is not None and enough is not None
     if inter.ci_high < 1 and enough.ci_high < 1:
         return "held"
