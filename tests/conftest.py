@@ -248,7 +248,25 @@ def check_paper_layout(repo: Path) -> str:
     for kind in ("Table", "Figure"):
         numbers = caption_numbers(text, kind)
         assert numbers and numbers == sorted(numbers), (kind, numbers)
+    assert not stranded_longtables(text), stranded_longtables(text)
     return text
+
+
+def stranded_longtables(text: str, least: int = 12) -> list[str]:
+    """The longtables whose first page holds fewer than `least` lines from their caption to
+    "Continued on next page": a caption and header at a page's foot with a row or none below."""
+    out, seen = [], set()
+    for page in text.split("\f"):
+        for num in re.findall(r"\bTable (\d+): ", page):
+            if num in seen:
+                continue
+            seen.add(num)
+            rest = page[page.index(f"Table {num}: "):]
+            if "Continued on next page" in rest:
+                lines = [ln for ln in rest[:rest.index("Continued on next page")].splitlines() if ln.strip()]
+                if len(lines) < least:
+                    out.append(f"Table {num}: {len(lines)} lines before 'Continued on next page'")
+    return out
 
 
 def caption_numbers(text: str, kind: str) -> list[int]:

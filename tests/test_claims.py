@@ -700,6 +700,15 @@ def test_a_value_the_sizes_make_is_by_construction(tmp_path):
     assert t.loc["P", "verdict"] == judge.BY_CONSTRUCTION and "fit in the RAM" in t.loc["P", "note"]
 
 
+def test_a_single_value_has_no_interval_to_name(tmp_path):
+    """The seed's formula evaluated once (n = 1) is shown as its value, without a coverage: the
+    table printed "4.94 (?)"."""
+    t = setup(tmp_path, [row("F", "4.7", "x.f", "4.7", "4.7", construction="arithmetic")],
+              {"x": {"x.f": m(4.94, n=1)}})
+    assert t.loc["F", "ours"] == "4.94" and t.loc["F", "interval"] == ""
+    assert t.loc["F", "verdict"] == judge.BY_CONSTRUCTION
+
+
 def test_sensitivity_rows_are_judged_beside_their_claim_and_not_counted(tmp_path):
     rows = [row("R", "0.7", "x.a", "0.56", "0.875", kind="ratio"),
             row("RS", "0.7", "x.b", "0.56", "0.875", kind="ratio")]

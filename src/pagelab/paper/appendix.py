@@ -182,9 +182,10 @@ def write_changelog(out_dir: Path) -> dict[str, str]:
         "Verdicts before": log["verdicts_before"].map(escape), "Verdicts after": log["verdicts_after"].map(escape),
     }), column_format=f"l {rag}{{0.1\\linewidth}} {rag}{{0.13\\linewidth}} {rag}{{0.13\\linewidth}} "
                       f"{rag}{{0.22\\linewidth}} {rag}{{0.11\\linewidth}} {rag}{{0.11\\linewidth}}",
-        caption="The pre-registration's changelog: every change to a judging column of "
-                "\\texttt{data/published/claims.csv} since the first recorded run, with its reason and the verdicts "
-                "before and after on each recorded run.", label="tab:app-changelog", environment="longtable")
+        caption="The pre-registration's changelog: every change to how a claim is judged since the first "
+                "recorded run (a judging column of \\texttt{data/published/claims.csv}, a parameter of the stopping "
+                "rule, a rule of the judge, a recording made again), with its reason and the verdicts before and "
+                "after on each recorded run.", label="tab:app-changelog", environment="longtable")
     problems, skip = changelog_problems()
     check = (f"the check against the recordings' commits could not run here: {skip}" if skip else
              "the check against every recording's commit finds " +
