@@ -587,6 +587,22 @@ def test_the_appendix_prints_the_changelog(tmp_path):
     assert check.endswith("finds no judging change without a row") or "could not run here" in check
 
 
+def test_the_method_states_the_stopping_rule_the_schema_sets():
+    """The method section's look interval, interim level and margin are the schema's defaults,
+    through the appendix's macros, never numbers typed into the text."""
+    from pagelab.paper import appendix
+    from pagelab.run import sequential
+
+    d = sequential.defaults()
+    m = appendix.stopping_macros()
+    assert m == {"StoppingLookEvery": str(d["verdict_look_every"]),
+                 "StoppingInterimLevel": f"{d['verdict_interim_level']:g}",
+                 "StoppingMarginPct": f"{d['verdict_margin_pct']:g}\\,\\%"}
+    text = (root() / "paper/sections/method.tex").read_text()
+    assert all(f"\\{k}{{}}" in text for k in m), text
+    assert "haybittle71" in text and "@article{haybittle71," in (root() / "paper/refs.bib").read_text()
+
+
 @pytest.mark.parametrize("recorded", [True, False], ids=["rebuilt-from-a-recording", "measured-here"])
 def test_the_appendix_describes_the_machine_the_trials_ran_on(tmp_path, recorded):
     """A paper rebuilt from a recording says so in the abstract and the appendix, and describes

@@ -22,7 +22,7 @@ from pagelab.core.paths import root
 from pagelab.core.records import write_text_atomic
 from pagelab.data.recording import source
 from pagelab.experiments.harness import read_json
-from pagelab.run import tools
+from pagelab.run import sequential, tools
 from pagelab.system import provenance, state
 
 PACKAGES = ["snakemake", "papermill", "numpy", "scipy", "pandas", "seaborn", "matplotlib", "statsmodels"]
@@ -98,6 +98,15 @@ def measured_where(src: dict[str, str], profile: str) -> str:
     return f"measured on the machine that built this document, by the pipeline that built it ({profile} profile)"
 
 
+def stopping_macros() -> dict[str, str]:
+    """The verdict stopping rule's parameters as the method section states them: the schema's
+    defaults (definitions.repetitions), which no profile overrides."""
+    d = sequential.defaults()
+    return {"StoppingLookEvery": str(int(d["verdict_look_every"])),
+            "StoppingInterimLevel": f"{float(d['verdict_interim_level']):g}",
+            "StoppingMarginPct": f"{float(d['verdict_margin_pct']):g}\\,\\%"}
+
+
 def write(results: Path | str, out_dir: Path | str, experiments: list[str], profile: str) -> None:
     results, out_dir = Path(results), Path(out_dir)
     provs = [p for e in experiments if (p := read_json(results / e, "provenance.json"))]
@@ -125,6 +134,7 @@ def write(results: Path | str, out_dir: Path | str, experiments: list[str], prof
         "MeasuredWhere": escape(measured_where(src, profile)),
         "AppendixClaimsCommit": escape(claims_commit()),
         "AppendixDataSource": escape(data_source(src)),
+        **stopping_macros(),
     }
 
     write_text_atomic(out_dir / "macros.tex", macros_text({**macros, **write_changelog(out_dir)}) + device_settings())
