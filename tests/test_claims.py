@@ -717,8 +717,8 @@ def test_a_value_the_sizes_make_is_by_construction(tmp_path):
 
 
 def test_a_single_value_has_no_interval_to_name(tmp_path):
-    """The seed's formula evaluated once (n = 1) is shown as its value, without a coverage: the
-    table printed "4.94 (?)"."""
+    """The seed's formula evaluated once (n = 1) is shown as its value, without a coverage:
+    "4.94", never "4.94 (?)"."""
     t = setup(tmp_path, [row("F", "4.7", "x.f", "4.7", "4.7", construction="arithmetic")],
               {"x": {"x.f": m(4.94, n=1)}})
     assert t.loc["F", "ours"] == "4.94" and t.loc["F", "interval"] == ""

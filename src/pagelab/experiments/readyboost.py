@@ -519,7 +519,7 @@ def table(summary: pd.DataFrame, rejected: pd.DataFrame | None = None) -> pd.Dat
 
 def table_parts(table: pd.DataFrame) -> tuple[pd.DataFrame, pd.DataFrame]:
     """The factorial table as the paper sets it, in two parts that each fit the text width at
-    a legible size (in one, its 13 columns printed at about 4 pt): the arms' trials and the
+    a legible size (in one, its 13 columns print at about 4 pt): the arms' trials and the
     recovery criteria (table.tex), then the arms' hogs, total, re-touch and the agent's and
     tier's counters (phases.tex). Every column is in one part, the arm in both."""
     first = ["Arm", "Trials", "Rejected", *(HEADERS[c] for c in ("settle_s", "cached_s", "recovery_s", "back_s",
@@ -748,7 +748,7 @@ def figure(summary: pd.DataFrame, profile: str) -> plots.plt.Figure:
     the total), the arms along x: the median with its interval; a value censored in half or
     more of its trials is drawn hollow at its bound (0 for "at the start", the watch for "> watch", with an arrow up),
     never as a measured point. Two rows of three: at the paper's text width each panel's labels
-    stay legible (in one row of six they printed at about 4 pt)."""
+    stay legible (six in one row print at about 4 pt)."""
     plots.theme()
     fig, axes = plots.plt.subplots(2, 3, figsize=(8.4, 6.4), sharey=False)
     xs = np.arange(len(summary))
