@@ -240,7 +240,8 @@ def judge(claim: dict[str, str], measurements: dict[str, dict[str, Any]], skippe
     # a censored measurement has no value to show: no coverage, no value, no ratio to the
     # published one (its stored value is a placeholder: 0 or inf); a single value (the seed's
     # formula evaluated) has no interval to name; an order's such step is "-"
-    labels = ["" if is_censored(m) or math.isnan(coverage(m)) else coverage_label(coverage(m)) for m in ms]
+    covs = [math.nan if is_censored(m) else coverage(m) for m in ms]
+    labels = ["" if math.isnan(c) else coverage_label(c) for c in covs]
     row["interval"] = "; ".join(label or "-" for label in labels) if any(labels) else ""
     if k != "order" and not is_censored(ms[0]):
         lo, hi = _ci(ms[0])
