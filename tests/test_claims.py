@@ -601,6 +601,9 @@ def test_the_method_states_the_stopping_rule_the_schema_sets():
     text = (root() / "paper/sections/method.tex").read_text()
     assert all(f"\\{k}{{}}" in text for k in m), text
     assert "haybittle71" in text and "@article{haybittle71," in (root() / "paper/refs.bib").read_text()
+    # no profile sets its own: the defaults are what every run uses
+    for rule in changelog.stopping_rule(root()).values():
+        assert all(rule[k][1] == changelog.SCHEMA_ROW for k in sequential.KEYS), rule
 
 
 @pytest.mark.parametrize("recorded", [True, False], ids=["rebuilt-from-a-recording", "measured-here"])
