@@ -321,13 +321,16 @@ def test_quick_readyboost_trials_of_each_arm_family_measure_every_criterion_and_
         assert got[arm]["fs_area_read_bytes_restore"] > 0, arm
     # page-ins: during the restore with the agent, during the re-touch without it. The agent
     # after the hogs always has pages to read back; between the rounds its reads can already have
-    # brought the whole working set back (about one quick trial in ten): the restore then paged
-    # nothing in, and its counters say so.
+    # brought the working set back (about one quick trial in ten): "back" is at most BACK_SHARE
+    # of it still out of RAM, so the restore then reads at most that much (7 pages of 2048 in
+    # one such trial), and no page-in rate is given.
     assert got["tier_after"]["back_s"] > 0, got["tier_after"]
+    left = recovery.BACK_SHARE * rb.design(cfg).working_set
     for arm in ("hdd_between", "tier_after"):
         if got[arm]["back_s"] == 0:
-            assert pd.isna(got[arm]["pagein_mbps"]) and got[arm]["swap_area_read_bytes_restore"] == 0 \
-                and got[arm]["restore_share"] == 0, (arm, got[arm])
+            assert pd.isna(got[arm]["pagein_mbps"]), (arm, got[arm])
+            assert got[arm]["swap_area_read_bytes_restore"] <= left, (arm, got[arm])
+            assert got[arm]["agent_restore_swapins"] * recovery.PAGE <= left, (arm, got[arm])
             continue
         assert 0 < got[arm]["pagein_mbps"] < 200, (arm, got[arm]["pagein_mbps"])
         assert got[arm]["swap_area_read_bytes_restore"] > 0, arm
