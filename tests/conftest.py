@@ -248,7 +248,8 @@ def check_paper_layout(repo: Path) -> str:
     for kind in ("Table", "Figure"):
         numbers = caption_numbers(text, kind)
         assert numbers and numbers == sorted(numbers), (kind, numbers)
-    assert not stranded_longtables(text), stranded_longtables(text)
+    stranded = stranded_longtables(text)
+    assert not stranded, stranded
     return text
 
 
@@ -257,7 +258,7 @@ def stranded_longtables(text: str, least: int = 12) -> list[str]:
     "Continued on next page": a caption and header at a page's foot with a row or none below."""
     out, seen = [], set()
     for page in text.split("\f"):
-        for num in re.findall(r"\bTable (\d+): ", page):
+        for num in caption_numbers(page, "Table"):
             if num in seen:
                 continue
             seen.add(num)
