@@ -768,6 +768,30 @@ def test_the_readyboost_twins_and_the_explanation_are_registered():
     assert c.loc["RBX", "profiles"] == "all"
 
 
+def test_the_seeds_advice_is_judged_on_the_side_its_words_state(tmp_path):
+    """PO1-PO3 as registered, on made-up ratios: 'with an SSD, ReadyBoost does not help' holds
+    where the tier costs time as where it changes nothing, and fails only where it helps; 'more
+    RAM first' and 'a fast stick helps more' hold only where the ratio lies below the noise band."""
+    claims = load_claims()
+    po = claims[claims["id"].isin(["PO1", "PO2", "PO3"])]
+    path = tmp_path / "claims.csv"
+    po.to_csv(path, index=False)
+
+    def verdicts(ssd, ram, stick):
+        res = tmp_path / f"results-{ssd[0]}-{ram[0]}"
+        (res / "payoff").mkdir(parents=True)
+        ms = {"payoff.advice.ssd": m(*ssd, n=10), "payoff.advice.ram_first": m(*ram, n=10),
+              "payoff.advice.fast_stick": m(*stick, n=10)}
+        (res / "payoff" / "measurements.json").write_text(json.dumps(ms))
+        return judge.verdicts(res, harness.load_claims(path), "full").set_index("id")["verdict"]
+
+    costs = verdicts((4.5, 3.6, 5.2), (0.5, 0.4, 0.6), (0.2, 0.15, 0.23))
+    assert list(costs) == [judge.REPRODUCED] * 3
+    nothing = verdicts((1.0, 0.97, 1.03), (1.0, 0.97, 1.03), (1.0, 0.97, 1.03))
+    assert list(nothing) == [judge.REPRODUCED, judge.NOT_REPRODUCED, judge.NOT_REPRODUCED]
+    helps = verdicts((0.6, 0.5, 0.7), (1.5, 1.3, 1.7), (1.5, 1.3, 1.7))
+    assert list(helps) == [judge.NOT_REPRODUCED] * 3
+
 def test_the_summary_counts_the_claims_not_measurable_here():
     import pandas as pd
 

@@ -56,7 +56,7 @@ ARMS = ("bare", "tier")
 # hog processes". Every cell keeps the seed's proportions of these to its 1x RAM.
 SEED_RAM, SEED_WORKING_SET, SEED_FILE_CACHE, SEED_HOG = 3072, 1400, 1600, 1024
 # The tier's effect is within the noise when its paired ratio's CI reaches into 1 +- NOISE
-# (claim PO1, "with an SSD, ReadyBoost does not help", is the tier's ratio within 1 +- 5 %).
+# (claim PO1, "with an SSD, ReadyBoost does not help", is the tier's ratio not below 1 - 5 %).
 NOISE = 0.05
 # The seed's advice as comparisons between cells (the claims' measurements): the SSD, "more RAM
 # sticks" (one more 1 GB module: 3 -> 4 GB), "a fast USB thumb drive" (a USB 3 stick of 2012,
