@@ -13,6 +13,7 @@ run, an experiment that starts anyway fails the test at once instead of measurin
 from __future__ import annotations
 
 import copy
+import functools
 import gzip
 import json
 import re
@@ -175,8 +176,14 @@ def refused(tmp_path, monkeypatch, capsys):
     return check
 
 
+@functools.cache
+def _default_config() -> dict[str, Any]:
+    """The repository's config, resolved once for the module's few hundred refusal cases."""
+    return config.load()
+
+
 def _block(exp: str, tmp_path: Path) -> dict[str, Any]:
-    return {**config.load()[exp], "scratch_dir": str(tmp_path / "scratch")}
+    return {**copy.deepcopy(_default_config()[exp]), "scratch_dir": str(tmp_path / "scratch")}
 
 
 @pytest.mark.parametrize(("exp", "profile", "key", "value", "where"), CASES)
