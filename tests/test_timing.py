@@ -178,3 +178,21 @@ def test_a_toy_run_through_the_trial_loop_is_split_by_the_phases_its_code_report
     # two trials' sleeps at least (less the marks' rounding to the ms)
     assert 0.098 <= e.phases["fill"] < 0.6 and 0.198 <= e.phases["hogs"] < 1.2
     assert timing.NOT_SPLIT not in e.phases and timing.STOPPED not in e.phases
+
+
+def test_the_appendix_times_a_recorded_run_without_the_time_it_stood_stopped(tmp_path):
+    """The paper's table of experiments gives a recording's run time as its trials' span less the
+    time the run stood stopped between two processes, and says so in the note; a run never
+    stopped keeps its whole span."""
+    from pagelab.paper import appendix
+
+    p1, p2 = iso(-5), iso(700)
+    write_run(tmp_path / "stopped", [rec("a-r00", 0, 10, process_started=p1), rec("a-r01", 11, 21, process_started=p1),
+                                     rec("a-r02", 710, 720, process_started=p2)])
+    write_run(tmp_path / "whole", [rec("b-r00", 0, 10, process_started=p1), rec("b-r01", 11, 21, process_started=p1)])
+    for name in ("stopped", "whole"):
+        (tmp_path / name / "provenance.json").write_text(json.dumps({"recorded_machine": "m"}))
+    rows = {r["experiment"]: r for r in appendix.experiment_rows(tmp_path, ["stopped", "whole"])}
+    assert rows["stopped"]["seconds"] == "41"   # 720 s of span, 679 of them stopped
+    assert rows["stopped"]["skipped"] == "stopped and resumed: 679 s stopped, not counted"
+    assert (rows["whole"]["seconds"], rows["whole"]["skipped"]) == ("21", "")

@@ -22,7 +22,8 @@ from pagelab.core.paths import root
 from pagelab.core.records import write_text_atomic
 from pagelab.data.recording import source
 from pagelab.experiments.harness import read_json
-from pagelab.run import sequential, tools
+from pagelab.run import sequential, timing, tools
+from pagelab.run.trialtimes import read_records
 from pagelab.system import provenance, state
 
 PACKAGES = ["snakemake", "papermill", "numpy", "scipy", "pandas", "seaborn", "matplotlib", "statsmodels"]
@@ -68,18 +69,21 @@ def experiment_rows(results: Path, experiments: list[str]) -> list[dict[str, Any
         finished = [t for t in trials if t.get("status") == "ok" and t.get("warmup") in ("False", "false", "0")]
         counted = [t for t in finished if t.get("valid", "True") not in ("False", "false", "0")]
         bench = d.parent / "benchmarks" / f"{exp}.tsv"
-        seconds = ""
+        seconds, note = "", ""
         if prov.get("recorded_machine"):
             # rebuilt from a recording: the benchmark file times the replay, so the run's time is
-            # its trials' span, first start to last end
-            times = [(pd.Timestamp(t["start"]), pd.Timestamp(t["end"])) for t in trials
-                     if t.get("start") and t.get("end")]
-            if times:
-                seconds = f"{(max(e for _, e in times) - min(s for s, _ in times)).total_seconds():.0f}"
+            # its trials' span, first start to last end, less the time the run stood stopped
+            # between two processes (a run stopped and resumed: pagelab.run.timing)
+            et = timing.experiment_time(exp, read_records(d))
+            if et.trials:
+                stopped = et.phases.get(timing.STOPPED, 0.0)
+                seconds = f"{et.span - stopped:.0f}"
+                if stopped:
+                    note = f"stopped and resumed: {stopped:.0f} s stopped, not counted"
         elif bench.exists():
             rowsb = list(csv.DictReader(open(bench), delimiter="\t"))
             seconds = f"{float(rowsb[-1]['s']):.0f}" if rowsb else ""
-        skipped = (d / "skipped.txt").read_text().strip() if (d / "skipped.txt").exists() else ""
+        skipped = (d / "skipped.txt").read_text().strip() if (d / "skipped.txt").exists() else note
         git = prov.get("git", {})
         rows.append({"experiment": exp, "trials": len(counted), "rejected": len(finished) - len(counted),
                      "seconds": seconds,
