@@ -218,6 +218,7 @@ def test_the_whole_run_counts_finished_experiments_and_adds_the_others_recorded_
     plan = progress.run_plan("a", "quick", "mine", "ref", results, rec, toy_schema("a", "b", "standby"), wanted="")
     assert plan.experiments == ["a", "b", "standby"] and plan.done == {"standby"}
     assert plan.seconds["b"] == pytest.approx(240.0) and plan.position("a") == 2
+    assert set(plan.seconds) == {"b"}   # neither the finished run nor a's own recording is read
     out, clock = io.StringIO(), Clock()
     p = progress.Progress("a", ["single"], progress.expectation("a", "quick", "mine", "ref", rec), n_min=10,
                           out=out, clock=clock, run=plan)

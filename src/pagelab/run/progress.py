@@ -165,7 +165,8 @@ def finished(results: Path, experiment: str) -> bool:
 @dataclass
 class RunPlan:
     """The whole run an experiment's trials are part of: its experiments, those already
-    finished, and each one's recorded trial seconds (None: nothing recorded)."""
+    finished, and the recorded trial seconds of each unfinished one but the experiment's own
+    (None: nothing recorded)."""
     experiments: list[str]
     done: set[str]
     seconds: dict[str, float | None]
@@ -186,16 +187,19 @@ def run_plan(experiment: str, profile: str, machine: str, reference: str, result
              wanted: str | None = None, keep: Keep | None = None) -> RunPlan:
     """The run `experiment` is part of: make's EXPERIMENT (`wanted`, default the environment's)
     when it names this experiment, else every experiment of the schema; finished ones are read
-    from `results` (default results/ of the repository); each one's recorded seconds of the
-    trials `keep` keeps (recorded_seconds)."""
+    from `results` (default results/ of the repository); each unfinished other's recorded seconds
+    of the trials `keep` keeps (recorded_seconds)."""
     schema = schema or load_schema()
     wanted = os.environ.get("EXPERIMENT", "") if wanted is None else wanted
     names = wanted.split() if experiment in wanted.split() else schema_experiments(schema)
     if experiment not in names:
         names = [*names, experiment]
     results = root() / "results" if results is None else results
-    return RunPlan(names, {e for e in names if finished(results, e)},
-                   {e: recorded_seconds(e, profile, machine, reference, schema, recorded, keep) for e in names})
+    done = {e for e in names if finished(results, e)}
+    # the line reads only what is left besides this experiment (left_besides): replaying a
+    # recording under today's rule takes a trial process a second or so, so no other is read
+    return RunPlan(names, done, {e: recorded_seconds(e, profile, machine, reference, schema, recorded, keep)
+                                 for e in names if e != experiment and e not in done})
 
 
 def target() -> IO[str] | None:
