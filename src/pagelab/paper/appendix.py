@@ -70,7 +70,7 @@ def experiment_rows(results: Path, experiments: list[str]) -> list[dict[str, Any
         counted = [t for t in finished if t.get("valid", "True") not in ("False", "false", "0")]
         bench = d.parent / "benchmarks" / f"{exp}.tsv"
         seconds, note = "", ""
-        if prov.get("recorded_machine"):
+        if prov.get("recorded_machine") and trials:
             # rebuilt from a recording: the benchmark file times the replay, so the run's time is
             # its trials' span, first start to last end, less the time the run stood stopped
             # between two processes (a run stopped and resumed: pagelab.run.timing)

@@ -196,8 +196,8 @@ def run_plan(experiment: str, profile: str, machine: str, reference: str, result
         names = [*names, experiment]
     results = root() / "results" if results is None else results
     done = {e for e in names if finished(results, e)}
-    # the line reads only what is left besides this experiment (left_besides): replaying a
-    # recording under today's rule takes a trial process a second or so, so no other is read
+    # the line reads only what is left besides this experiment (left_besides): each recording
+    # replayed under today's rule delays the trial process's first trial, so no other is read
     return RunPlan(names, done, {e: recorded_seconds(e, profile, machine, reference, schema, recorded, keep)
                                  for e in names if e != experiment and e not in done})
 
