@@ -792,6 +792,7 @@ def test_the_seeds_advice_is_judged_on_the_side_its_words_state(tmp_path):
     helps = verdicts((0.6, 0.5, 0.7), (1.5, 1.3, 1.7), (1.5, 1.3, 1.7))
     assert list(helps) == [judge.NOT_REPRODUCED] * 3
 
+
 def test_the_summary_counts_the_claims_not_measurable_here():
     import pandas as pd
 
