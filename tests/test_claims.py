@@ -177,7 +177,7 @@ def test_an_order_is_judged_step_by_step_against_the_seeds_steps(tmp_path):
     ], {"e": {"e.warm_vs_cold": m(1.0, 0.95, 1.05), "e.cold_vs_none": m(0.77, 0.72, 0.82),
               "e.seed1": m(0.3, 0.27, 0.33), "e.wide": m(0.34, 0.3, 0.42)}})
     assert t.loc["SAME", "verdict"] == judge.NOT_REPRODUCED
-    assert "step 1 (warm_vs_cold)" in t.loc["SAME", "note"] and "outside the seed's step" in t.loc["SAME", "note"]
+    assert "step 1 (warm / cold)" in t.loc["SAME", "note"] and "outside the seed's step" in t.loc["SAME", "note"]
     assert t.loc["SEED", "verdict"] == judge.REPRODUCED
     assert t.loc["HALF", "verdict"] == judge.INCONCLUSIVE and "more trials" in t.loc["HALF", "note"]
     assert t.loc["SAME", "n"] == "5/5" and t.loc["SAME", "window"] == "[0.235, 0.368]; [0.614, 0.960]"

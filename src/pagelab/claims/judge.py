@@ -196,9 +196,15 @@ def is_censored(m: dict[str, Any]) -> bool:
     return median_censored(int(m.get("censored", 0) or 0), int(m.get("n", 0) or 0))
 
 
+def step_name(key: str) -> str:
+    """A measurement as a verdict's note names it: its key's last part, in words
+    ("readyboost.ratio.tier_after_vs_hdd_between" -> "tier after / hdd between")."""
+    return key.rsplit(".", 1)[-1].replace("_vs_", " / ").replace("_", " ")
+
+
 def censored_steps(keys: list[str], ms: list[dict[str, Any]]) -> list[str]:
-    """Per censored step: how often and why ("tier_between_vs_hdd_between: 5 of 5 censored (...)")."""
-    return [f"{key.rsplit('.', 1)[-1]}: {int(m['censored'])} of {int(m['n'])} censored"
+    """Per censored step: how often and why ("tier between / hdd between: 5 of 5 censored (...)")."""
+    return [f"{step_name(key)}: {int(m['censored'])} of {int(m['n'])} censored"
             + (f" ({m['censoring']})" if m.get("censoring") else "")
             for key, m in zip(keys, ms, strict=True) if is_censored(m)]
 
@@ -207,7 +213,7 @@ def _combine_steps(verdicts_: list[tuple[str, str]], keys: list[str]) -> tuple[s
     """An order's verdict from its steps': reproduced when every step is, not reproduced when
     any step's interval lies outside its window, inconclusive otherwise."""
     def named(i: int, note: str) -> str:
-        return f"step {i + 1} ({keys[i].rsplit('.', 1)[-1]}): {note}"
+        return f"step {i + 1} ({step_name(keys[i])}): {note}"
 
     out = [i for i, (v, _) in enumerate(verdicts_) if v == NOT_REPRODUCED]
     if out:
@@ -266,7 +272,7 @@ def judge(claim: dict[str, str], measurements: dict[str, dict[str, Any]], skippe
     if censored := censored_steps(keys, ms):
         note = "; ".join(censored)
         if k == "order":
-            rest = [f"step {i + 1} ({key.rsplit('.', 1)[-1]}): {v}" + (f", {n}" if n else "")
+            rest = [f"step {i + 1} ({step_name(key)}): {v}" + (f", {n}" if n else "")
                     for i, (key, m, (lo_w, hi_w)) in enumerate(zip(keys, ms, wins, strict=True))
                     if not is_censored(m) for v, n in [judge_window(m, lo_w, hi_w)]]
             note += ("; measured: " + "; ".join(rest)) if rest else ""
