@@ -367,3 +367,18 @@ def test_the_quick_profiles_hogs_push_the_working_set_out_under_zswap_every_time
     reasons = [rb.validity({"arm": "zswap"}, r) for r in results]
     assert reasons == [None] * 10, reasons
     assert all(r["evicted_share"] == 1.0 and r["agent_restore_swapins"] > 0 for r in results)
+
+
+def test_the_interaction_sentence_claims_no_more_than_its_interval():
+    """The seed's explanation in words, from the interaction's interval: below 1 it holds, above 1
+    it fails, and an interval that contains 1 neither shows an interaction nor rules one out (at
+    n = 5 it spans 0.69-1.68 on the seed recording: no sign of absence)."""
+    from pagelab.core.stats import Estimate
+
+    def said(lo, hi):
+        return rb.interaction_sentence(Estimate((lo + hi) / 2, lo, hi, 5, "median"))
+
+    assert said(0.5, 0.9).endswith("as the seed's explanation says")
+    assert said(1.1, 1.5).endswith("against the seed's explanation")
+    wide = said(0.69, 1.68)
+    assert "contains 1" in wide and "nor rule it out" in wide and "show no interaction" not in wide

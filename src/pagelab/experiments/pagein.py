@@ -166,7 +166,7 @@ def readahead_sentence(summary: pd.DataFrame, order: str = "random") -> str:
         return f"read-around made {which} page-in faster, the two intervals apart"
     if b["hi"] < a["lo"]:
         return f"read-around made {which} page-in slower, the two intervals apart"
-    return f"the two intervals overlap, so read-around shows no effect on {which} page-in"
+    return f"the two intervals overlap, so read-around is not shown to change {which} page-in"
 
 
 def macros(summary: pd.DataFrame, cfg: dict[str, Any] | None, profile: str, skipped: str | None,

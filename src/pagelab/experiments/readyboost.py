@@ -737,7 +737,8 @@ def interaction_sentence(e: Estimate, what: str = "recovery") -> str:
     if e.ci_low > 1:
         return (f"for {what}, prefetching between the rounds did less behind the tier than on the bare disk, "
                 "against the seed's explanation")
-    return f"for {what}, the interaction's interval contains 1, so the data show no interaction"
+    return (f"for {what}, the interaction's interval contains 1: the data neither show prefetching between the "
+            "rounds doing more behind the tier than on the bare disk nor rule it out")
 
 
 FIGURE_TIMES = ("settle_s", "cached_s", "back_s", "file_back_s", "hog_s", "total_s")
