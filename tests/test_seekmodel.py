@@ -22,3 +22,21 @@ def test_only_the_seeds_disk_and_stick_write_the_prose_macros():
     assert filled["SeekmodelHddSpanShortMs"] == "7.00"
     assert filled["SeekmodelUsbstickTAccessMs"] == "n/a"  # the stick was not measured
     assert not any("7200" in k for k in filled)
+
+
+def test_the_fuse_round_trip_explains_only_an_access_time_above_the_models():
+    """The stick's sentence names the FUSE round trip as the excess of the fitted access time over
+    the model's only where there is one; a stick not measured has no clause at all."""
+    from pagelab.core.fit import FitResult, Param
+
+    def fitted(t_access_s):
+        params = {"t_access": Param("t_access", t_access_s, 0.0, t_access_s, t_access_s),
+                  "bandwidth": Param("bandwidth", 20e6, 0.0, 20e6, 20e6)}
+        return FitResult(lambda x, *p: x, params, 5, 3, 0.0, 0.95)
+
+    summary = pd.DataFrame({"bs": [4096, 65536], "t_ms": [1.02, 4.1], "mbps": [4.0, 16.0]})
+    above = seekmodel.device_macros("usbstick-2008", summary, fitted(0.000813), fitted(0.0008))
+    below = seekmodel.device_macros("usbstick-2008", summary, fitted(0.000790), fitted(0.0008))
+    assert above["SeekmodelUsbstickExcessClause"].startswith(", the excess being the FUSE round trip")
+    assert below["SeekmodelUsbstickExcessClause"] == ""
+    assert seekmodel.placeholder_macros({})["SeekmodelUsbstickExcessClause"] == ""
