@@ -29,3 +29,17 @@ def test_the_readahead_sentence_follows_the_data():
     assert set(meas) == {"pagein.hdd5400-2008.random.page_cluster_0.mbps",
                          "pagein.hdd5400-2008.random.page_cluster_3.mbps"}
     assert meas["pagein.hdd5400-2008.random.page_cluster_0.mbps"]["n"] == 5
+
+
+def test_a_fault_costs_mostly_rotation_only_where_half_a_revolution_is_half_of_it():
+    """At 5400 rpm half a revolution is 5.56 ms: 79 % of a 7 ms fault ("mostly rotation"), 28 % of
+    a 20 ms one (said, not "mostly"); a disk without an rpm says nothing."""
+    cfg = {"disk_profile": "hdd5400-2008"}
+    assert pg.rotation_clause(summary(1.0), cfg) == (
+        ", and a fault costs mostly rotation: half a revolution at 5400 rpm (5.56 ms) is 79 \\% of the 7.00 ms a "
+        "random-order fault took with no read-ahead")
+    slow = summary(1.0).assign(ms_per_fault=20.0)
+    assert pg.rotation_clause(slow, cfg).startswith(": half a revolution at 5400 rpm (5.56 ms) is 28 \\% of the "
+                                                    "20.0 ms")
+    assert pg.rotation_clause(summary(1.0), {"disk_profile": "usbstick-2008"}) == ""
+    assert pg.rotation_clause(summary(1.0), None) == ""

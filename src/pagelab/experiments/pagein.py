@@ -189,7 +189,25 @@ def macros(summary: pd.DataFrame, cfg: dict[str, Any] | None, profile: str, skip
             key = f"Pagein{'Random' if order == 'random' else 'Seq'}Pc{['Zero', 'One', 'Two', 'Three'][pc]}"
             m[f"{key}MBps"] = fmt(row.iloc[0]["mbps"]) if len(row) else "n/a"
             m[f"{key}MsPerFault"] = fmt(row.iloc[0]["ms_per_fault"]) if len(row) else "n/a"
+    m["PageinRotationClause"] = rotation_clause(summary, cfg)
     return m
+
+
+def rotation_clause(summary: pd.DataFrame, cfg: dict[str, Any] | None) -> str:
+    """What half a revolution of the emulated disk (its profile's rpm) is of a random-order fault
+    with no read-ahead, as a clause after "the seeks are short": "mostly rotation" only where it
+    is half or more (LaTeX); nothing where the disk has no rpm or that fault was not measured."""
+    rows = summary[(summary["retouch_order"] == "random") & (summary["page_cluster"] == 0)] if len(summary) else summary
+    if not cfg or not len(rows) or not rows.iloc[0]["ms_per_fault"] > 0:
+        return ""
+    try:
+        rpm = float(devices.profile_value(cfg["disk_profile"], "rpm"))
+    except (OSError, KeyError, TypeError, ValueError):
+        return ""
+    half, fault = 30e3 / rpm, float(rows.iloc[0]["ms_per_fault"])
+    said = (f"half a revolution at {fmt(rpm)} rpm ({fmt(half)} ms) is {100 * half / fault:.0f} % of the "
+            f"{fmt(fault)} ms a random-order fault took with no read-ahead")
+    return escape((", and a fault costs mostly rotation: " if half >= fault / 2 else ": ") + said)
 
 
 def analyse(results_dir: Path | str, profile: str) -> harness.Analysis:
