@@ -102,7 +102,8 @@ def test_paired_ratios_interaction_and_sentences_follow_the_data():
     # The same data with prefetching as good on the bare disk: no interaction is shown.
     rat2 = rb.ratios(frame(0.77, 0.23, inter=0.23 / 0.77))
     m2 = rb.macros(rb.summarise(frame(0.77, 0.23, inter=0.23 / 0.77)), rat2, None, "quick", None)
-    assert "no interaction" in m2["ReadyboostInteractionSentence"]
+    said = m2["ReadyboostInteractionSentence"]
+    assert "contains 1" in said and "nor rule it out" in said and "show no interaction" not in said
     # Prefetching between the rounds that leaves nothing to recover when the clock starts (0 s):
     # censored in every round, so the interaction is not measurable, never a ratio of 0.
     f0 = frame(0.77, 0.0, inter=0.0)
