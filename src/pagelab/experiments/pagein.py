@@ -204,7 +204,7 @@ def rotation_clause(summary: pd.DataFrame, cfg: dict[str, Any] | None) -> str:
         rpm = float(devices.profile_value(cfg["disk_profile"], "rpm"))
     except (OSError, KeyError, TypeError, ValueError):
         return ""
-    half, fault = 30e3 / rpm, float(rows.iloc[0]["ms_per_fault"])
+    half, fault = devices.half_revolution_s(rpm) * 1e3, float(rows.iloc[0]["ms_per_fault"])
     said = (f"half a revolution at {fmt(rpm)} rpm ({fmt(half)} ms) is {100 * half / fault:.0f} % of the "
             f"{fmt(fault)} ms a random-order fault took with no read-ahead")
     return escape((", and a fault costs mostly rotation: " if half >= fault / 2 else ": ") + said)

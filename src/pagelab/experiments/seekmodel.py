@@ -332,7 +332,7 @@ def measurements(summary: pd.DataFrame, result: _fit.FitResult, device: str = "o
 
 def seed_model_with_rotation_mbps(rpm: float, block: int = 64 * 1024) -> float:
     """The seed's model plus the average rotational wait it leaves out (half a revolution)."""
-    return predicted_mbps(SEED_T_ACCESS_S + 30.0 / rpm, SEED_BW_BYTES, block)
+    return predicted_mbps(SEED_T_ACCESS_S + devices.half_revolution_s(rpm), SEED_BW_BYTES, block)
 
 
 def compare_64k(summaries: dict[str, pd.DataFrame], fits: dict[str, _fit.FitResult],

@@ -248,6 +248,11 @@ def profile_value(profile: str, key: str) -> Any:
     return doc[key]
 
 
+def half_revolution_s(rpm: float) -> float:
+    """A disk's average rotational wait: half a revolution at `rpm`, in seconds."""
+    return 30.0 / rpm
+
+
 def capacity(profile: str) -> int | None:
     """The profile's capacity_bytes (None when it has none, e.g. a tiered profile)."""
     value = (yaml.safe_load((profiles_dir() / f"{profile}.yaml").read_text()) or {}).get("capacity_bytes")
