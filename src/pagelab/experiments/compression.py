@@ -417,7 +417,7 @@ def macros(summary: pd.DataFrame, cfg: dict[str, Any] | None, profile: str, skip
     if len(sref):
         best_in = sref.loc[sref["pagein_mbps"].idxmax()]
         # the highest median is only a point: the stores whose intervals reach the top one's
-        # are named with it, as not shown slower
+        # are named with it, as stores it is not shown faster than
         near = [f"{r['arm']} {r['algorithm']}" for i, r in sref.iterrows()
                 if i != best_in.name and r["pagein_mbps_hi"] >= best_in["pagein_mbps_lo"]]
         m["CompressionBestPageinMBps"] = fmt(best_in["pagein_mbps"])
