@@ -7,6 +7,8 @@ import yaml
 
 from conftest import REPO
 
+BUILD_ONLY = {"pip", "setuptools"}   # the venv's installer and the editable install's build backend
+
 
 def lock_versions(text: str) -> dict[str, str]:
     return {m.group(1).lower(): m.group(2)
@@ -31,8 +33,8 @@ def disagreements(env_text: str, lock_text: str, in_text: str) -> list[str]:
     for name in filter(None, top):
         if name not in lock:
             problems.append(f"{name}: in requirements.in but not in the lock")
-        elif name == "setuptools":
-            continue  # build tool for the editable install; conda brings its own
+        elif name in BUILD_ONLY:
+            continue  # the installer and the editable install's build tool; conda brings its own
         elif name not in conda:
             problems.append(f"{name}: in the lock but not in environment.yml")
         elif conda[name] != lock[name]:
@@ -74,7 +76,6 @@ def test_every_lock_entry_is_hashed():
 
 
 DEV_TOOLS = {"pytest", "ruff"}
-BUILD_ONLY = {"setuptools"}
 
 
 def pyproject() -> dict:
@@ -140,3 +141,23 @@ def test_every_third_party_import_of_the_package_is_a_declared_dependency():
                 if not dists & declared:
                     missing.add(f"{top} ({path.relative_to(REPO)}; from {sorted(dists) or 'nothing installed'})")
     assert not missing, sorted(missing)
+
+
+def test_the_venvs_pip_is_the_locks_own_entry_hash_checked():
+    """The venv recipe first installs the lock's pip entry alone (hashes and all), and the venv
+    `make test` runs in has that pip."""
+    import subprocess
+
+    from conftest import VENV_BIN
+
+    makefile = (REPO / "Makefile").read_text()
+    awk = re.search(r"^\t(awk .+) requirements\.lock > \$\(VENV\)/pip\.lock$", makefile, re.M)
+    assert awk, "the venv recipe no longer extracts the lock's pip entry"
+    assert "-r $(VENV)/pip.lock" in makefile and "--require-hashes --no-deps -r $(VENV)/pip.lock" in makefile
+    entry = subprocess.run(["bash", "-c", f"{awk.group(1)} requirements.lock"], cwd=REPO, capture_output=True,
+                           text=True, check=True).stdout
+    version = lock_versions((REPO / "requirements.lock").read_text())["pip"]
+    assert lock_versions(entry) == {"pip": version}, entry
+    assert entry.count("--hash=sha256:") >= 1 and entry.rstrip().endswith("# via -r requirements.in"), entry
+    shown = subprocess.run([str(VENV_BIN / "pip"), "--version"], capture_output=True, text=True, check=True).stdout
+    assert shown.startswith(f"pip {version} "), shown
