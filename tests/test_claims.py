@@ -824,8 +824,18 @@ def test_the_findings_say_in_words_which_claims_held_and_which_did_not():
                  "(not reproduced): recovery, no cache (B: 155 s). One remains open (inconclusive; more trials "
                  "could settle it): a ratio of two rates (C). Two were not measurable here, censored in half "
                  "or more of the trials: D and G. Of the rest, one holds by construction and one could not be "
-                 "judged in this run."), s
-    assert s != judge.summary_sentence(t) and "AS" not in s   # a sensitivity row is not a claim
+                 "judged in this run. Judged beside them, the sensitivity rows (each a claim judged on a "
+                 "second twin): AS did not hold."), s
+    # a sensitivity row is not a claim: it is not counted, and is named only where it was judged
+    assert s != judge.summary_sentence(t) and "AS" not in s.split(" Judged beside them")[0]
+    more = pd.concat([t, t.iloc[[7, 7, 7]].assign(id=["BS", "CS", "DS"], sensitivity=["B", "C", "D"],
+                                                           verdict=[judge.NOT_MEASURABLE, judge.NOT_MEASURABLE,
+                                                                    judge.REPRODUCED])])
+    assert judge.sensitivity_sentence(more) == ("Judged beside them, the sensitivity rows (each a claim judged on "
+                                                "a second twin): DS held; AS did not hold; BS and CS were not "
+                                                "measurable here.")
+    assert judge.sensitivity_sentence(more.assign(verdict=judge.BY_CONSTRUCTION)) == ""
+    assert judge.findings_sentence(t.iloc[:7]).endswith("could not be judged in this run.")
     # items with commas of their own are kept apart by semicolons, the last one too
     two = judge.findings_sentence(t.assign(verdict=[judge.NOT_REPRODUCED] * 3 + list(t["verdict"][3:])))
     assert ("did not hold (not reproduced): observed page-in rate (A: at most 2 MB/s); recovery, no cache "

@@ -388,7 +388,7 @@ def findings_sentence(table: pd.DataFrame) -> str:
     conclusion (the counts of every verdict are the summary sentence's, said once in the claims
     section): each claim reproduced, not reproduced or inconclusive by its words and id, those
     not measurable by their ids, the rest as counts (empty for a table without ids). Sensitivity
-    rows are not claims."""
+    rows are not claims: the judged ones follow, by id (sensitivity_sentence)."""
     t = primary(table)
     if "id" not in t:
         return ""
@@ -423,7 +423,28 @@ def findings_sentence(table: pd.DataFrame) -> str:
            ([f"{_num(n_(NOT_APPLICABLE))} could not be judged in this run"] if n_(NOT_APPLICABLE) else [])
     if rest:
         out.append(f"Of the rest, {' and '.join(rest)}.")
-    return " ".join(out)
+    twins = sensitivity_sentence(table)
+    return " ".join(out + ([twins] if twins else []))
+
+
+def sensitivity_sentence(table: pd.DataFrame) -> str:
+    """The sensitivity rows that a run judged (held, did not hold, open or not measurable), by
+    id: they are not claims and the counts leave them out, but a reader of the abstract learns
+    where the other reading of a twin disagrees. Empty where none was judged."""
+    if "sensitivity" not in table or "id" not in table:
+        return ""
+    rows = table[table["sensitivity"].fillna("").astype(str).str.strip() != ""]
+    said = []
+    for verdict, one, many in ((REPRODUCED, "held", "held"), (NOT_REPRODUCED, "did not hold", "did not hold"),
+                               (INCONCLUSIVE, "remains open", "remain open"),
+                               (NOT_MEASURABLE, "was not measurable here", "were not measurable here")):
+        ids = list(rows.loc[rows["verdict"] == verdict, "id"])
+        if ids:
+            said.append(f"{_listed(ids)} {one if len(ids) == 1 else many}")
+    if not said:
+        return ""
+    return ("Judged beside them, the sensitivity rows (each a claim judged on a second twin): "
+            + "; ".join(said) + ".")
 
 
 def sources(table: pd.DataFrame) -> int:
