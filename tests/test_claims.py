@@ -16,6 +16,7 @@ import pytest
 
 from pagelab.claims import changelog, judge, registry
 from pagelab.claims.registry import load_claims
+from pagelab.core import prose
 from pagelab.core.latex import escape_breakable
 from pagelab.core.paths import root
 from pagelab.experiments import harness
@@ -840,7 +841,7 @@ def test_the_findings_say_in_words_which_claims_held_and_which_did_not():
     two = judge.findings_sentence(t.assign(verdict=[judge.NOT_REPRODUCED] * 3 + list(t["verdict"][3:])))
     assert ("did not hold (not reproduced): observed page-in rate (A: at most 2 MB/s); recovery, no cache "
             "(B: 155 s); and a ratio of two rates (C).") in two, two
-    assert judge._listed(["a", "b", "c"]) == "a, b and c" and judge._listed(["a"]) == "a"
+    assert prose.listed(["a", "b", "c"]) == "a, b and c" and prose.listed(["a"]) == "a"
     mac = judge.macros(t)
     assert mac["VerdictsSources"] == "three" and mac["VerdictFindings"] == s
     none = judge.findings_sentence(t[t["verdict"] != judge.REPRODUCED])

@@ -180,3 +180,6 @@ def test_the_highest_page_in_rate_names_the_stores_its_interval_does_not_beat() 
                 ("zswap", "deflate", 341, 337, 351)]) == \
         "985 zram lz4; not shown faster than zswap lzo-rle, whose intervals reach its"
     assert who([("zram", "lz4", 985, 958, 1000), ("zswap", "deflate", 341, 337, 351)]) == "985 zram lz4"
+    assert who([("zram", "lz4", 985, 958, 1000), ("zswap", "lzo-rle", 984, 963, 992), ("zswap", "lzo", 977, 963, 988),
+                ("zswap", "deflate", 341, 337, 351)]) == \
+        "985 zram lz4; not shown faster than zswap lzo-rle and zswap lzo, whose intervals reach its"

@@ -71,6 +71,7 @@ from pagelab.core.notebooks import dumps as notebook_text
 from pagelab.core.notebooks import notebook as experiment_notebook
 from pagelab.core.pages import render
 from pagelab.core.paths import root
+from pagelab.core.prose import listed
 from pagelab.core.records import write_text_atomic
 from pagelab.core.stats import coverage_label, median_censored, median_rank
 from pagelab.data.recording import recorded_dir, replay
@@ -373,16 +374,6 @@ def _described(row: pd.Series) -> str:
     return f"{words} ({row['id']}{figure})" if words else str(row["id"])
 
 
-def _listed(items: list[str]) -> str:
-    """Items joined as English: "a, b and c", or "a; b; and c" where the items hold commas (the
-    last item's own comma would otherwise read as part of the one before)."""
-    if len(items) == 1:
-        return items[0]
-    if any("," in i for i in items):
-        return "; ".join(items[:-1]) + "; and " + items[-1]
-    return ", ".join(items[:-1]) + " and " + items[-1]
-
-
 def findings_sentence(table: pd.DataFrame) -> str:
     """Which published claims held and which did not, in words, for the abstract and the
     conclusion (the counts of every verdict are the summary sentence's, said once in the claims
@@ -397,8 +388,8 @@ def findings_sentence(table: pd.DataFrame) -> str:
     def n_(v: str) -> int:
         return len(by[v])
 
-    def listed(v: str) -> str:
-        return _listed([_described(r) for _, r in by[v].iterrows()])
+    def described(v: str) -> str:
+        return listed([_described(r) for _, r in by[v].iterrows()])
 
     def one(v: str, singular: str, plural: str) -> str:
         return singular if n_(v) == 1 else plural
@@ -406,18 +397,19 @@ def findings_sentence(table: pd.DataFrame) -> str:
     out = []
     if n_(REPRODUCED):
         out.append(f"{_num(n_(REPRODUCED)).capitalize()} {one(REPRODUCED, 'claim', 'claims')} held (reproduced "
-                   f"here): {listed(REPRODUCED)}.")
+                   f"here): {described(REPRODUCED)}.")
     else:
         out.append("No claim held (none is reproduced here).")
     if n_(NOT_REPRODUCED):
-        out.append(f"{_num(n_(NOT_REPRODUCED)).capitalize()} did not hold (not reproduced): {listed(NOT_REPRODUCED)}.")
+        out.append(f"{_num(n_(NOT_REPRODUCED)).capitalize()} did not hold (not reproduced): "
+                   f"{described(NOT_REPRODUCED)}.")
     if n_(INCONCLUSIVE):
         out.append(f"{_num(n_(INCONCLUSIVE)).capitalize()} {one(INCONCLUSIVE, 'remains', 'remain')} open "
                    f"(inconclusive; more trials could settle {one(INCONCLUSIVE, 'it', 'them')}): "
-                   f"{listed(INCONCLUSIVE)}.")
+                   f"{described(INCONCLUSIVE)}.")
     if n_(NOT_MEASURABLE):
         out.append(f"{_num(n_(NOT_MEASURABLE)).capitalize()} {one(NOT_MEASURABLE, 'was', 'were')} not measurable "
-                   f"here, censored in half or more of the trials: {_listed(list(by[NOT_MEASURABLE]['id']))}.")
+                   f"here, censored in half or more of the trials: {listed(list(by[NOT_MEASURABLE]['id']))}.")
     rest = ([f"{_num(n_(BY_CONSTRUCTION))} {one(BY_CONSTRUCTION, 'holds', 'hold')} by construction"]
             if n_(BY_CONSTRUCTION) else []) + \
            ([f"{_num(n_(NOT_APPLICABLE))} could not be judged in this run"] if n_(NOT_APPLICABLE) else [])
@@ -440,7 +432,7 @@ def sensitivity_sentence(table: pd.DataFrame) -> str:
                                (NOT_MEASURABLE, "was not measurable here", "were not measurable here")):
         ids = list(rows.loc[rows["verdict"] == verdict, "id"])
         if ids:
-            said.append(f"{_listed(ids)} {one if len(ids) == 1 else many}")
+            said.append(f"{listed(ids)} {one if len(ids) == 1 else many}")
     if not said:
         return ""
     return ("Judged beside them, the sensitivity rows (each a claim judged on a second twin): "

@@ -10,6 +10,16 @@ from pagelab.core.latex import fmt
 from pagelab.core.stats import Estimate, coverage_label, median_censored
 
 
+def listed(items: list[str]) -> str:
+    """Items joined as English: "a, b and c", or "a; b; and c" where the items hold commas (the
+    last item's own comma would otherwise read as part of the one before)."""
+    if len(items) == 1:
+        return items[0]
+    if any("," in i for i in items):
+        return "; ".join(items[:-1]) + "; and " + items[-1]
+    return ", ".join(items[:-1]) + " and " + items[-1]
+
+
 def bound(x: float) -> str:
     """An interval's edge: a censored edge (stats.censored_median_ci) as the least a ratio can
     be, 0, or as unbounded, $\\infty$."""

@@ -38,7 +38,7 @@ import pandas as pd
 from pagelab.claims import registry
 from pagelab.core import plots, records
 from pagelab.core.latex import escape, fmt
-from pagelab.core.prose import comparison_rows, finding
+from pagelab.core.prose import comparison_rows, finding, listed
 from pagelab.core.stats import Estimate, interval_name, median_ci, paired_ratio_ci
 from pagelab.core.units import parse_size
 from pagelab.experiments import harness
@@ -422,7 +422,7 @@ def macros(summary: pd.DataFrame, cfg: dict[str, Any] | None, profile: str, skip
                 if i != best_in.name and r["pagein_mbps_hi"] >= best_in["pagein_mbps_lo"]]
         m["CompressionBestPageinMBps"] = fmt(best_in["pagein_mbps"])
         m["CompressionBestPageinWho"] = escape(f"{best_in['arm']} {best_in['algorithm']}" + (
-            f"; not shown faster than {', '.join(near)}, whose intervals reach its" if near else ""))
+            f"; not shown faster than {listed(near)}, whose intervals reach its" if near else ""))
         m["CompressionSwapMinAchieved"] = fmt(sref["achieved_ratio"].min())
         m["CompressionSwapMaxAchieved"] = fmt(sref["achieved_ratio"].max())
     else:
