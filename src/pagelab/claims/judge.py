@@ -425,7 +425,7 @@ def sensitivity_sentence(table: pd.DataFrame) -> str:
     where the other reading of a twin disagrees. Empty where none was judged."""
     if "sensitivity" not in table or "id" not in table:
         return ""
-    rows = table[table["sensitivity"].fillna("").astype(str).str.strip() != ""]
+    rows = table.drop(primary(table).index)
     said = []
     for verdict, one, many in ((REPRODUCED, "held", "held"), (NOT_REPRODUCED, "did not hold", "did not hold"),
                                (INCONCLUSIVE, "remains open", "remain open"),
