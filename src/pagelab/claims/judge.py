@@ -310,11 +310,16 @@ def verdicts(results_dir: Path | str, claims: pd.DataFrame, profile: str = "quic
     return judge_all(claims, measurements, skipped, profile)
 
 
+def _sensitivity(table: pd.DataFrame) -> pd.Series:
+    """Which rows of a verdict table are sensitivity rows (they name the claim they sit beside)."""
+    if "sensitivity" not in table:
+        return pd.Series(False, index=table.index)
+    return table["sensitivity"].fillna("").astype(str).str.strip() != ""
+
+
 def primary(table: pd.DataFrame) -> pd.DataFrame:
     """The published claims of a verdict table, without the sensitivity rows beside them."""
-    if "sensitivity" not in table:
-        return table
-    return table[table["sensitivity"].fillna("").astype(str).str.strip() == ""]
+    return table[~_sensitivity(table)]
 
 
 def counts(table: pd.DataFrame) -> dict[str, int]:
@@ -423,9 +428,9 @@ def sensitivity_sentence(table: pd.DataFrame) -> str:
     """The sensitivity rows that a run judged (held, did not hold, open or not measurable), by
     id: they are not claims and the counts leave them out, but a reader of the abstract learns
     where the other reading of a twin disagrees. Empty where none was judged."""
-    if "sensitivity" not in table or "id" not in table:
+    if "id" not in table:
         return ""
-    rows = table.drop(primary(table).index)
+    rows = table[_sensitivity(table)]
     said = []
     for verdict, one, many in ((REPRODUCED, "held", "held"), (NOT_REPRODUCED, "did not hold", "did not hold"),
                                (INCONCLUSIVE, "remains open", "remain open"),
