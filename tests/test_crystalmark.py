@@ -293,7 +293,17 @@ def test_crystalmark_validity_and_the_reuse_sentence_follow_the_data():
     up = cm.macros(cm.summarise(frame(2.0)), cm.ratios(frame(2.0)), cfg, "quick")
     same = cm.macros(cm.summarise(frame(1.0)), cm.ratios(frame(1.0)), cfg, "quick")
     assert up["CrystalmarkTierSentence"] == ("Behind the emulated flash tier, reusing the test file inflated Random "
-                                             "Read 64K's score against a fresh one")
+                                             "Read 64K's score against a fresh one, by at least what CMW's window "
+                                             "asks for")
+    from pagelab.core.stats import Estimate
+
+    # inflated by less than CMW's window (the seed recording: 1.15 [1.08, 1.19] against at least 1.25),
+    # and by a factor whose interval straddles its edge
+    short = cm.macros(cm.summarise(frame(1.15)), cm.ratios(frame(1.15)), cfg, "quick")["CrystalmarkTierSentence"]
+    assert short.endswith("against a fresh one, by less than CMW's window asks for"), short
+    assert cm.cmw_clause(Estimate(1.2, 1.1, 1.3, 5, "paired ratio, order statistics", 0.9375)) == \
+        ", by a factor not shown to reach CMW's window or to fall short of it"
+    assert cm.cmw_clause(Estimate(1.0, 0.9, 1.3, 5, "paired ratio, order statistics", 0.9375)) == ""
     assert same["CrystalmarkTierSentence"].endswith("reusing the test file was not shown to change Random Read "
                                                     "64K's score")
     assert up["CrystalmarkComparisons"].splitlines()[0].startswith("emulated tier, reused / fresh (CMW) & 2.00 & ")
