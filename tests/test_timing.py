@@ -194,11 +194,11 @@ def test_the_appendix_times_a_recorded_run_without_the_time_it_stood_stopped(tmp
         (tmp_path / name / "provenance.json").write_text(json.dumps({"recorded_machine": "m"}))
     rows = {r["experiment"]: r for r in appendix.experiment_rows(tmp_path, ["stopped", "whole"])}
     assert rows["stopped"]["seconds"] == "41"   # 720 s of span, 679 of them stopped
-    assert rows["stopped"]["skipped"] == "stopped and resumed: 679 s stopped, not counted"
-    assert (rows["whole"]["seconds"], rows["whole"]["skipped"]) == ("21", "")
+    assert rows["stopped"]["note"] == "stopped and resumed: 679 s stopped, not counted"
+    assert (rows["whole"]["seconds"], rows["whole"]["note"]) == ("21", "")
     # an experiment the recording skipped has no trials: no run time, its reason as the note
     (tmp_path / "skipped").mkdir()
     (tmp_path / "skipped" / "provenance.json").write_text(json.dumps({"recorded_machine": "m"}))
     (tmp_path / "skipped" / "skipped.txt").write_text("needs root\n")
     (row,) = appendix.experiment_rows(tmp_path, ["skipped"])
-    assert (row["seconds"], row["skipped"], row["trials"]) == ("", "needs root", 0)
+    assert (row["seconds"], row["note"], row["trials"]) == ("", "needs root", 0)

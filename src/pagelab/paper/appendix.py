@@ -83,13 +83,14 @@ def experiment_rows(results: Path, experiments: list[str]) -> list[dict[str, Any
         elif bench.exists():
             rowsb = list(csv.DictReader(open(bench), delimiter="\t"))
             seconds = f"{float(rowsb[-1]['s']):.0f}" if rowsb else ""
-        skipped = (d / "skipped.txt").read_text().strip() if (d / "skipped.txt").exists() else note
+        if (d / "skipped.txt").exists():
+            note = (d / "skipped.txt").read_text().strip()
         git = prov.get("git", {})
         rows.append({"experiment": exp, "trials": len(counted), "rejected": len(finished) - len(counted),
                      "seconds": seconds,
                      "config_hash": prov.get("config_hash", ""),
                      "commit": (git.get("commit") or "")[:10] + ("+dirty" if git.get("dirty") else ""),
-                     "skipped": skipped})
+                     "note": note})
     return rows
 
 
@@ -157,7 +158,7 @@ def write(results: Path | str, out_dir: Path | str, experiments: list[str], prof
         "Run (s)": [r["seconds"] for r in exp_rows],
         "Config hash": [r"\texttt{" + escape(r["config_hash"]) + "}" for r in exp_rows],
         "Commit": [r"\texttt{" + escape(r["commit"]) + "}" for r in exp_rows],
-        "Note": [escape(r["skipped"]) for r in exp_rows],
+        "Note": [escape(r["note"]) for r in exp_rows],
     }), column_format="llrrlll")
     claims = load_claims()
     # n per claim: the counted trials of the configurations the claim's measurement uses (as
