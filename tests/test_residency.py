@@ -127,18 +127,24 @@ def test_written_then_dropped_then_half_read(residency: Path, disk_tmp: Path) ->
 
 @pytest.mark.skipif(shutil.which("fincore") is None, reason="util-linux fincore not installed")
 def test_agrees_with_fincore_on_a_patchwork(residency: Path, disk_tmp: Path) -> None:
-    """Every other MiB resident: the same page count as the peer, page for page."""
+    """Every other MiB resident: the same page count as the peer, page for page. The page cache
+    is the machine's: where it changed while the peer looked (our count after the peer's differs
+    from ours before it), the patchwork is laid again and both look again, up to three times."""
     path = write_file(disk_tmp / "patchwork", 8 * MiB)
-    drop_from_page_cache(path)
-    fd = os.open(path, os.O_RDONLY)
-    try:
-        os.posix_fadvise(fd, 0, 0, os.POSIX_FADV_RANDOM)
-        for at in range(0, 8 * MiB, 2 * MiB):
-            os.pread(fd, MiB, at)
-    finally:
-        os.close(fd)
-    ours = only_file(run_json(residency, path))
-    assert ours["resident_bytes"] == fincore_resident_bytes(path) == 4 * MiB
+    for _ in range(3):
+        drop_from_page_cache(path)
+        fd = os.open(path, os.O_RDONLY)
+        try:
+            os.posix_fadvise(fd, 0, 0, os.POSIX_FADV_RANDOM)
+            for at in range(0, 8 * MiB, 2 * MiB):
+                os.pread(fd, MiB, at)
+        finally:
+            os.close(fd)
+        ours = only_file(run_json(residency, path))["resident_bytes"]
+        peer = fincore_resident_bytes(path)
+        if only_file(run_json(residency, path))["resident_bytes"] == ours:
+            break
+    assert ours == peer == 4 * MiB
 
 
 def test_recursive_walks_in_name_order_and_totals(residency: Path, disk_tmp: Path) -> None:
