@@ -75,7 +75,9 @@ def test_holm_known_answers():
 
 def test_median_ci_is_scipys_quantile_test_interval_and_min_max_below_six():
     """From n = 6 (at 95 %) the interval is scipy's quantile_test(p=0.5).confidence_interval;
-    below it scipy has none (NaN) and ours is [min, max] with its lower coverage."""
+    below it scipy has none (NaN) and ours is [min, max] with its lower coverage. So at the other
+    levels the code uses (the sequential rule's strict interim level among them), wherever the
+    ranks reach the level."""
     from scipy.stats import quantile_test
 
     rng = np.random.default_rng(9)
@@ -87,6 +89,49 @@ def test_median_ci_is_scipys_quantile_test_interval_and_min_max_below_six():
             assert np.isnan(ci.low) and (est.ci_low, est.ci_high) == (x.min(), x.max()) and est.coverage < 0.95
         else:
             assert (est.ci_low, est.ci_high) == (ci.low, ci.high) and est.coverage >= 0.95
+    for level in (0.8, 0.9, 0.99, 0.999):
+        for n in [*range(2, 80), 101, 250, 499, 1000]:
+            x = rng.normal(0, 1, n)
+            est = median_ci(x, level)
+            if est.coverage >= level:
+                ci = quantile_test(x, q=float(np.median(x)), p=0.5).confidence_interval(level)
+                assert (est.ci_low, est.ci_high) == (ci.low, ci.high), (level, n)
+
+
+def test_median_rank_is_the_binomial_rank_scipy_gives():
+    """median_rank sums binomial(n, 1/2) in integers; its rank and coverage are those of scipy's
+    binom.cdf at every n to 600 and at the levels the code uses and around them."""
+    from scipy.stats import binom
+
+    def scipys(n: int, level: float) -> tuple[int, float]:
+        best = 1
+        for k in range(1, n // 2 + 1):
+            if 1 - 2 * binom.cdf(k - 1, n, 0.5) >= level:
+                best = k
+            else:
+                break
+        return best, float(1 - 2 * binom.cdf(best - 1, n, 0.5))
+
+    for level in (0.5, 0.8, 0.9, 0.95, 0.975, 0.99, 0.999, 0.9999):
+        for n in range(2, 601):
+            k, cov = median_rank(n, level)
+            want_k, want_cov = scipys(n, level)
+            assert k == want_k and cov == pytest.approx(want_cov, abs=1e-12), (level, n, k, want_k)
+    assert median_rank(5) == (1, 0.9375) and median_rank(6) == (1, 0.96875)
+
+
+def test_a_median_interval_needs_no_scipy():
+    """A trial process looks at its medians' intervals to stop: it does so without loading
+    scipy.stats (about a second of imports a process here; pagelab registers it lazily, so only
+    its code's modules show that it ran)."""
+    import subprocess
+    import sys
+
+    code = ("import sys; from pagelab.core import stats; e = stats.median_ci(range(40));"
+            "c = stats.censored_median_ci([1.0, 2, 3, float('inf')] * 5);"
+            "print(e.ci_low, e.ci_high, 'scipy.stats._stats_py' in sys.modules)")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert out.stdout.split() == ["13.0", "26.0", "False"], out.stdout + out.stderr
 
 
 def test_ratio_ci_is_unbounded_when_the_denominator_can_be_zero():

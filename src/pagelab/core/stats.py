@@ -10,13 +10,15 @@ import math
 import warnings
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
+from fractions import Fraction
 
 import numpy as np
 
 from pagelab.core import _lazy
 
-# scipy.stats (about 0.7 s of imports) loads at the first interval: a process that computes none
-# (a trial stopped before its first look, most commands) starts without it
+# scipy.stats (about 0.7 s of imports) loads at the first bootstrap or test: the medians'
+# order-statistic intervals need none of it (median_rank), so a trial process, which looks at them
+# to stop, and most commands start without it
 _st = _lazy("scipy.stats")
 
 
@@ -82,9 +84,11 @@ def coverages_label(coverages: Sequence[float], latex: bool = False) -> str:
 def median_ci(values: Sequence[float] | np.ndarray, level: float = 0.95) -> Estimate:
     """The median with its distribution-free order-statistic CI [x(k), x(n-k+1)].
 
-    The interval is scipy's `quantile_test(x, p=0.5).confidence_interval(level)`: the ranks k and
-    n-k+1 whose interval covers the population median with probability >= `level`
-    (binomial(n, 1/2)); the exact coverage of those ranks is returned beside it (median_rank).
+    The interval is the one scipy's `quantile_test(x, p=0.5).confidence_interval(level)` gives:
+    the ranks k and n-k+1 whose interval covers the population median with probability >= `level`
+    (binomial(n, 1/2)); the exact coverage of those ranks is returned beside it (median_rank),
+    computed here in integers, so that a trial process, which looks at its intervals to stop,
+    starts without scipy.stats.
     Where even [min, max] covers less than `level` (n < 6 at level 0.95: 0.9375 at n = 5, 0.5 at n = 2),
     scipy has no interval (NaN); this one is then [min, max] with the coverage it has, so that
     few trials give a visibly weak interval rather than none.
@@ -99,8 +103,7 @@ def median_ci(values: Sequence[float] | np.ndarray, level: float = 0.95) -> Esti
     k, coverage = median_rank(n, level)
     if coverage < level:
         return Estimate(point, float(x[0]), float(x[-1]), int(n), "order statistics", coverage)
-    ci = _st.quantile_test(x, q=point, p=0.5).confidence_interval(level)
-    return Estimate(point, float(ci.low), float(ci.high), int(n), "order statistics", coverage)
+    return Estimate(point, float(x[k - 1]), float(x[n - k]), int(n), "order statistics", coverage)
 
 
 def censored_median_ci(values: Sequence[float] | np.ndarray, level: float = 0.95) -> Estimate:
@@ -156,15 +159,21 @@ def censored_ratio(a: float, b: float) -> float:
 @functools.lru_cache(maxsize=256)
 def median_rank(n: int, level: float = 0.95) -> tuple[int, float]:
     """For median_ci of n >= 2 values: the rank k of its interval [x(k), x(n-k+1)] (the
-    largest whose coverage is still >= `level`, else 1: [min, max]) and that coverage."""
-    best_k = 1
+    largest whose coverage is still >= `level`, else 1: [min, max]) and that coverage.
+
+    P(x(k) <= m <= x(n-k+1)) = 1 - 2 P(Bin(n, 1/2) <= k-1), summed exactly in integers and
+    compared with `level` as the exact value of its float."""
+    target = Fraction(level)
+    whole = 2 ** n
+    term, below = 1, 0          # C(n, k-1), and the sum of C(n, i) for i <= k-1
+    best_k, best_below = 1, 1   # [min, max]: below = C(n, 0)
     for k in range(1, n // 2 + 1):
-        # P(x(k) <= m <= x(n-k+1)) = 1 - 2 P(Bin(n, 1/2) <= k-1)
-        if 1 - 2 * _st.binom.cdf(k - 1, n, 0.5) >= level:
-            best_k = k
-        else:
+        below += term
+        if Fraction(whole - 2 * below, whole) < target:
             break
-    return best_k, float(1 - 2 * _st.binom.cdf(best_k - 1, n, 0.5))
+        best_k, best_below = k, below
+        term = term * (n - k + 1) // k
+    return best_k, (whole - 2 * best_below) / whole
 
 
 def paired_ratio_ci(a: Sequence[float] | np.ndarray, b: Sequence[float] | np.ndarray,
