@@ -103,20 +103,14 @@ def test_median_rank_is_the_binomial_rank_scipy_gives():
     binom.cdf at every n to 600 and at the levels the code uses and around them."""
     from scipy.stats import binom
 
-    def scipys(n: int, level: float) -> tuple[int, float]:
-        best = 1
-        for k in range(1, n // 2 + 1):
-            if 1 - 2 * binom.cdf(k - 1, n, 0.5) >= level:
-                best = k
-            else:
-                break
-        return best, float(1 - 2 * binom.cdf(best - 1, n, 0.5))
-
-    for level in (0.5, 0.8, 0.9, 0.95, 0.975, 0.99, 0.999, 0.9999):
-        for n in range(2, 601):
+    for n in range(2, 601):
+        ks = np.arange(1, n // 2 + 1)
+        coverages = 1 - 2 * binom.cdf(ks - 1, n, 0.5)   # of [x(k), x(n-k+1)], decreasing in k
+        for level in (0.5, 0.8, 0.9, 0.95, 0.975, 0.99, 0.999, 0.9999):
+            reach = ks[coverages >= level]
+            want_k = int(reach.max()) if reach.size else 1
             k, cov = median_rank(n, level)
-            want_k, want_cov = scipys(n, level)
-            assert k == want_k and cov == pytest.approx(want_cov, abs=1e-12), (level, n, k, want_k)
+            assert k == want_k and cov == pytest.approx(coverages[want_k - 1], abs=1e-12), (level, n, k, want_k)
     assert median_rank(5) == (1, 0.9375) and median_rank(6) == (1, 0.96875)
 
 

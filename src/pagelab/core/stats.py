@@ -10,7 +10,6 @@ import math
 import warnings
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
-from fractions import Fraction
 
 import numpy as np
 
@@ -163,13 +162,13 @@ def median_rank(n: int, level: float = 0.95) -> tuple[int, float]:
 
     P(x(k) <= m <= x(n-k+1)) = 1 - 2 P(Bin(n, 1/2) <= k-1), summed exactly in integers and
     compared with `level` as the exact value of its float."""
-    target = Fraction(level)
+    num, den = float(level).as_integer_ratio()   # the exact value of the float
     whole = 2 ** n
     term, below = 1, 0          # C(n, k-1), and the sum of C(n, i) for i <= k-1
     best_k, best_below = 1, 1   # [min, max]: below = C(n, 0)
     for k in range(1, n // 2 + 1):
         below += term
-        if Fraction(whole - 2 * below, whole) < target:
+        if (whole - 2 * below) * den < num * whole:   # coverage (whole - 2 below) / whole < level
             break
         best_k, best_below = k, below
         term = term * (n - k + 1) // k
