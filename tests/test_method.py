@@ -1,6 +1,6 @@
 """The paper's method section names the intervals the code computes: order-statistic intervals
-of the median (scipy's quantile_test's, median_rank) and of per-round ratios, the trials' range below six, and a
-percentile bootstrap only for the ratio of two runs' medians (pagelab compare)."""
+of the median (the interval scipy's quantile_test gives, from median_rank) and of per-round ratios, the
+trials' range below six, and a percentile bootstrap only for the ratio of two runs' medians (pagelab compare)."""
 
 import re
 

@@ -99,9 +99,7 @@ def median_ci(values: Sequence[float] | np.ndarray, level: float = 0.95) -> Esti
     point = float(np.median(x))
     if n == 1:
         return Estimate(point, point, point, 1, "order statistics", 0.0)
-    k, coverage = median_rank(n, level)
-    if coverage < level:
-        return Estimate(point, float(x[0]), float(x[-1]), int(n), "order statistics", coverage)
+    k, coverage = median_rank(n, level)   # k = 1, [min, max], where no rank reaches `level`
     return Estimate(point, float(x[k - 1]), float(x[n - k]), int(n), "order statistics", coverage)
 
 
