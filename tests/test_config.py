@@ -42,6 +42,18 @@ def test_defaults_fill_an_empty_config(tmp_path):
     assert cfg["seekmodel"]["repetitions"]["n_min"] == 5
 
 
+def test_the_schema_reads_the_same_through_libyaml_as_through_pure_python():
+    """load_schema parses the schema's files with libyaml where PyYAML has it (pip's wheels do):
+    the merged schema is the one the pure-Python parser gives."""
+    assert yaml.__with_libyaml__ and config._SCHEMA_LOADER is yaml.CSafeLoader
+    path = config.schema_path()
+    merged = yaml.load(path.read_text(), Loader=yaml.SafeLoader)
+    for frag in sorted((path.parent / "schema").glob("*.yaml")):
+        for section, entries in yaml.load(frag.read_text(), Loader=yaml.SafeLoader).items():
+            merged.setdefault(section, {}).update(entries)
+    assert config.load_schema() == merged
+
+
 def test_one_key_selects_the_full_profile():
     cfg = config.load(overrides={"profile": "full"})
     assert cfg["seekmodel"]["profile"] == "full"

@@ -445,3 +445,57 @@ def test_a_trial_runs_progress_takes_the_keep_it_is_given(monkeypatch, padded):
     every = progress.for_run("payoff", cfg, confs, prov)
     assert kept.expected.source == f"the recorded full run on {full.parent.name}"
     assert (kept.planned(), every.planned()) == (13 * 10 + 2 * 12 + 5 * 15, 20 * 15)
+
+
+def test_a_recordings_expectation_is_read_from_the_cache_until_one_of_its_inputs_changes(tmp_path, monkeypatch):
+    """A recording of the repository's, replayed under today's rule, is kept in
+    results/.cache/expectations/ for the next process: read back the same (configurations in
+    their order) without replaying it, and replayed again when the recording, the schema or the
+    claims change. A keep made outside the package, and a recording outside data/recorded/, are
+    never cached."""
+    from pagelab.experiments import replay
+
+    ref = str(config.load_schema()["properties"]["reference"]["default"])
+    top = tmp_path / "repo"
+    shutil.copytree(REPO / "config", top / "config")
+    shutil.copytree(REPO / "data/published", top / "data/published")
+    (top / "paper").mkdir()
+    shutil.copy2(REPO / "paper/refs.bib", top / "paper/refs.bib")
+    rec = top / "data/recorded" / ref / "quick" / "standby"
+    shutil.copytree(REPO / "data/recorded" / ref / "quick" / "standby", rec)
+    monkeypatch.setenv("PAGELAB_ROOT", str(top))
+
+    def expect(keep=replay.kept):
+        return progress.expectation("standby", "quick", "elsewhere", ref, keep=keep)
+
+    first = expect()
+    assert first.trials and len(list((top / "results/.cache/expectations").glob("*.json"))) == 1
+    replayed = progress.trial_times
+
+    def never(*args, **kwargs):
+        raise AssertionError("replayed")
+
+    monkeypatch.setattr(progress, "trial_times", never)
+    again = expect()
+    assert again == first and list(again.trials) == list(first.trials)
+    with pytest.raises(AssertionError, match="replayed"):
+        expect(lambda experiment, directory, recs: recs)
+    shutil.copytree(rec, tmp_path / "elsewhere")
+    with pytest.raises(AssertionError, match="replayed"):
+        progress.from_recording(tmp_path / "elsewhere", keep=replay.kept)
+    for path in (rec / "trials.csv", top / "config/schema.yaml", top / "data/published/claims.csv",
+                 top / "paper/refs.bib"):
+        st = path.stat()
+        os.utime(path, ns=(st.st_atime_ns, st.st_mtime_ns + 1_000_000))
+        with pytest.raises(AssertionError, match="replayed"):
+            expect()
+        os.utime(path, ns=(st.st_atime_ns, st.st_mtime_ns))
+        assert expect() == first
+    # a trial fewer in the recording: replayed, and that answer is the one kept
+    lines = (rec / "trials.csv").read_text().splitlines(keepends=True)
+    (rec / "trials.csv").write_text("".join(lines[:-1]))
+    monkeypatch.setattr(progress, "trial_times", replayed)
+    fewer = expect()
+    assert sum(fewer.trials.values()) == sum(first.trials.values()) - 1
+    monkeypatch.setattr(progress, "trial_times", never)
+    assert expect() == fewer

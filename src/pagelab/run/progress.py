@@ -13,7 +13,9 @@ read by pagelab.run.trialtimes.trial_times, the reading the fleet's plan (`pagel
 times its jobs with: each trial's end minus its start plus the pause before it (the run's
 bookkeeping between trials; a pause of a stopped run is left out), and, with the `keep` that
 `pagelab trial` passes (pagelab.experiments.replay.kept), only the trials today's stopping rule
-would run of a recording made under an earlier rule. Each configuration is expected to run as
+would run of a recording made under an earlier rule (a recording of the repository's is replayed
+once and kept in results/.cache/expectations/ until it, the schema, the claims or the code
+change). Each configuration is expected to run as
 many trials as kept (at least n_min), each at the median seconds of its kept ones. The estimate
 is rescaled by how this run's trials compare with the recorded ones so far, and where nothing is
 recorded it comes from this run's own trials.
@@ -94,13 +96,94 @@ class Expectation:
 
 def from_recording(directory: Path, source: str = "", keep: Keep | None = None) -> Expectation:
     """The Expectation of a recorded run of an experiment (<directory>/trials.csv and its trial
-    records, trialtimes.trial_times; with `keep`, only the trials it keeps)."""
+    records, trialtimes.trial_times; with `keep`, only the trials it keeps). A recording of the
+    repository's (data/recorded/) is read through the cache (cached_expectation)."""
+    cached = cached_expectation(Path(directory), keep)
+    if cached is not None:
+        return Expectation(source, *cached)
     seconds: dict[str, list[float]] = {}
     for rec, sec in trial_times(directory, keep):
         seconds.setdefault(conf_of(str(rec["trial_id"])), []).append(sec)
     warm = seconds.pop("warmup", [])
-    return Expectation(source, {c: len(d) for c, d in seconds.items()},
-                       {c: statistics.median(d) for c, d in seconds.items()}, sum(warm))
+    exp = Expectation(source, {c: len(d) for c, d in seconds.items()},
+                      {c: statistics.median(d) for c, d in seconds.items()}, sum(warm))
+    cache_expectation(Path(directory), keep, exp)
+    return exp
+
+
+# -- the cache of recorded expectations --------------------------------------------------------
+# Replaying a recording under today's stopping rule (keep) takes about a tenth of a second per
+# experiment, and every `pagelab trial` process reads seven (its own and, for the run's time
+# left, the others'): most of a trial process's start. The Expectation of a recording in the
+# repository is kept in results/.cache/expectations/, one file per recording and keep, with the
+# digest of everything it was computed from: the recording's files, config/ (the schema, its
+# stopping rule, the renames and the device profiles), data/published/ and paper/refs.bib (the
+# claims and their sources) and this package's code, each by path, size and modification time:
+# any change to them computes it again. Only a keep of this package's own (replay.kept,
+# replay.fewest) is cached: a function made elsewhere has no code the digest covers. A cache that
+# cannot be read or written is no cache.
+
+
+def _cache_key(directory: Path, keep: Keep | None) -> tuple[Path, str] | None:
+    """The cache file of a recording and keep, and the digest of their inputs; None when this
+    recording or keep is not cached."""
+    import hashlib
+
+    import pagelab
+
+    name = "every" if keep is None else f"{keep.__module__}.{keep.__qualname__}"
+    if keep is not None and (not keep.__module__.startswith("pagelab.") or "<" in keep.__qualname__):
+        return None
+    try:
+        here = directory.resolve()
+        if not here.is_relative_to(recorded_dir().resolve()):
+            return None
+        digest = hashlib.sha256(f"{here}\0{name}\n".encode())
+        for base in (here, root() / "config", root() / "data" / "published", root() / "paper" / "refs.bib",
+                     Path(pagelab.__file__).parent):
+            found = [(str(base), [], [""])] if base.is_file() else os.walk(base)
+            for dirpath, dirnames, files in found:
+                dirnames[:] = sorted(d for d in dirnames if d != "__pycache__")
+                for f in sorted(files):
+                    st = os.stat(os.path.join(dirpath, f) if f else dirpath)
+                    digest.update(f"{dirpath}/{f}\0{st.st_size}\0{st.st_mtime_ns}\n".encode())
+    except OSError:
+        return None
+    slug = hashlib.sha256(f"{here}\0{name}".encode()).hexdigest()[:16]
+    return root() / "results" / ".cache" / "expectations" / f"{slug}.json", digest.hexdigest()
+
+
+def cached_expectation(directory: Path, keep: Keep | None
+                       ) -> tuple[dict[str, int], dict[str, float], float] | None:
+    """The cached trials, seconds and warm-up seconds of a recording under `keep`, when the cache
+    holds them for today's inputs (_cache_key)."""
+    key = _cache_key(directory, keep)
+    if key is None:
+        return None
+    try:
+        held = json.loads(key[0].read_text())
+        if held.get("inputs") != key[1]:
+            return None
+        return ({str(c): int(n) for c, n in held["trials"]},
+                {str(c): float(v) for c, v in held["seconds"]}, float(held["warmup_seconds"]))
+    except (OSError, ValueError, KeyError, TypeError, AttributeError):
+        return None
+
+
+def cache_expectation(directory: Path, keep: Keep | None, exp: Expectation) -> None:
+    """Keeps a recording's Expectation under `keep` for the next process (a no-op where it is not
+    cached or cannot be written)."""
+    from pagelab.core.records import write_json_atomic
+
+    key = _cache_key(directory, keep)
+    if key is None:
+        return
+    try:
+        # pairs, not objects: the configurations keep their order (the file's keys are sorted)
+        write_json_atomic(key[0], {"inputs": key[1], "trials": list(exp.trials.items()),
+                                   "seconds": list(exp.seconds.items()), "warmup_seconds": exp.warmup_seconds})
+    except OSError:
+        pass
 
 
 def expectation(experiment: str, profile: str, machine: str, reference: str,
